@@ -1,0 +1,3 @@
+module github.com/adapterkit/adapterkit
+
+go 1.26.0

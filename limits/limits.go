@@ -1,0 +1,151 @@
+// Package limits names every number of the Adapter process protocol v1 once.
+//
+// The constants are the protocol's own bounds (shared/spec/adapter-protocol-v1.txt and the
+// numbered rules in rules.md). No other package of adapterkit writes these numbers; they
+// read them from here, either directly or through a [Limits] value, which lets a host (and
+// tests) choose smaller bounds than the protocol allows but never larger ones.
+package limits
+
+import "time"
+
+// Protocol constants. Each is the value the specification states.
+const (
+	// ProtocolVersion is the protocol version spoken, sent in initialize and carried as
+	// "v" in every envelope (R13, A5).
+	ProtocolVersion = 1
+
+	// MaxFrameSize is the largest payload of one frame in bytes, the 4-byte length
+	// prefix excluded: 4 MiB (R3, A1). A longer length prefix ends the connection.
+	MaxFrameSize = 4 << 20
+
+	// FrameHeaderSize is the size of the big-endian length prefix of a frame (R1).
+	FrameHeaderSize = 4
+
+	// MaxInFlight is the number of requests that may be in flight on one connection
+	// at once; the adapter answers a further one with busy (R40, A16).
+	MaxInFlight = 32
+
+	// MaxRequestID is the largest request identity, 2^53-1 (R14, R33, A15).
+	MaxRequestID = 1<<53 - 1
+
+	// MaxErrorMessage is the cap, in bytes of UTF-8, on an error envelope's message (R30, R31).
+	MaxErrorMessage = 4096
+
+	// CallDeadline is the standard deadline of a call, initialize included (R43, A37).
+	CallDeadline = 30 * time.Second
+
+	// ConsoleClose bounds closing a console and aborting a transfer (R44, A29).
+	ConsoleClose = 3 * time.Second
+
+	// PipeWriteTimeout bounds writing one whole frame to the adapter's stdin; a write
+	// that takes longer ends the connection (R45, A36).
+	PipeWriteTimeout = 10 * time.Second
+
+	// DisconnectGrace is how long the host lets an adapter exit on its own after
+	// closing its stdin (R47, A23).
+	DisconnectGrace = 5 * time.Second
+
+	// ProcessCleanup bounds forcing an adapter's process tree down and confirming
+	// that it ended (R48, A23).
+	ProcessCleanup = 2 * time.Second
+
+	// ControlMaxFrameSize is the largest body of one control-plane frame, 16 MiB
+	// (control-plane-framing-v1.txt); larger frames are refused with frame_too_large.
+	ControlMaxFrameSize = 16 << 20
+)
+
+// Limits holds bounds a host or a test may lower. The zero value, and a nil *Limits,
+// mean the protocol's own values. A field set to zero or a negative value takes the
+// protocol's value; a field set above the protocol's value is clamped to it, so a Limits
+// can only make adapterkit stricter, never let it break the protocol.
+//
+// The accessors never modify the receiver, so one Limits may be shared freely.
+type Limits struct {
+	// MaxFrameSize caps a frame's payload in bytes (at most [MaxFrameSize]).
+	MaxFrameSize int
+	// MaxInFlight caps the requests in flight on one connection (at most [MaxInFlight]).
+	MaxInFlight int
+	// MaxRequestID is the largest request identity used (at most [MaxRequestID]).
+	MaxRequestID uint64
+	// CallDeadline is the default deadline of a call (at most [CallDeadline]).
+	CallDeadline time.Duration
+	// ConsoleClose bounds console close and transfer abort (at most [ConsoleClose]).
+	ConsoleClose time.Duration
+	// PipeWriteTimeout bounds writing one frame (at most [PipeWriteTimeout]).
+	PipeWriteTimeout time.Duration
+	// DisconnectGrace is the voluntary-exit window after stdin is closed (at most [DisconnectGrace]).
+	DisconnectGrace time.Duration
+	// ProcessCleanup bounds killing and verifying the process tree (at most [ProcessCleanup]).
+	ProcessCleanup time.Duration
+}
+
+func pick[T int | uint64 | time.Duration](v, max T) T {
+	if v <= 0 || v > max {
+		return max
+	}
+	return v
+}
+
+// Frame returns the effective frame payload cap.
+func (l *Limits) Frame() int {
+	if l == nil {
+		return MaxFrameSize
+	}
+	return pick(l.MaxFrameSize, MaxFrameSize)
+}
+
+// InFlight returns the effective cap on requests in flight.
+func (l *Limits) InFlight() int {
+	if l == nil {
+		return MaxInFlight
+	}
+	return pick(l.MaxInFlight, MaxInFlight)
+}
+
+// RequestID returns the effective largest request identity.
+func (l *Limits) RequestID() uint64 {
+	if l == nil {
+		return MaxRequestID
+	}
+	return pick(l.MaxRequestID, MaxRequestID)
+}
+
+// Call returns the effective default call deadline.
+func (l *Limits) Call() time.Duration {
+	if l == nil {
+		return CallDeadline
+	}
+	return pick(l.CallDeadline, CallDeadline)
+}
+
+// Console returns the effective console close and transfer abort bound.
+func (l *Limits) Console() time.Duration {
+	if l == nil {
+		return ConsoleClose
+	}
+	return pick(l.ConsoleClose, ConsoleClose)
+}
+
+// PipeWrite returns the effective timeout for writing one frame.
+func (l *Limits) PipeWrite() time.Duration {
+	if l == nil {
+		return PipeWriteTimeout
+	}
+	return pick(l.PipeWriteTimeout, PipeWriteTimeout)
+}
+
+// Grace returns the effective disconnect grace.
+func (l *Limits) Grace() time.Duration {
+	if l == nil {
+		return DisconnectGrace
+	}
+	return pick(l.DisconnectGrace, DisconnectGrace)
+}
+
+// Cleanup returns the effective process cleanup bound.
+func (l *Limits) Cleanup() time.Duration {
+	if l == nil {
+		return ProcessCleanup
+	}
+	return pick(l.ProcessCleanup, ProcessCleanup)
+}
