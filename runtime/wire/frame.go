@@ -1,0 +1,135 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/adapterkit/adapterkit/limits"
+)
+
+// Frame errors. Each is a protocol violation that ends the connection (R4, R5); a
+// *FrameError wraps one of them, so errors.Is works on the cause.
+var (
+	// ErrFrameEmpty is a zero-length frame (R4).
+	ErrFrameEmpty = errors.New("zero-length frame")
+	// ErrFrameTooLarge is a length prefix above the frame cap (R3, R5).
+	ErrFrameTooLarge = errors.New("frame exceeds the size limit")
+	// ErrFrameTruncated is a stream that ended inside a frame's header or payload.
+	ErrFrameTruncated = errors.New("stream ended inside a frame")
+)
+
+// FrameError describes a framing violation.
+type FrameError struct {
+	Err    error  // ErrFrameEmpty, ErrFrameTooLarge or ErrFrameTruncated
+	Length uint64 // the length prefix, when one was read
+	Max    int    // the cap in force
+	Cause  error  // the underlying read error, for ErrFrameTruncated
+}
+
+func (e *FrameError) Error() string {
+	switch e.Err {
+	case ErrFrameTooLarge:
+		return fmt.Sprintf("wire: %v: length %d, limit %d", e.Err, e.Length, e.Max)
+	case ErrFrameTruncated:
+		return fmt.Sprintf("wire: %v (length %d): %v", e.Err, e.Length, e.Cause)
+	}
+	return "wire: " + e.Err.Error()
+}
+
+// Unwrap returns the sentinel cause and, for truncation, the read error.
+func (e *FrameError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{e.Err, e.Cause}
+	}
+	return []error{e.Err}
+}
+
+// Reader reads frames from a stream. It is not safe for concurrent use: a connection's
+// read loop owns it.
+type Reader struct {
+	br  *bufio.Reader
+	max int
+	hdr [limits.FrameHeaderSize]byte
+}
+
+// readBufferSize is the bufio buffer in front of the stream: small frames cost one read
+// system call for several frames, large payloads bypass the buffer.
+const readBufferSize = 64 << 10
+
+// NewReader returns a Reader of frames whose payload is at most max bytes; max <= 0 or
+// above the protocol cap means the protocol cap ([limits.MaxFrameSize]).
+func NewReader(r io.Reader, max int) *Reader {
+	if max <= 0 || max > limits.MaxFrameSize {
+		max = limits.MaxFrameSize
+	}
+	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: max}
+}
+
+// ReadFrame reads one frame and returns its payload in a newly allocated slice that the
+// caller owns. It returns io.EOF, unwrapped, when the stream ends cleanly between frames,
+// and a *FrameError for a zero-length, oversized or truncated frame. The length is
+// checked before anything is allocated or read beyond the header (R5).
+func (r *Reader) ReadFrame() ([]byte, error) {
+	if _, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, &FrameError{Err: ErrFrameTruncated, Max: r.max, Cause: err}
+	}
+	n := binary.BigEndian.Uint32(r.hdr[:])
+	switch {
+	case n == 0:
+		return nil, &FrameError{Err: ErrFrameEmpty, Max: r.max}
+	case uint64(n) > uint64(r.max):
+		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max}
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r.br, p); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, &FrameError{Err: ErrFrameTruncated, Length: uint64(n), Max: r.max, Cause: err}
+	}
+	return p, nil
+}
+
+// BeginFrame appends room for a frame header to dst and returns it; append the payload
+// after it and call [FinishFrame] with the slice starting at the header.
+func BeginFrame(dst []byte) []byte {
+	return append(dst, 0, 0, 0, 0)
+}
+
+// FinishFrame fills in the header of frame (as begun by [BeginFrame]) and returns it. It
+// refuses an empty payload (R4) and one longer than max (R3; max <= 0 means the protocol
+// cap) with a *FrameError, so that a sender never puts such a frame on the wire.
+func FinishFrame(frame []byte, max int) ([]byte, error) {
+	if max <= 0 || max > limits.MaxFrameSize {
+		max = limits.MaxFrameSize
+	}
+	if len(frame) < limits.FrameHeaderSize {
+		return nil, &FrameError{Err: ErrFrameEmpty, Max: max}
+	}
+	n := len(frame) - limits.FrameHeaderSize
+	switch {
+	case n == 0:
+		return nil, &FrameError{Err: ErrFrameEmpty, Max: max}
+	case n > max:
+		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: max}
+	}
+	binary.BigEndian.PutUint32(frame, uint32(n))
+	return frame, nil
+}
+
+// WriteFrame writes payload as one frame with a single Write call. It is a convenience
+// for tests and simple peers; hot paths build frames with BeginFrame and FinishFrame.
+func WriteFrame(w io.Writer, payload []byte, max int) error {
+	frame, err := FinishFrame(append(BeginFrame(make([]byte, 0, len(payload)+limits.FrameHeaderSize)), payload...), max)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(frame)
+	return err
+}
