@@ -1,0 +1,204 @@
+package discovery
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-version"
+)
+
+// Ref names an adapter and, optionally, which versions are acceptable.
+type Ref struct {
+	Name string
+	// Constraints the version must meet; nil means any version.
+	Constraints version.Constraints
+	// Raw is the string ParseRef was given.
+	Raw string
+}
+
+// String returns Raw when set, otherwise NAME[@CONSTRAINTS].
+func (r Ref) String() string {
+	if r.Raw != "" {
+		return r.Raw
+	}
+	if r.Constraints == nil {
+		return r.Name
+	}
+	return r.Name + "@" + r.Constraints.String()
+}
+
+// Errors ParseRef reports, always inside a *RefError.
+var (
+	ErrRefName       = errors.New("invalid adapter name")
+	ErrRefConstraint = errors.New("invalid version constraint")
+)
+
+// RefError reports a string ParseRef cannot parse.
+type RefError struct {
+	Raw    string // the input
+	Reason error  // ErrRefName or ErrRefConstraint
+	Err    error  // the go-version parse error for a bad constraint, or nil
+}
+
+// Error implements error.
+func (e *RefError) Error() string {
+	s := "discovery: adapter reference " + strconv.Quote(e.Raw) + ": " + e.Reason.Error()
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns the Reason and the underlying error.
+func (e *RefError) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Reason}
+	}
+	return []error{e.Reason, e.Err}
+}
+
+// ParseRef parses "NAME" (any version) or "NAME@CONSTRAINTS", where NAME
+// follows the NAME rule and CONSTRAINTS is a non-empty, comma-separated
+// go-version constraint list: "thermo", "thermo@~> 1.2", "x@>= 2, < 3",
+// "x@1.4.0" (exactly 1.4.0). The string is split at its first '@'.
+func ParseRef(s string) (Ref, error) {
+	name, cons, hasCons := strings.Cut(s, "@")
+	if !ValidName(name) {
+		return Ref{}, &RefError{Raw: s, Reason: ErrRefName,
+			Err: fmt.Errorf("%q must be 1-%d of [a-z0-9-], not starting with '-'", name, MaxNameLen)}
+	}
+	ref := Ref{Name: name, Raw: s}
+	if !hasCons {
+		return ref, nil
+	}
+	if strings.TrimSpace(cons) == "" {
+		return Ref{}, &RefError{Raw: s, Reason: ErrRefConstraint, Err: errors.New("empty constraint after '@'")}
+	}
+	c, err := version.NewConstraint(cons)
+	if err != nil {
+		return Ref{}, &RefError{Raw: s, Reason: ErrRefConstraint, Err: err}
+	}
+	ref.Constraints = c
+	return ref, nil
+}
+
+// SelectOptions adjusts Select. A nil *SelectOptions is valid.
+type SelectOptions struct {
+	// Prerelease makes pre-release versions eligible when their release
+	// (MAJOR.MINOR.PATCH) satisfies the constraints.
+	Prerelease bool
+}
+
+// Errors Select reports, always inside a *NotFoundError.
+var (
+	// ErrNotFound: no adapter with the name was found at all.
+	ErrNotFound = errors.New("no adapter with that name")
+	// ErrNoMatchingVersion: the name exists, but no version is eligible.
+	ErrNoMatchingVersion = errors.New("no version of the adapter matches")
+)
+
+// NotFoundError reports a Ref that Select cannot satisfy.
+type NotFoundError struct {
+	Ref Ref
+	// Candidates: for ErrNotFound, the names found (sorted); for
+	// ErrNoMatchingVersion, the versions found for the name (newest first).
+	Candidates []string
+	Err        error // ErrNotFound or ErrNoMatchingVersion
+}
+
+// Error implements error.
+func (e *NotFoundError) Error() string {
+	what := "names"
+	if errors.Is(e.Err, ErrNoMatchingVersion) {
+		what = "versions"
+	}
+	found := "none"
+	if len(e.Candidates) > 0 {
+		found = strings.Join(e.Candidates, ", ")
+	}
+	return "discovery: " + strconv.Quote(e.Ref.String()) + ": " + e.Err.Error() + " (" + what + " found: " + found + ")"
+}
+
+// Unwrap returns ErrNotFound or ErrNoMatchingVersion.
+func (e *NotFoundError) Unwrap() error { return e.Err }
+
+// Lookup returns every adapter named name, newest version first, or nil. The
+// slice is a copy. A nil *Result has no adapters.
+func (r *Result) Lookup(name string) []Adapter {
+	if r == nil {
+		return nil
+	}
+	var out []Adapter
+	for _, a := range r.Adapters {
+		if a.Name == name {
+			out = append(out, a)
+		}
+	}
+	slices.SortStableFunc(out, compareAdapters)
+	return out
+}
+
+// Select returns the newest adapter named ref.Name whose version is eligible:
+//
+//   - a release version is eligible when it satisfies ref.Constraints (always,
+//     when they are nil);
+//   - a pre-release version is eligible when ref.Constraints name a
+//     pre-release and go-version's Check accepts it (go-version then accepts
+//     only pre-releases of that same MAJOR.MINOR.PATCH), or when
+//     opts.Prerelease is set and its release MAJOR.MINOR.PATCH satisfies the
+//     constraints.
+//
+// Otherwise it returns a *NotFoundError wrapping ErrNotFound (no such name) or
+// ErrNoMatchingVersion (the name exists).
+func (r *Result) Select(ref Ref, opts *SelectOptions) (Adapter, error) {
+	same := r.Lookup(ref.Name)
+	if len(same) == 0 {
+		return Adapter{}, &NotFoundError{Ref: ref, Candidates: r.names(), Err: ErrNotFound}
+	}
+	pre := opts != nil && opts.Prerelease
+	for _, a := range same {
+		if eligible(ref.Constraints, a.Version, pre) {
+			return a, nil
+		}
+	}
+	vs := make([]string, len(same))
+	for i, a := range same {
+		vs[i] = a.Version.String()
+	}
+	return Adapter{}, &NotFoundError{Ref: ref, Candidates: vs, Err: ErrNoMatchingVersion}
+}
+
+func eligible(cs version.Constraints, v *version.Version, pre bool) bool {
+	if v.Prerelease() == "" {
+		return cs.Check(v)
+	}
+	if namesPrerelease(cs) && cs.Check(v) {
+		return true
+	}
+	return pre && cs.Check(v.Core())
+}
+
+func namesPrerelease(cs version.Constraints) bool {
+	for _, c := range cs {
+		if c.Prerelease() {
+			return true
+		}
+	}
+	return false
+}
+
+// names returns the distinct adapter names in r, sorted.
+func (r *Result) names() []string {
+	if r == nil {
+		return nil
+	}
+	out := make([]string, 0, len(r.Adapters))
+	for _, a := range r.Adapters {
+		out = append(out, a.Name)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
