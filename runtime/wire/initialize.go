@@ -23,8 +23,8 @@ func AppendInitializeParams(dst []byte, configuration []byte) []byte {
 
 // DecodeInitializeParams decodes the params of an initialize request on the adapter's
 // side and returns the configuration object. protocol must be 1 and configuration an
-// object (R17, A33); other members are tolerated. Errors are *CatalogError-free
-// *EnvelopeError values with Field set to "params".
+// object (R17, A33); other members are tolerated. Errors are *EnvelopeError values
+// with Field set to "params".
 func DecodeInitializeParams(params []byte) (configuration []byte, err error) {
 	var protocol []byte
 	var haveProto bool
@@ -53,17 +53,17 @@ func DecodeInitializeParams(params []byte) (configuration []byte, err error) {
 // wireService and wireCatalog decode strictly typed numbers: a version or protocol of
 // 1.0 or 1e0 is not an integer (A13).
 type wireService struct {
-	ID      *string     `json:"id"`
-	Version json.Number `json:"version"`
-	Methods *[]string   `json:"methods"`
+	ID      *string         `json:"id"`
+	Version json.RawMessage `json:"version"`
+	Methods *[]string       `json:"methods"`
 }
 
 type wireCatalog struct {
-	Protocol json.Number    `json:"protocol"`
-	Services *[]wireService `json:"services"`
+	Protocol json.RawMessage `json:"protocol"`
+	Services *[]wireService  `json:"services"`
 }
 
-func intLiteral(n json.Number) (int, bool) {
+func intLiteral(n json.RawMessage) (int, bool) {
 	s := string(n)
 	if s == "" {
 		return 0, false

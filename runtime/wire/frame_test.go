@@ -1,0 +1,141 @@
+package wire_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	goruntime "runtime"
+	"strings"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+func frame(payload string) []byte {
+	b := make([]byte, 4, 4+len(payload))
+	binary.BigEndian.PutUint32(b, uint32(len(payload)))
+	return append(b, payload...)
+}
+
+func header(n uint32) []byte {
+	b := make([]byte, 4)
+	binary.BigEndian.PutUint32(b, n)
+	return b
+}
+
+// repeatReader yields the same bytes forever.
+type repeatReader struct {
+	b []byte
+	i int
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.b[r.i:])
+		n += c
+		r.i = (r.i + c) % len(r.b)
+	}
+	return n, nil
+}
+
+// R5: an oversized length prefix is refused before anything of its size is allocated.
+func TestOversizedAllocatesNothing(t *testing.T) {
+	r := wire.NewReader(&repeatReader{b: header(0xffffffff)}, 0)
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	for i := 0; i < 100; i++ {
+		if _, err := r.ReadFrame(); !errors.Is(err, wire.ErrFrameTooLarge) {
+			t.Fatalf("err = %v", err)
+		}
+	}
+	goruntime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+		t.Fatalf("100 oversized headers allocated %d bytes", grew)
+	}
+}
+
+func TestReadFrame(t *testing.T) {
+	tests := []struct {
+		rule    string
+		name    string
+		stream  []byte
+		max     int
+		want    []string
+		wantErr error
+	}{
+		{"R1", "one frame", frame(`{"a":1}`), 0, []string{`{"a":1}`}, io.EOF},
+		{"R1", "two frames back to back", append(frame(`{}`), frame(`{"b":2}`)...), 0, []string{`{}`, `{"b":2}`}, io.EOF},
+		{"R4", "zero-length frame", append(frame(`{}`), header(0)...), 0, []string{`{}`}, wire.ErrFrameEmpty},
+		{"R3", "exactly the cap is allowed (A1)", frame(strings.Repeat("x", 64)), 64, []string{strings.Repeat("x", 64)}, io.EOF},
+		{"R5", "cap plus one is oversized (A1)", frame(strings.Repeat("x", 65)), 64, nil, wire.ErrFrameTooLarge},
+		{"R5", "4 GiB length prefix", header(0xffffffff), 0, nil, wire.ErrFrameTooLarge},
+		{"R5", "protocol cap plus one", header(limits.MaxFrameSize + 1), 0, nil, wire.ErrFrameTooLarge},
+		{"R1", "truncated header", []byte{0, 0}, 0, nil, wire.ErrFrameTruncated},
+		{"R1", "truncated payload", frame(`{"a":1}`)[:8], 0, nil, wire.ErrFrameTruncated},
+		{"R1", "empty stream", nil, 0, nil, io.EOF},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule+" "+tt.name, func(t *testing.T) {
+			r := wire.NewReader(bytes.NewReader(tt.stream), tt.max)
+			var got []string
+			var err error
+			for {
+				var p []byte
+				if p, err = r.ReadFrame(); err != nil {
+					break
+				}
+				got = append(got, string(p))
+			}
+			if !errors.Is(err, tt.wantErr) {
+				t.Fatalf("error = %v, want %v", err, tt.wantErr)
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Fatalf("frames = %q, want %q", got, tt.want)
+			}
+			var fe *wire.FrameError
+			if err != io.EOF && !errors.As(err, &fe) {
+				t.Fatalf("error %T is not a *FrameError", err)
+			}
+		})
+	}
+}
+
+// R5: the reader must not wait for the body of an oversized frame: the stream below
+// never delivers one, so a reader that waited would block forever.
+func TestOversizedDoesNotWaitForBody(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	go func() { _, _ = pw.Write(header(limits.MaxFrameSize + 1)) }()
+	_, err := wire.NewReader(pr, 0).ReadFrame()
+	if !errors.Is(err, wire.ErrFrameTooLarge) {
+		t.Fatalf("err = %v", err)
+	}
+	pw.Close()
+}
+
+func TestFinishFrame(t *testing.T) {
+	// R4: a sender never sends an empty frame.
+	if _, err := wire.FinishFrame(wire.BeginFrame(nil), 0); !errors.Is(err, wire.ErrFrameEmpty) {
+		t.Fatalf("empty: %v", err)
+	}
+	// R3: nor one above the cap.
+	big := append(wire.BeginFrame(nil), strings.Repeat("x", 11)...)
+	if _, err := wire.FinishFrame(big, 10); !errors.Is(err, wire.ErrFrameTooLarge) {
+		t.Fatalf("big: %v", err)
+	}
+	f, err := wire.FinishFrame(append(wire.BeginFrame(nil), `{}`...), 0)
+	if err != nil || !bytes.Equal(f, frame(`{}`)) {
+		t.Fatalf("frame = %x, %v", f, err)
+	}
+	var buf bytes.Buffer
+	if err := wire.WriteFrame(&buf, []byte(`{"x":1}`), 0); err != nil || !bytes.Equal(buf.Bytes(), frame(`{"x":1}`)) {
+		t.Fatalf("WriteFrame = %x, %v", buf.Bytes(), err)
+	}
+	if err := wire.WriteFrame(&buf, nil, 0); !errors.Is(err, wire.ErrFrameEmpty) {
+		t.Fatalf("WriteFrame empty: %v", err)
+	}
+}
