@@ -1,0 +1,65 @@
+# adapterkit — the project's commands. `make demo` runs the main job, `make test` the tests.
+GO          ?= go
+STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $(shell $(GO) env GOPATH)/bin/staticcheck)
+STATICCHECK_VERSION ?= v0.8.2
+BUILD       ?= $(CURDIR)/build
+ADAPTERS    ?= $(BUILD)/adapters
+FUZZTIME    ?= 5m
+# Packages whose tests start real processes and share the machine: keep -p small so a
+# 2-core box does not starve the timing-free but deadline-bounded process tests.
+TESTFLAGS   ?= -race -count=1 -timeout 15m
+
+.PHONY: all test vet lint cross unit demo adapters bench bench-go fuzz soak tools clean
+
+all: test
+
+## test: everything CI checks: vet, staticcheck, cross-OS builds and vets, unit and e2e tests with -race.
+test: vet lint cross unit
+
+vet:
+	$(GO) vet ./...
+
+lint: tools
+	$(STATICCHECK) ./...
+
+# The Windows and macOS code is checked by cross-compiling: build, vet and compile the tests.
+cross:
+	GOOS=windows GOARCH=amd64 $(GO) build ./...
+	GOOS=windows GOARCH=amd64 $(GO) vet ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build ./...
+	GOOS=darwin GOARCH=arm64 $(GO) vet ./...
+	GOOS=windows GOARCH=amd64 $(GO) test -c -o /dev/null ./platform/
+	GOOS=darwin GOARCH=arm64 $(GO) test -c -o /dev/null ./platform/
+
+unit:
+	$(GO) test $(TESTFLAGS) ./...
+
+tools:
+	@test -x "$(STATICCHECK)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+## adapters: build the example adapters into $(ADAPTERS) under the discovery naming convention.
+adapters:
+	@mkdir -p $(ADAPTERS)
+	$(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
+	$(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
+
+## demo: discover the example adapters, start them, call them, shut them down verified.
+demo: adapters
+	$(GO) run ./examples/host -dir $(ADAPTERS)
+
+## bench: host hot-path benchmarks (allocations per call) and the cross-system bench tool.
+bench: bench-go
+
+bench-go:
+	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/
+
+## fuzz: run every fuzz target for $(FUZZTIME) each (CI runs only their seed corpora, in `make test`).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf $(BUILD)
