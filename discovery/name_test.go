@@ -91,7 +91,7 @@ func TestFileName(t *testing.T) {
 	}{
 		{name: "thermo", ver: "1.2.3", goos: "linux", want: "thermo_v1.2.3"},
 		{name: "thermo", ver: "1.2.3-rc.1+b", goos: "windows", want: "thermo_v1.2.3-rc.1+b.exe"},
-		{name: "thermo", ver: "1.2", goos: "linux", want: "thermo_v1.2.0"},   // canonical form
+		{name: "thermo", ver: "1.2", goos: "linux", want: "thermo_v1.2.0"},     // canonical form
 		{name: "thermo", ver: "v1.02.3", goos: "linux", want: "thermo_v1.2.3"}, // canonical form
 		{name: "thermo", ver: "1.2.3.4", goos: "linux", reason: BadVersion},
 		{name: "Thermo", ver: "1.2.3", goos: "linux", reason: BadName},

@@ -145,11 +145,13 @@ func (r *Result) Lookup(name string) []Adapter {
 //
 //   - a release version is eligible when it satisfies ref.Constraints (always,
 //     when they are nil);
-//   - a pre-release version is eligible when ref.Constraints name a
-//     pre-release and go-version's Check accepts it (go-version then accepts
-//     only pre-releases of that same MAJOR.MINOR.PATCH), or when
+//   - a pre-release version is eligible when at least one of ref.Constraints
+//     names a pre-release and go-version's Check accepts the version (its
+//     ordering constraints then accept a pre-release only if they name a
+//     pre-release of the same MAJOR.MINOR.PATCH: ">= 1.2.5-alpha, < 1.2.5"
+//     matches no 1.2.5-rc.1, ">= 1.2.5-alpha, < 1.2.5-z" does), or when
 //     opts.Prerelease is set and its release MAJOR.MINOR.PATCH satisfies the
-//     constraints.
+//     constraints (with ">= 2, < 3", 2.1.0-rc.1 qualifies, 3.0.0-rc.1 not).
 //
 // Otherwise it returns a *NotFoundError wrapping ErrNotFound (no such name) or
 // ErrNoMatchingVersion (the name exists).
