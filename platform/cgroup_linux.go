@@ -1,0 +1,296 @@
+package platform
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cgroupPrefix starts the name of every per-adapter cgroup:
+// adapterkit-<host pid>-<host start time in clock ticks>-<sequence>. The start time makes
+// the host's identity survive pid reuse, which Sweep relies on.
+const cgroupPrefix = "adapterkit-"
+
+var errNoCgroup2 = errors.New("no cgroup2 filesystem mounted")
+
+var cgroupMount struct {
+	once       sync.Once
+	mountpoint string // where the cgroup2 filesystem is mounted
+	root       string // the cgroup path that mountpoint shows (mountinfo field 4)
+	err        error
+}
+
+// cgroup2Mount finds the cgroup2 mount in /proc/self/mountinfo (it is not always
+// /sys/fs/cgroup: hybrid hierarchies mount it at /sys/fs/cgroup/unified).
+func cgroup2Mount() (mountpoint, root string, err error) {
+	m := &cgroupMount
+	m.once.Do(func() {
+		f, err := os.Open("/proc/self/mountinfo")
+		if err != nil {
+			m.err = err
+			return
+		}
+		defer f.Close()
+		m.mountpoint, m.root, m.err = parseMountinfo(f)
+	})
+	return m.mountpoint, m.root, m.err
+}
+
+func parseMountinfo(r io.Reader) (mountpoint, root string, err error) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options [optional...] - fstype source super
+		f := strings.Fields(sc.Text())
+		sep := -1
+		for i, x := range f {
+			if x == "-" {
+				sep = i
+				break
+			}
+		}
+		if sep < 5 || sep+1 >= len(f) || f[sep+1] != "cgroup2" {
+			continue
+		}
+		return unescapeMount(f[4]), unescapeMount(f[3]), nil
+	}
+	if err := sc.Err(); err != nil {
+		return "", "", err
+	}
+	return "", "", errNoCgroup2
+}
+
+// unescapeMount undoes the octal escapes (\040 etc.) of mountinfo.
+func unescapeMount(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// ownCgroupDir is the filesystem directory of this process's cgroup v2.
+func ownCgroupDir() (string, error) {
+	mountpoint, root, err := cgroup2Mount()
+	if err != nil {
+		return "", err
+	}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel, err := filepath.Rel(root, p)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				return "", fmt.Errorf("own cgroup %q is outside the cgroup2 mount root %q", p, root)
+			}
+			return filepath.Join(mountpoint, rel), nil
+		}
+	}
+	return "", errors.New("no cgroup v2 entry in /proc/self/cgroup")
+}
+
+// cgroup is one per-adapter cgroup directory.
+type cgroup struct {
+	path     string
+	limitErr error // *LimitError for the Resources that could not be applied
+}
+
+// newCgroup creates <parent>/adapterkit-<pid>-<start>-<seq> and applies res where the
+// controllers exist; the limits it could not apply are recorded in limitErr.
+func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
+	start, err := selfStart()
+	if err != nil {
+		return nil, err
+	}
+	name := fmt.Sprintf("%s%d-%d-%d", cgroupPrefix, os.Getpid(), start, seq)
+	c := &cgroup{path: filepath.Join(parent, name)}
+	if err := os.Mkdir(c.path, 0o755); err != nil {
+		return nil, err
+	}
+	var missing []string
+	var reasons []string
+	apply := func(limit, file, value string) {
+		err := os.WriteFile(filepath.Join(c.path, file), []byte(value), 0)
+		if err != nil {
+			missing = append(missing, limit)
+			if errors.Is(err, fs.ErrNotExist) {
+				err = fmt.Errorf("%s: controller not enabled in %s/cgroup.subtree_control", file, parent)
+			}
+			reasons = append(reasons, err.Error())
+		}
+	}
+	if res.MemoryBytes > 0 {
+		apply("memory", "memory.max", strconv.FormatInt(res.MemoryBytes, 10))
+	}
+	if res.MaxProcesses > 0 {
+		apply("processes", "pids.max", strconv.Itoa(res.MaxProcesses))
+	}
+	if len(missing) > 0 {
+		c.limitErr = &LimitError{Limits: missing, Reason: strings.Join(reasons, "; ")}
+	}
+	return c, nil
+}
+
+func (c *cgroup) file(name string) string { return filepath.Join(c.path, name) }
+
+// kill kills every process of the cgroup and its sub-cgroups.
+func (c *cgroup) kill() error {
+	err := os.WriteFile(c.file("cgroup.kill"), []byte("1"), 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, serr := os.Stat(c.path); serr != nil {
+			return nil // already removed: nothing left to kill
+		}
+		// Kernels before 5.14 have no cgroup.kill: signal every member, a few rounds
+		// to catch processes forked meanwhile; Verify proves the outcome.
+		for range 8 {
+			pids := c.pids()
+			if len(pids) == 0 {
+				return nil
+			}
+			for _, p := range pids {
+				_ = unix.Kill(p, unix.SIGKILL)
+			}
+		}
+		return nil
+	}
+	return err
+}
+
+// populated reads "populated" from cgroup.events (covers the whole subtree).
+func (c *cgroup) populated() (bool, error) {
+	b, err := os.ReadFile(c.file("cgroup.events"))
+	if err != nil {
+		return false, err
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("populated ")); ok {
+			return string(bytes.TrimSpace(v)) != "0", nil
+		}
+	}
+	return false, errors.New("no populated key in cgroup.events")
+}
+
+// waitEmpty returns nil once the cgroup is proven empty, or ctx's error. It wakes on
+// inotify events of cgroup.events, and polls with backoff as well.
+func (c *cgroup) waitEmpty(ctx context.Context) error {
+	var notify *os.File
+	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
+		notify = os.NewFile(uintptr(fd), "inotify")
+		defer notify.Close()
+		if _, err := unix.InotifyAddWatch(fd, c.file("cgroup.events"), unix.IN_MODIFY); err != nil {
+			notify.Close()
+			notify = nil
+		}
+	}
+	buf := make([]byte, 4096)
+	backoff := time.Millisecond
+	for {
+		pop, err := c.populated()
+		if err != nil {
+			return err
+		}
+		if !pop {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		wake := time.Now().Add(backoff)
+		if d, ok := ctx.Deadline(); ok && d.Before(wake) {
+			wake = d
+		}
+		if notify == nil || notify.SetReadDeadline(wake) != nil {
+			sleepUntil(ctx, wake)
+		} else {
+			_, _ = notify.Read(buf) // an event or the deadline: re-read cgroup.events
+		}
+		backoff = min(backoff*2, 100*time.Millisecond)
+	}
+}
+
+func sleepUntil(ctx context.Context, t time.Time) {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+}
+
+// pids lists the processes of the cgroup and its sub-cgroups.
+func (c *cgroup) pids() []int {
+	var out []int
+	_ = filepath.WalkDir(c.path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		if err != nil {
+			return nil
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// remove deletes the cgroup and any sub-cgroups the adapter made, deepest first. A
+// cgroup that is already gone is not an error; a populated one fails with EBUSY.
+func (c *cgroup) remove() error {
+	var dirs []string
+	err := filepath.WalkDir(c.path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := unix.Rmdir(dirs[i]); err != nil && err != syscall.ENOENT {
+			return &os.PathError{Op: "rmdir", Path: dirs[i], Err: err}
+		}
+	}
+	return nil
+}
+
+// openDir opens the cgroup directory for clone3's CLONE_INTO_CGROUP (close-on-exec).
+func (c *cgroup) openDir() (*os.File, error) {
+	fd, err := unix.Open(c.path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: c.path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), c.path), nil
+}

@@ -1,0 +1,155 @@
+package platform
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Config describes one adapter process to start. Start never modifies it.
+type Config struct {
+	// Path is the absolute path of the executable. A relative path is refused, never
+	// resolved; no shell is ever involved (R61, A31). On Windows only an explicit .exe (R62).
+	Path string
+	// Args are argv[1:], passed verbatim (argv[0] is Path).
+	Args []string
+	// Env is the exact environment of the adapter. nil means an EMPTY environment:
+	// nothing of the host is inherited unless listed here.
+	Env []string
+	// Dir is the working directory; "" means the executable's directory. It must be absolute.
+	Dir string
+	// Stderr receives the adapter's standard error. nil: it goes to the null device, so
+	// writes never block the adapter and nothing is parsed (R8, A27). An *os.File is
+	// handed to the adapter directly; any other writer is fed by a copying goroutine
+	// that ends at Close.
+	Stderr io.Writer
+	// Resources are optional limits, applied where the platform supports them; see
+	// [Tree.LimitErr] for the ones that were not.
+	Resources Resources
+	// Isolation selects how strongly the tree is contained; the zero value is the
+	// strongest available. See [Isolation].
+	Isolation Isolation
+	// CgroupParent (Linux) is the cgroup v2 directory under which per-adapter cgroups are
+	// created, as an absolute filesystem path inside the cgroup2 mount. "" means the
+	// host's own cgroup. Use it with a delegated cgroup (systemd Delegate=yes) whose
+	// subtree_control enables memory/pids to get Resources applied.
+	CgroupParent string
+	// Logger receives debug and warning messages; nil means hclog.NewNullLogger().
+	Logger hclog.Logger
+}
+
+// Resources are optional limits on the whole process tree. Zero means no limit.
+type Resources struct {
+	// MemoryBytes caps the memory of the whole tree (Linux: memory.max of its cgroup,
+	// Windows: JobMemoryLimit).
+	MemoryBytes int64
+	// MaxProcesses caps the number of processes of the tree (Linux: pids.max,
+	// Windows: ActiveProcessLimit).
+	MaxProcesses int
+}
+
+// Isolation chooses the containment of an adapter's process tree.
+//
+// On Linux the default (IsolationAuto) uses every mechanism available: a cgroup v2 when
+// the host may create one, and a PID namespace when the host may create one (root or
+// CAP_SYS_ADMIN). In a PID namespace the adapter is process 1 of its namespace: getpid()
+// returns 1, signals it installs no handler for are ignored (so SIGTERM does nothing to
+// it unless it handles SIGTERM; SIGKILL from the host always works), orphaned
+// descendants are re-parented to it and it must reap them, and when it exits every
+// process it started is killed by the kernel (R64). That last property is what makes a
+// SIGKILLed host leave nothing running, even a double-forked setsid grandchild; an adapter
+// that cannot live as process 1 can opt out with IsolationNoPIDNamespace.
+// Other platforms ignore the values they have no use for.
+type Isolation uint8
+
+const (
+	// IsolationAuto uses the strongest mechanisms available (cgroup and PID namespace on Linux).
+	IsolationAuto Isolation = iota
+	// IsolationNoPIDNamespace never creates a PID namespace; Linux still uses a cgroup.
+	// A host killed with SIGKILL then leaves the adapter's descendants (not the adapter
+	// itself: parent-death signal) in the cgroup until the next [Sweep].
+	IsolationNoPIDNamespace
+	// IsolationProcessGroup uses only a process group (and the parent-death signal on
+	// Linux). Verification is then impossible on Linux: Verify returns *UnverifiedError.
+	IsolationProcessGroup
+)
+
+func (c *Config) logger() hclog.Logger {
+	if c.Logger == nil {
+		return hclog.NewNullLogger()
+	}
+	return c.Logger
+}
+
+// validate checks Config against the launch rules and returns the working directory.
+func (c *Config) validate() (dir string, err error) {
+	fail := func(cause error) (string, error) { return "", &LaunchError{Path: c.Path, Err: cause} }
+	if !filepath.IsAbs(c.Path) {
+		return fail(ErrNotAbsolute)
+	}
+	if err := checkExeName(c.Path); err != nil {
+		return fail(err)
+	}
+	fi, err := os.Stat(c.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(errors.Join(ErrNotFound, err))
+	case err != nil:
+		return fail(errors.Join(ErrStart, err))
+	case !fi.Mode().IsRegular():
+		return fail(ErrNotRegular)
+	}
+	if err := checkExecutable(fi); err != nil {
+		return fail(err)
+	}
+	dir = c.Dir
+	if dir == "" {
+		dir = filepath.Dir(c.Path)
+	} else if !filepath.IsAbs(dir) {
+		return fail(errors.Join(ErrInvalidConfig, errors.New("Dir is not absolute")))
+	}
+	if c.Resources.MemoryBytes < 0 || c.Resources.MaxProcesses < 0 {
+		return fail(errors.Join(ErrInvalidConfig, errors.New("negative resource limit")))
+	}
+	return dir, nil
+}
+
+// env returns the adapter's environment: never nil, so that nothing is inherited.
+func (c *Config) env() []string {
+	if c.Env == nil {
+		return []string{}
+	}
+	return c.Env
+}
+
+// checkWindowsExeName applies the Windows launch rule (R62) to a path, whatever the OS
+// running the check: the last element must end in ".exe" (any case), with no trailing
+// dot or space (Windows would strip them and run something else) and no alternate data
+// stream (a colon after the drive).
+func checkWindowsExeName(path string) error {
+	base := path
+	if i := strings.LastIndexAny(base, `\/`); i >= 0 {
+		base = base[i+1:]
+	}
+	rest := path
+	if len(rest) >= 2 && rest[1] == ':' {
+		rest = rest[2:]
+	}
+	switch {
+	case strings.HasPrefix(path, `\\?\`) || strings.HasPrefix(path, `\\.\`):
+		// Device and verbatim namespaces bypass the usual name normalisation.
+		return ErrNotExe
+	case strings.Contains(rest, ":"):
+		return ErrNotExe
+	case strings.HasSuffix(base, ".") || strings.HasSuffix(base, " "):
+		return ErrNotExe
+	case len(base) <= len(".exe") || !strings.EqualFold(base[len(base)-4:], ".exe"):
+		return ErrNotExe
+	}
+	return nil
+}

@@ -1,0 +1,181 @@
+package platform
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// helperArg in argv[1] turns the test binary into a helper process: argv[2] is the mode.
+// Modes are argv-driven (not environment-driven) so that tests can check that the
+// adapter's environment is exactly Config.Env, even empty.
+const helperArg = "adapterkit-platform-helper"
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == helperArg {
+		os.Exit(runHelper(os.Args[2], os.Args[3:]))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// selfPid is the pid of the calling process as the host sees it: /proc is not
+// remounted inside the PID namespace, so /proc/self names the host-side pid.
+func selfPid() int {
+	s, err := os.Readlink("/proc/self")
+	if err != nil {
+		return os.Getpid() // no /proc (not Linux)
+	}
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// record appends "role pid" to the pid file shared by a helper tree.
+func record(pidfile, role string) {
+	f, err := os.OpenFile(pidfile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Fprintf(f, "%s %d\n", role, selfPid())
+	f.Close()
+}
+
+func helperCmd(mode string, args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return exec.Command(exe, append([]string{helperArg, mode}, args...)...)
+}
+
+// waitRoles polls the pid file until every role is recorded (helpers only).
+func waitRoles(pidfile string, roles ...string) {
+	for range 1000 {
+		if m, _ := readPidFile(pidfile); len(m) > 0 {
+			ok := true
+			for _, r := range roles {
+				ok = ok && m[r] != 0
+			}
+			if ok {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	panic("roles never recorded: " + strings.Join(roles, ","))
+}
+
+func readPidFile(pidfile string) (map[string]int, error) {
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]int)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) == 2 {
+			m[f[0]], _ = strconv.Atoi(f[1])
+		}
+	}
+	return m, nil
+}
+
+func runHelper(mode string, args []string) int {
+	switch mode {
+	case "echo": // copy stdin to stdout until EOF
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+	case "block": // wait for stdin EOF
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	case "stderr": // write args[0] bytes to stderr, then "done" to stdout, then wait for EOF
+		n, _ := strconv.Atoi(args[0])
+		chunk := []byte(strings.Repeat("e", 4096))
+		for w := 0; w < n; w += len(chunk) {
+			if _, err := os.Stderr.Write(chunk[:min(len(chunk), n-w)]); err != nil {
+				return 3
+			}
+		}
+		fmt.Println("done")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	case "env":
+		fmt.Print(strings.Join(os.Environ(), "\n"))
+	case "fds": // "fd target" lines for every open descriptor
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			target, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+			fmt.Printf("%s %s\n", e.Name(), target)
+		}
+	case "cwd":
+		wd, _ := os.Getwd()
+		fmt.Print(wd)
+	case "ignoreterm":
+		signal.Ignore(syscall.SIGTERM)
+		fmt.Println("ready")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		select {} // even stdin EOF does not end it
+	case "sleeper": // a grandchild that stays in the group
+		record(args[0], "sleeper")
+		select {}
+	case "middle": // the first fork of a double fork: start a setsid daemon and exit
+		c := helperCmd("daemon", args[0])
+		c.SysProcAttr = setsidAttr()
+		if err := c.Start(); err != nil {
+			return 4
+		}
+		record(args[0], "middle")
+		waitRoles(args[0], "daemon")
+	case "daemon":
+		record(args[0], "daemon")
+		select {}
+	case "tree": // an adapter with a grandchild in its group and a double-forked setsid one
+		record(args[0], "adapter")
+		sl := helperCmd("sleeper", args[0])
+		sl.Stdout = os.Stdout // a grandchild holding the adapter's stdout
+		mid := helperCmd("middle", args[0])
+		if sl.Start() != nil || mid.Run() != nil {
+			return 5
+		}
+		waitRoles(args[0], "sleeper", "daemon")
+		fmt.Println("ready")
+		if len(args) > 1 && args[1] == "exit" {
+			return 0 // the adapter exits; its grandchildren stay
+		}
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		select {}
+	case "host": // a host process: start a "tree" adapter, report, wait to be killed
+		iso, _ := strconv.Atoi(args[1])
+		tree, err := Start(context.Background(), Config{
+			Path: mustExecutable(), Args: []string{helperArg, "tree", args[0]},
+			Isolation: Isolation(iso),
+		})
+		if err != nil {
+			fmt.Println("error", err)
+			return 6
+		}
+		line, _ := bufio.NewReader(tree.Stdout()).ReadString('\n')
+		record(args[0], "host")
+		fmt.Printf("%s %s\n", strings.TrimSpace(line), tree.Mechanism())
+		select {}
+	default:
+		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+		return 2
+	}
+	return 0
+}
+
+func mustExecutable() string {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return exe
+}

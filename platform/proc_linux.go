@@ -1,0 +1,137 @@
+package platform
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"strconv"
+)
+
+// procStat is the part of /proc/<pid>/stat this package uses.
+type procStat struct {
+	pid, ppid, pgid, sid int
+	state                byte
+	start                uint64 // start time in clock ticks since boot: with pid, an identity
+}
+
+// alive reports whether the process runs code (zombies and dead tasks do not).
+func (p procStat) alive() bool { return p.state != 'Z' && p.state != 'X' && p.state != 'x' }
+
+var errBadStat = errors.New("malformed /proc stat")
+
+func parseStat(b []byte) (procStat, error) {
+	var s procStat
+	open := bytes.IndexByte(b, '(')
+	end := bytes.LastIndexByte(b, ')') // the command name may contain anything, even ')'
+	if open < 0 || end < open || end+2 >= len(b) {
+		return s, errBadStat
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil {
+		return s, errBadStat
+	}
+	f := bytes.Fields(b[end+2:]) // f[0] is field 3 (state)
+	if len(f) < 20 || len(f[0]) != 1 {
+		return s, errBadStat
+	}
+	s.pid, s.state = pid, f[0][0]
+	ints := []*int{&s.ppid, &s.pgid, &s.sid}
+	for i, dst := range ints {
+		if *dst, err = strconv.Atoi(string(f[1+i])); err != nil {
+			return s, errBadStat
+		}
+	}
+	if s.start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil { // field 22
+		return s, errBadStat
+	}
+	return s, nil
+}
+
+// readStat reads one process's stat; an error wrapping fs.ErrNotExist means it is gone.
+func readStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseStat(b)
+}
+
+// allStats returns every process visible in /proc (vanishing ones are skipped).
+func allStats() ([]procStat, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]procStat, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if s, err := readStat(pid); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// sameProcess reports whether pid still is the process that started at start.
+func sameProcess(pid int, start uint64) bool {
+	s, err := readStat(pid)
+	return err == nil && s.start == start && s.alive()
+}
+
+// selfStart is this process's start time (clock ticks since boot).
+func selfStart() (uint64, error) {
+	s, err := readStat(os.Getpid())
+	return s.start, err
+}
+
+// descendants returns the living processes reachable from the roots by parent links,
+// plus those in process group pgid (pgid 0: none). known (pid -> start time) entries
+// that still run are included even when they were re-parented out of reach.
+func descendants(roots []int, pgid int, known map[int]uint64) ([]procStat, error) {
+	all, err := allStats()
+	if err != nil {
+		return nil, err
+	}
+	children := make(map[int][]procStat)
+	for _, s := range all {
+		children[s.ppid] = append(children[s.ppid], s)
+	}
+	seen := make(map[int]bool)
+	var out []procStat
+	add := func(s procStat) bool {
+		if seen[s.pid] {
+			return false
+		}
+		seen[s.pid] = true
+		if s.alive() {
+			out = append(out, s)
+		}
+		return true
+	}
+	queue := append([]int(nil), roots...)
+	for _, s := range all {
+		if (pgid > 0 && s.pgid == pgid) || (known[s.pid] != 0 && known[s.pid] == s.start) {
+			if add(s) {
+				queue = append(queue, s.pid)
+			}
+		}
+	}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if add(c) {
+				queue = append(queue, c.pid)
+			}
+		}
+	}
+	return out, nil
+}

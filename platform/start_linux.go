@@ -1,0 +1,288 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Denials remembered so that later starts do not retry a mechanism the host may not use.
+var (
+	cgroupSeq     atomic.Uint64
+	pidnsDenied   atomic.Bool
+	cgroupsDenied atomic.Bool
+)
+
+// osTree is the Linux supervision state of one Tree.
+type osTree struct {
+	cg    *cgroup // nil when no cgroup is used
+	pidns bool
+	pgid  int
+
+	mu    sync.Mutex
+	known map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
+}
+
+func checkExeName(string) error { return nil }
+
+func checkExecutable(fi os.FileInfo) error {
+	if fi.Mode().Perm()&0o111 == 0 {
+		return ErrNotExecutable
+	}
+	return nil
+}
+
+func (s *osTree) cgroupPath() string {
+	if s.cg == nil {
+		return ""
+	}
+	return s.cg.path
+}
+
+// attempt is one combination of mechanisms to try, strongest first.
+type attempt struct{ cgroup, pidns bool }
+
+func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree) error {
+	log := t.log
+	s := &osTree{}
+	var attempts []attempt
+	if cfg.Isolation != IsolationProcessGroup && (!cgroupsDenied.Load() || cfg.CgroupParent != "") {
+		if cg, err := prepareCgroup(cfg); err != nil {
+			log.Debug("no cgroup for the adapter, falling back", "error", err)
+		} else {
+			s.cg = cg
+		}
+	}
+	wantNS := cfg.Isolation == IsolationAuto && !pidnsDenied.Load()
+	if s.cg != nil && wantNS {
+		attempts = append(attempts, attempt{cgroup: true, pidns: true})
+	}
+	if s.cg != nil {
+		attempts = append(attempts, attempt{cgroup: true})
+	}
+	if wantNS {
+		attempts = append(attempts, attempt{pidns: true})
+	}
+	attempts = append(attempts, attempt{})
+
+	argv := append([]string{cfg.Path}, cfg.Args...)
+	var proc *os.Process
+	var used attempt
+	var err error
+	for _, a := range attempts {
+		proc, err = startAttempt(ctx, cfg, dir, argv, files, s.cg, a)
+		if err == nil {
+			used = a
+			break
+		}
+		log.Debug("start attempt failed", "cgroup", a.cgroup, "pidns", a.pidns, "error", err)
+		if ctx.Err() != nil {
+			break
+		}
+		if a.pidns && errors.Is(err, syscall.EPERM) {
+			pidnsDenied.Store(true) // not privileged for CLONE_NEWPID
+		}
+	}
+	if !used.cgroup && s.cg != nil {
+		if rerr := s.cg.remove(); rerr != nil {
+			log.Warn("could not remove unused adapter cgroup", "path", s.cg.path, "error", rerr)
+		}
+		s.cg = nil
+	}
+	if err != nil {
+		return err
+	}
+	t.proc, t.pid, t.sys = proc, proc.Pid, s
+	s.pidns, s.pgid = used.pidns, proc.Pid
+	t.mech = MechProcessGroup | MechParentDeathSignal
+	if used.cgroup {
+		t.mech |= MechCgroup
+		t.limitErr = s.cg.limitErr
+	} else if cfg.Resources != (Resources{}) {
+		t.limitErr = &LimitError{Limits: requestedLimits(cfg.Resources), Reason: "no cgroup v2 is used for this adapter"}
+	}
+	if used.pidns {
+		t.mech |= MechPidNamespace
+	}
+	if t.limitErr != nil {
+		log.Warn("resource limits not applied", "error", t.limitErr)
+	}
+	return nil
+}
+
+func requestedLimits(r Resources) []string {
+	var out []string
+	if r.MemoryBytes > 0 {
+		out = append(out, "memory")
+	}
+	if r.MaxProcesses > 0 {
+		out = append(out, "processes")
+	}
+	return out
+}
+
+// prepareCgroup creates the adapter's cgroup under Config.CgroupParent or the host's own
+// cgroup. Permission and read-only errors mean "not allowed here": remembered for the
+// default parent so that later starts do not retry.
+func prepareCgroup(cfg *Config) (*cgroup, error) {
+	parent := cfg.CgroupParent
+	if parent == "" {
+		var err error
+		if parent, err = ownCgroupDir(); err != nil {
+			return nil, err
+		}
+	}
+	cg, err := newCgroup(parent, cgroupSeq.Add(1), cfg.Resources)
+	if err != nil && cfg.CgroupParent == "" &&
+		(errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		cgroupsDenied.Store(true)
+	}
+	return cg, err
+}
+
+func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, files *stdio, cg *cgroup, a attempt) (*os.Process, error) {
+	sys := &syscall.SysProcAttr{
+		Setpgid:   true,
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if a.pidns {
+		sys.Cloneflags |= syscall.CLONE_NEWPID
+	}
+	if a.cgroup {
+		dirf, err := cg.openDir()
+		if err != nil {
+			return nil, err
+		}
+		defer dirf.Close()
+		sys.UseCgroupFD, sys.CgroupFD = true, int(dirf.Fd())
+	}
+	attr := &os.ProcAttr{
+		Dir:   dir,
+		Env:   cfg.env(),
+		Files: []*os.File{files.child[0], files.child[1], files.child[2]},
+		Sys:   sys,
+	}
+	return spawn(ctx, func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
+}
+
+func osReaped(*Tree) { spawnReaped() }
+
+func (s *osTree) kill(_ context.Context, t *Tree) error {
+	var errs []error
+	if s.cg != nil {
+		if err := s.cg.kill(); err != nil {
+			errs = append(errs, fmt.Errorf("cgroup.kill: %w", err))
+		}
+	}
+	// pidfd-based: never hits a recycled pid. In a PID namespace this kills all of it.
+	if err := t.proc.Signal(os.Kill); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		errs = append(errs, err)
+	}
+	if s.cg == nil && !s.pidns {
+		errs = append(errs, s.killWalk(t))
+	}
+	return errors.Join(errs...)
+}
+
+// killWalk is the process-group fallback: kill the group and every descendant a walk of
+// /proc can find, a few rounds to catch processes forked meanwhile.
+func (s *osTree) killWalk(t *Tree) error {
+	for range 8 {
+		found, err := s.scan(t)
+		if err != nil {
+			return err
+		}
+		if len(found) == 0 {
+			return nil
+		}
+		_ = unix.Kill(-s.pgid, unix.SIGKILL) // members keep the pgid from being recycled
+		for _, p := range found {
+			if sameProcess(p.pid, p.start) {
+				_ = unix.Kill(p.pid, unix.SIGKILL)
+			}
+		}
+	}
+	return nil
+}
+
+// scan finds the living descendants and group members, and remembers them so that a
+// later scan still finds them after they were re-parented.
+func (s *osTree) scan(t *Tree) ([]procStat, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.known == nil {
+		s.known = make(map[int]uint64)
+	}
+	found, err := descendants([]int{t.pid}, s.pgid, s.known)
+	for _, p := range found {
+		s.known[p.pid] = p.start
+	}
+	return found, err
+}
+
+func pidsOf(ps []procStat) []int {
+	out := make([]int, len(ps))
+	for i, p := range ps {
+		out[i] = p.pid
+	}
+	return out
+}
+
+func (s *osTree) verify(ctx context.Context, t *Tree) error {
+	mech := t.mech
+	switch {
+	case s.cg != nil:
+		if err := s.cg.waitEmpty(ctx); err != nil {
+			return &UnverifiedError{Mechanism: mech, Pids: s.cg.pids(),
+				Reason: "cgroup " + s.cg.path + " not proven empty: " + err.Error()}
+		}
+		if !t.waitExited(ctx) {
+			return &UnverifiedError{Mechanism: mech, Pids: []int{t.pid},
+				Reason: "the adapter was not reaped: " + context.Cause(ctx).Error()}
+		}
+		return nil
+	case s.pidns:
+		// Reaping a namespace's init returns only after the kernel has killed and
+		// released every other process of the namespace.
+		if !t.waitExited(ctx) {
+			found, _ := s.scan(t)
+			return &UnverifiedError{Mechanism: mech, Pids: append([]int{t.pid}, pidsOf(found)...),
+				Reason: "PID namespace init not reaped: " + context.Cause(ctx).Error()}
+		}
+		return nil
+	}
+	backoff := time.Millisecond
+	for {
+		found, err := s.scan(t)
+		if err == nil && len(found) == 0 && t.ExitState() != nil {
+			// A25: a descendant that called setsid and whose parent died before a
+			// scan saw it has left every trace a walk can follow.
+			return &UnverifiedError{Mechanism: mech,
+				Reason: "no cgroup or PID namespace: processes that leave the process group and are re-parented cannot be seen, so the end cannot be proven"}
+		}
+		if ctx.Err() != nil {
+			return &UnverifiedError{Mechanism: mech, Pids: pidsOf(found),
+				Reason: "processes of the tree still run: " + context.Cause(ctx).Error()}
+		}
+		sleepUntil(ctx, time.Now().Add(backoff))
+		backoff = min(backoff*2, 100*time.Millisecond)
+	}
+}
+
+func (s *osTree) release(*Tree) error {
+	if s.cg == nil {
+		return nil
+	}
+	if pop, err := s.cg.populated(); err == nil && pop {
+		return fmt.Errorf("cgroup %s still has processes %v: left for Sweep", s.cg.path, s.cg.pids())
+	}
+	return s.cg.remove()
+}

@@ -1,0 +1,84 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// parseCgroupName splits adapterkit-<pid>-<start>-<seq>.
+func parseCgroupName(name string) (pid int, start uint64, ok bool) {
+	rest, ok := strings.CutPrefix(name, cgroupPrefix)
+	if !ok {
+		return 0, 0, false
+	}
+	f := strings.Split(rest, "-")
+	if len(f) != 3 {
+		return 0, 0, false
+	}
+	pid, err1 := strconv.Atoi(f[0])
+	start, err2 := strconv.ParseUint(f[1], 10, 64)
+	_, err3 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || pid <= 0 {
+		return 0, 0, false
+	}
+	return pid, start, true
+}
+
+// osSweep looks for per-adapter cgroups under this host's own cgroup (where Start puts
+// them by default) and removes those whose host is gone: its pid is not running, or
+// runs a process with another start time (the pid was reused).
+func osSweep(ctx context.Context, log hclog.Logger) (SweepReport, error) {
+	var rep SweepReport
+	parent, err := ownCgroupDir()
+	if err != nil {
+		return rep, err
+	}
+	return sweepDir(ctx, log, parent)
+}
+
+func sweepDir(ctx context.Context, log hclog.Logger, parent string) (SweepReport, error) {
+	var rep SweepReport
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return rep, err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		pid, start, ok := parseCgroupName(e.Name())
+		if !ok || sameProcess(pid, start) {
+			continue // not ours, or its host is alive (this one included)
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		cg := &cgroup{path: filepath.Join(parent, e.Name())}
+		item := SweptItem{Path: cg.path, HostPid: pid, Pids: cg.pids()}
+		item.Err = sweepOne(ctx, cg)
+		if item.Err != nil {
+			log.Warn("could not sweep leftover adapter cgroup", "path", cg.path, "error", item.Err)
+			rep.Failed = append(rep.Failed, item)
+			continue
+		}
+		log.Info("swept leftover adapter cgroup", "path", cg.path, "host_pid", pid, "pids", item.Pids)
+		rep.Swept = append(rep.Swept, item)
+	}
+	return rep, nil
+}
+
+func sweepOne(ctx context.Context, cg *cgroup) error {
+	if err := cg.kill(); err != nil {
+		return err
+	}
+	if err := cg.waitEmpty(ctx); err != nil {
+		return errors.Join(&UnverifiedError{Mechanism: MechCgroup, Pids: cg.pids(), Reason: "leftover cgroup not proven empty"}, err)
+	}
+	return cg.remove()
+}
