@@ -166,18 +166,18 @@ func TestScanReasons(t *testing.T) {
 // to launch; R63: the package directory a host reserves).
 func TestScanAdapterFields(t *testing.T) {
 	needModes(t)
-	real := t.TempDir()
-	p := mkfile(t, real, "thermo_v1.2.3", 0o755)
-	mkfile(t, mkdir(t, real, "pkg", 0o755), "bin", 0o755)
-	symlink(t, "pkg/bin", filepath.Join(real, "linked_v2.0.0"))
+	realDir := t.TempDir()
+	p := mkfile(t, realDir, "thermo_v1.2.3", 0o755)
+	mkfile(t, mkdir(t, realDir, "pkg", 0o755), "bin", 0o755)
+	symlink(t, "pkg/bin", filepath.Join(realDir, "linked_v2.0.0"))
 	alias := filepath.Join(t.TempDir(), "alias")
-	symlink(t, real, alias)
+	symlink(t, realDir, alias)
 
 	res, err := Scan(context.Background(), nil, alias+string(filepath.Separator)+".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	realResolved, err := filepath.EvalSymlinks(real)
+	realResolved, err := filepath.EvalSymlinks(realDir)
 	if err != nil {
 		t.Fatal(err)
 	}
