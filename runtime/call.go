@@ -1,0 +1,326 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// call is the record of one request from the moment it takes a slot until its reply is
+// delivered. Records are pooled: a caller returns its record after receiving the reply;
+// the read loop returns an abandoned one when its reply arrives.
+type call struct {
+	id        uint64
+	method    string
+	abandoned bool       // the caller gave up; the reply is dropped (under Conn.mu)
+	ch        chan reply // 1-buffered; receives exactly one reply
+	timer     *time.Timer
+}
+
+// reply is what a caller receives: a result value, an adapter's error, or an error the
+// host decided (err).
+type reply struct {
+	value   []byte
+	isErr   bool
+	code    wire.Code
+	rawCode string
+	message string
+	err     error
+}
+
+var callPool = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &call{ch: make(chan reply, 1), timer: t}
+}}
+
+func getCall() *call { return callPool.Get().(*call) }
+
+func putCall(cl *call) {
+	cl.id, cl.method, cl.abandoned = 0, "", false
+	callPool.Put(cl)
+}
+
+// Initialize performs the handshake (R17): it sends request id 1,
+// system.adapter.initialize, with {"protocol":1,"configuration":configuration}, and
+// validates the catalog of the reply (R19-R25). configuration must be one JSON object;
+// nil means {} (A33). The deadline is ctx's, or the standard call deadline (A37).
+//
+// A configuration that is not an object, an already expired ctx, or a second
+// Initialize fail without sending anything (never started) and leave the connection as
+// it was. Once the request is sent, any failure (an error reply, an invalid catalog, the
+// deadline, a broken pipe) ends the connection with that error as its cause (R26); an
+// error reply or an invalid catalog matches wire.ErrInvalidCatalog.
+func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*wire.Catalog, error) {
+	const method = wire.MethodInitialize
+	if err := wire.ValidateParams(configuration); err != nil {
+		return nil, refused(method, wire.CodeInvalid, "configuration is not a JSON object",
+			fmt.Errorf("%w: %w", ErrInvalidParams, err))
+	}
+	c.mu.Lock()
+	state := c.state
+	if state == stateNew {
+		c.state = stateInitializing
+	}
+	c.mu.Unlock()
+	switch state {
+	case stateEnded:
+		return nil, c.closedNotStarted(method)
+	case stateInitializing, stateReady:
+		return nil, refused(method, wire.CodeInvalid, "initialize was already called", ErrAlreadyInitialized)
+	}
+	value, err := c.roundTrip(ctx, method, wire.AppendInitializeParams(nil, configuration), true)
+	if err != nil {
+		var ce *CallError
+		if errors.As(err, &ce) && ce.NeverStarted {
+			c.setState(stateInitializing, stateNew)
+			return nil, err
+		}
+		if ce != nil && ce.Cause == nil {
+			// An error reply to initialize is an invalid catalog (R26, A8).
+			ce.Cause = &wire.CatalogError{Rule: "R26", Reason: "initialize answered with error " + string(ce.Code)}
+		}
+		c.end(err)
+		return nil, err
+	}
+	cat, err := wire.DecodeCatalog(value)
+	if err != nil {
+		cerr := &CallError{Method: method, ID: 1, Code: wire.CodeInvalid, Message: "invalid catalog", Cause: err}
+		c.end(cerr)
+		return nil, cerr
+	}
+	cs := &catalogState{cat: cat, methods: make(map[string]struct{})}
+	for m := range cat.Methods() {
+		cs.methods[m] = struct{}{}
+	}
+	c.mu.Lock()
+	ok := c.state == stateInitializing
+	if ok {
+		c.cat.Store(cs)
+		c.state = stateReady
+	}
+	c.mu.Unlock()
+	if !ok { // the connection ended meanwhile (Close, Abort): the catalog is of no use
+		return nil, &CallError{Method: method, ID: 1, Code: wire.CodeClosed, Message: "the connection has ended", Cause: c.Err()}
+	}
+	c.log.Debug("initialized", "services", len(cat.Services))
+	return cat, nil
+}
+
+// setState moves the state from one value to another and reports whether it was from.
+func (c *Conn) setState(from, to connState) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != from {
+		return false
+	}
+	c.state = to
+	return true
+}
+
+// Call sends a request for method with params (one JSON object; nil means {}) and waits
+// for the reply, returning the result value (which the caller owns) or a *CallError.
+//
+// Refused without sending anything (never started): a call before a successful
+// Initialize (invalid, ErrNotInitialized, R27), a method the catalog does not advertise
+// (unavailable "Unknown method", ErrUnknownMethod, R41), params that are not one object
+// (invalid, ErrInvalidParams), a request whose frame would exceed the frame limit
+// (invalid, ErrRequestTooLarge, R58), an already expired ctx (deadline, R50), no free
+// slot with FailFast (busy), a connection that has ended (closed). None of these uses a
+// request identity, and the connection continues.
+//
+// The deadline is ctx's, or the standard call deadline from now (R43, A37), and covers
+// waiting for a slot. If ctx ends after the request was sent, a cancel is queued and Call
+// returns at once with aborted or deadline, uncertain (R36, R39).
+func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c.ended() {
+		return nil, c.closedNotStarted(method)
+	}
+	cs := c.cat.Load()
+	if cs == nil {
+		return nil, refused(method, wire.CodeInvalid, "the connection is not initialized", ErrNotInitialized)
+	}
+	if _, ok := cs.methods[method]; !ok {
+		return nil, refused(method, wire.CodeUnavailable, wire.MessageUnknownMethod, ErrUnknownMethod)
+	}
+	if err := wire.ValidateParams(params); err != nil {
+		return nil, refused(method, wire.CodeInvalid, "params are not a JSON object",
+			fmt.Errorf("%w: %w", ErrInvalidParams, err))
+	}
+	if len(params) > c.frameMax {
+		return nil, refused(method, wire.CodeInvalid, wire.MessageRequestTooLarge, ErrRequestTooLarge)
+	}
+	return c.roundTrip(ctx, method, params, false)
+}
+
+// refused builds the error of a call refused before anything was sent.
+func refused(method string, code wire.Code, msg string, cause error) *CallError {
+	return &CallError{Method: method, Code: code, Message: msg, NeverStarted: true, Cause: cause}
+}
+
+func (c *Conn) closedNotStarted(method string) *CallError {
+	return refused(method, wire.CodeClosed, "the connection has ended", c.Err())
+}
+
+// ctxError is the error of a call whose context ended: aborted for a cancellation,
+// deadline for an expired deadline (or the default deadline, when fromTimer).
+func ctxError(ctx context.Context, method string, id uint64, fromTimer bool) *CallError {
+	e := &CallError{Method: method, ID: id, Code: wire.CodeDeadline, NeverStarted: id == 0, Uncertain: id != 0}
+	switch {
+	case fromTimer:
+		e.Message, e.Cause = "the call deadline passed", context.DeadlineExceeded
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		e.Message, e.Cause = "the call deadline passed", context.Cause(ctx)
+	default:
+		e.Code, e.Message, e.Cause = wire.CodeAborted, "the call was cancelled", context.Cause(ctx)
+	}
+	return e
+}
+
+// roundTrip takes a slot, queues the request and waits for its reply. init marks the
+// initialize request, which sends no cancel: its failure ends the connection anyway.
+func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, init bool) (json.RawMessage, error) {
+	if ctx.Err() != nil { // R50, A32: before anything, no identity used
+		return nil, ctxError(ctx, method, 0, false)
+	}
+	cl := getCall()
+	var timerC <-chan time.Time
+	if _, ok := ctx.Deadline(); !ok {
+		cl.timer.Reset(c.callDeadline) // R43, A37: from the moment of the call
+		timerC = cl.timer.C
+	}
+	if err := c.acquire(ctx, timerC, method); err != nil {
+		cl.timer.Stop()
+		putCall(cl)
+		return nil, err
+	}
+	id, err := c.enqueue(cl, method, params)
+	if err != nil {
+		<-c.slots
+		cl.timer.Stop()
+		putCall(cl)
+		return nil, err
+	}
+	select {
+	case r := <-cl.ch:
+		cl.timer.Stop()
+		putCall(cl)
+		return result(method, id, r)
+	case <-ctx.Done():
+		return c.giveUp(ctx, cl, method, id, false, init)
+	case <-timerC:
+		return c.giveUp(ctx, cl, method, id, true, init)
+	}
+}
+
+// acquire takes an in-flight slot, waiting within the call's deadline unless FailFast
+// (R40, A16).
+func (c *Conn) acquire(ctx context.Context, timerC <-chan time.Time, method string) error {
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if c.failFast {
+		return refused(method, wire.CodeBusy, "all in-flight slots are taken", ErrNoSlot)
+	}
+	select {
+	case c.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctxError(ctx, method, 0, false)
+	case <-timerC:
+		return ctxError(ctx, method, 0, true)
+	case <-c.done:
+		return c.closedNotStarted(method)
+	}
+}
+
+// enqueue assigns the next identity, records the call as pending and queues its frame,
+// all under the lock so frames are written in identity order (R33). A frame above the
+// limit is refused with no identity used (R58, A3); running out of identities ends the
+// connection (R57, A15).
+func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
+	c.mu.Lock()
+	if c.state == stateEnded {
+		c.mu.Unlock()
+		return 0, c.closedNotStarted(method)
+	}
+	id := c.nextID
+	if id > c.maxID {
+		c.mu.Unlock()
+		c.end(NewViolation(IDExhausted, fmt.Errorf("next request identity %d exceeds %d", id, c.maxID)))
+		return 0, c.closedNotStarted(method)
+	}
+	start := len(c.out)
+	c.out = wire.AppendRequest(wire.BeginFrame(c.out), id, method, params)
+	if _, err := wire.FinishFrame(c.out[start:], c.frameMax); err != nil {
+		c.out = c.out[:start]
+		c.mu.Unlock()
+		return 0, refused(method, wire.CodeInvalid, wire.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
+	}
+	c.outEnds = append(c.outEnds, len(c.out))
+	c.nextID++
+	cl.id, cl.method = id, method
+	c.pending[id] = cl
+	c.mu.Unlock()
+	c.kick()
+	if c.log.IsTrace() {
+		c.log.Trace("request queued", "id", id, "method", method)
+	}
+	return id, nil
+}
+
+// kick wakes the writer.
+func (c *Conn) kick() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// giveUp ends a caller's wait after its context or deadline ended. If the request is
+// still pending it stays so, holding its slot, and a cancel is queued (R36, R39, A17);
+// if the reply won the race, it is returned instead.
+func (c *Conn) giveUp(ctx context.Context, cl *call, method string, id uint64, fromTimer, init bool) (json.RawMessage, error) {
+	cl.timer.Stop()
+	c.mu.Lock()
+	if c.pending[id] != cl {
+		// Delivered (under the lock) before we looked: the reply is in the channel.
+		c.mu.Unlock()
+		r := <-cl.ch
+		putCall(cl)
+		return result(method, id, r)
+	}
+	cl.abandoned = true // from here on the read loop owns cl
+	if !init {
+		start := len(c.out)
+		c.out = wire.AppendCancel(wire.BeginFrame(c.out), id)
+		if _, err := wire.FinishFrame(c.out[start:], c.frameMax); err != nil {
+			c.out = c.out[:start] // unreachable: a cancel is a few dozen bytes
+		} else {
+			c.outEnds = append(c.outEnds, len(c.out))
+		}
+	}
+	c.mu.Unlock()
+	c.kick()
+	err := ctxError(ctx, method, id, fromTimer)
+	c.log.Debug("caller gave up", "id", id, "method", method, "code", err.Code)
+	return nil, err
+}
+
+// result converts a delivered reply into Call's results.
+func result(method string, id uint64, r reply) (json.RawMessage, error) {
+	switch {
+	case r.err != nil:
+		return nil, r.err
+	case r.isErr:
+		return nil, &CallError{Method: method, ID: id, Code: r.code, RawCode: r.rawCode, Message: r.message}
+	}
+	return r.value, nil
+}

@@ -1,0 +1,248 @@
+package runtime
+
+import (
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Options configure a [Conn]. A nil *Options is valid and means the defaults; NewConn
+// reads the options once and never modifies them.
+type Options struct {
+	// Limits lowers the protocol's bounds; nil means the protocol's values.
+	Limits *limits.Limits
+	// Logger receives Debug and Trace records through a sub-logger named Name; nil
+	// means silent.
+	Logger hclog.Logger
+	// Name names the sub-logger and appears in diagnostics; empty means "runtime".
+	Name string
+	// FailFast makes a call that finds no free in-flight slot fail at once with busy
+	// (never started) instead of waiting for one (A16).
+	FailFast bool
+	// OnOutputEnd, if set, is called once by the read loop when the adapter's output
+	// ends cleanly (end of stream between frames) while the host has not ended the
+	// connection. The error it returns becomes the connection's cause (package
+	// lifecycle returns a ProcessExited *ViolationError carrying the exit status); nil
+	// means an Output violation. It must not call Close or Abort of the same Conn (they
+	// wait for the read loop); pending calls fail only after it returns.
+	OnOutputEnd func() error
+}
+
+type connState uint8
+
+const (
+	stateNew          connState = iota // no initialize yet
+	stateInitializing                  // initialize in progress
+	stateReady                         // catalog accepted
+	stateEnded                         // connection ended
+)
+
+// catalogState is the accepted catalog and its method set, published once.
+type catalogState struct {
+	cat     *wire.Catalog
+	methods map[string]struct{}
+}
+
+// deadlineWriter is a writer with write deadlines, such as an *os.File pipe.
+type deadlineWriter interface {
+	SetWriteDeadline(t time.Time) error
+}
+
+// Conn is the host side of one connection to an adapter. Its methods are safe for
+// concurrent use.
+type Conn struct {
+	log          hclog.Logger
+	name         string
+	failFast     bool
+	onOutputEnd  func() error
+	frameMax     int
+	maxID        uint64
+	callDeadline time.Duration
+	pipeWrite    time.Duration
+
+	r      io.Reader
+	w      io.WriteCloser
+	dw     deadlineWriter // nil when w has no usable write deadline
+	wtimer *time.Timer    // ends the connection when a write stalls, without dw
+
+	slots    chan struct{} // one token per request in flight
+	wake     chan struct{} // 1-buffered: frames are queued
+	done     chan struct{} // closed when the connection ends
+	ioClosed chan struct{} // closed once w and r are closed
+	wg       sync.WaitGroup
+
+	cat atomic.Pointer[catalogState]
+
+	mu       sync.Mutex
+	state    connState
+	cause    error
+	closeErr error // from closing w, for Close
+	nextID   uint64
+	pending  map[uint64]*call
+	out      []byte // queued frames, in identity order
+	outEnds  []int  // the end offset in out of each queued frame
+}
+
+// NewConn starts a connection over r (the adapter's output) and w (its input) and returns
+// it. r and w must not be nil. The connection starts its read loop and its writer at
+// once; nothing is written before [Conn.Initialize]. w is closed when the connection
+// ends, r too if it is an io.Closer; closing them must unblock a Read or Write in
+// progress (as it does for io.Pipe and os.File pipes), otherwise Close waits until it
+// returns.
+func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
+	if r == nil || w == nil {
+		panic("runtime: NewConn with a nil reader or writer")
+	}
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Name == "" {
+		o.Name = "runtime"
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	lim := o.Limits
+	c := &Conn{
+		log:          o.Logger.Named(o.Name),
+		name:         o.Name,
+		failFast:     o.FailFast,
+		onOutputEnd:  o.OnOutputEnd,
+		frameMax:     lim.Frame(),
+		maxID:        lim.RequestID(),
+		callDeadline: lim.Call(),
+		pipeWrite:    lim.PipeWrite(),
+		r:            r,
+		w:            w,
+		slots:        make(chan struct{}, lim.InFlight()),
+		wake:         make(chan struct{}, 1),
+		done:         make(chan struct{}),
+		ioClosed:     make(chan struct{}),
+		nextID:       1,
+		pending:      make(map[uint64]*call, lim.InFlight()),
+	}
+	if dw, ok := w.(deadlineWriter); ok && dw.SetWriteDeadline(time.Time{}) == nil {
+		c.dw = dw
+	} else {
+		c.wtimer = time.AfterFunc(time.Hour, c.writeStalled)
+		c.wtimer.Stop()
+	}
+	c.wg.Add(2)
+	go c.readLoop()
+	go c.writeLoop()
+	return c
+}
+
+// Catalog returns the catalog accepted by [Conn.Initialize], or nil before that. The
+// catalog is shared: do not modify it.
+func (c *Conn) Catalog() *wire.Catalog {
+	if cs := c.cat.Load(); cs != nil {
+		return cs.cat
+	}
+	return nil
+}
+
+// Done returns a channel closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err returns nil while the connection is open, and afterwards the cause of its end:
+// [ErrConnClosed] after Close, a [*ViolationError], the cause given to Abort, or the
+// error of a failed initialize.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause
+}
+
+// InFlight returns the number of requests sent and not yet replied to, including those
+// whose callers gave up (cancel or deadline) and whose replies are still awaited.
+func (c *Conn) InFlight() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// Close disconnects: it ends the connection with [ErrConnClosed] (closing the adapter's
+// input, so the adapter sees end of input), fails pending calls as closed with an
+// uncertain outcome, closes the adapter's output if it is an io.Closer, and waits for the
+// connection's goroutines to end. It is idempotent. It returns nil (or the error of
+// closing the writer) when the host ended the connection, and the cause when the
+// connection had already ended otherwise.
+func (c *Conn) Close() error {
+	c.end(ErrConnClosed)
+	c.wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cause == ErrConnClosed {
+		return c.closeErr
+	}
+	return c.cause
+}
+
+// Abort ends the connection with cause (nil means [ErrConnClosed]) unless it has ended
+// already (the first cause wins), and otherwise behaves as Close.
+func (c *Conn) Abort(cause error) {
+	if cause == nil {
+		cause = ErrConnClosed
+	}
+	c.end(cause)
+	c.wait()
+}
+
+func (c *Conn) wait() {
+	<-c.ioClosed
+	c.wg.Wait()
+}
+
+// ended reports whether the connection has ended.
+func (c *Conn) ended() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// end ends the connection with cause in the documented order (see the package doc) and
+// reports whether this call did it; later calls change nothing. It never waits for the
+// goroutines, so the read loop and the writer may call it.
+func (c *Conn) end(cause error) bool {
+	c.mu.Lock()
+	if c.state == stateEnded {
+		c.mu.Unlock()
+		return false
+	}
+	c.state = stateEnded
+	c.cause = cause
+	for id, cl := range c.pending {
+		delete(c.pending, id)
+		if !cl.abandoned {
+			cl.ch <- reply{err: &CallError{Method: cl.method, ID: id, Code: wire.CodeClosed, Uncertain: true, Cause: cause}}
+		}
+	}
+	c.out, c.outEnds = nil, nil
+	close(c.done)
+	c.mu.Unlock()
+
+	if c.wtimer != nil {
+		c.wtimer.Stop()
+	}
+	werr := c.w.Close()
+	if rc, ok := c.r.(io.Closer); ok {
+		_ = rc.Close()
+	}
+	c.mu.Lock()
+	c.closeErr = werr
+	c.mu.Unlock()
+	close(c.ioClosed)
+	c.log.Debug("connection ended", "cause", cause)
+	return true
+}

@@ -1,0 +1,46 @@
+// Package runtime is the host side of one connection to an adapter speaking the Adapter
+// process protocol v1, over any reader/writer pair (the adapter's stdout and stdin). It
+// knows nothing of processes: package lifecycle starts the adapter and hands its pipes
+// to [NewConn].
+//
+// A [Conn] runs one read-loop goroutine, the only reader of the adapter's output, which
+// decodes frames and routes each reply to its caller, and one writer goroutine, the only
+// writer to the adapter's input, which writes queued frames in identity order, several at
+// once under load, each within the pipe write timeout (R45, A36).
+//
+// # Calls
+//
+// [Conn.Initialize] performs the handshake (R17-R26); afterwards [Conn.Call] sends a
+// request and waits for its reply. A call takes one of the in-flight slots
+// ([limits.MaxInFlight]) before it is sent and releases it only when the adapter replies,
+// also when the caller has given up meanwhile (R39, A17); initialize takes a slot too,
+// which changes nothing since it is alone on the wire. A caller that finds no free slot
+// waits within its deadline, or fails at once with busy ([Options.FailFast], A16).
+//
+// A call's deadline is its context's, or [limits.Limits.Call] from the moment of the
+// call (A37). When the context ends after the request was sent, the host queues a cancel
+// and the caller returns at once with aborted (cancellation) or deadline, marked
+// uncertain; the identity stays pending until the adapter replies, and that reply is
+// then dropped.
+//
+// Every failure is a [*CallError] saying what is known: the code, whether the operation
+// never started (nothing was sent) and whether its outcome is uncertain. errors.Is works
+// on the code sentinels ([ErrBusy] ...), [ErrUncertain], [ErrNeverStarted] and the cause.
+//
+// # Shutdown
+//
+// A connection ends once, with the first cause: the host's [Conn.Close] ([ErrConnClosed])
+// or [Conn.Abort], a protocol violation ([*ViolationError], R51-R57), or a failed
+// initialize. The order is fixed:
+//
+//  1. under the lock, the cause is recorded and no new request can be queued;
+//  2. still under the lock, every pending call fails exactly once, with closed, marked
+//     uncertain, with the cause (R51);
+//  3. Done is closed, waking callers waiting for a slot and the writer;
+//  4. the adapter's input is closed (the adapter sees end of input; a stalled write
+//     returns);
+//  5. the adapter's output is closed, if it is an io.Closer (the read loop returns);
+//  6. Close and Abort then wait for both goroutines to end.
+//
+// A violation ends only its own connection (R59).
+package runtime
