@@ -1,0 +1,310 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Config describes one adapter to open. Only Path is required.
+type Config struct {
+	// Path is the adapter executable's absolute path (R61); it is never run through a shell.
+	Path string
+	// Args are passed verbatim as argv[1:].
+	Args []string
+	// Env is the adapter's whole environment; nil means an empty one. Nothing of the
+	// host's environment is passed on unless the host puts it here.
+	Env []string
+	// Dir is the working directory; "" means the executable's directory.
+	Dir string
+	// Configuration is sent in initialize; it must be a JSON object, nil means {}.
+	Configuration json.RawMessage
+	// Stderr receives the adapter's standard error; nil discards it (R8).
+	Stderr io.Writer
+	// Resources limits the adapter's tree where the platform supports it.
+	Resources platform.Resources
+	// Limits lowers the protocol's bounds (nil: the protocol's values).
+	Limits *limits.Limits
+	// Logger receives the adapter's lifecycle events; nil is silent.
+	Logger hclog.Logger
+	// Name names the adapter in logs and errors; "" means the executable's base name.
+	Name string
+	// FailFast makes a call that finds all in-flight slots taken fail at once with busy.
+	FailFast bool
+	// PackageDir is the directory reserved while the tree may run; "" means the
+	// executable's directory.
+	PackageDir string
+	// Reservations records reserved package directories; nil keeps no record.
+	Reservations *Reservations
+	// OnExit, if set, is called once, from its own goroutine, when the adapter ends
+	// without the host closing it (it exited, or broke the protocol), after its tree
+	// was cleaned up.
+	OnExit func(ExitEvent)
+}
+
+// ExitEvent tells the host that an adapter ended on its own.
+type ExitEvent struct {
+	Adapter *Adapter
+	// Cause is why the connection ended: a *runtime.ViolationError (ProcessExited with
+	// an *ExitError inside, or a protocol violation).
+	Cause error
+	// Cleanup is nil when the process tree was proven gone, else why not.
+	Cleanup error
+}
+
+// Stage says how far Open got before it failed.
+type Stage string
+
+// Stages of Open.
+const (
+	StageConfig    Stage = "config"
+	StageSpawn     Stage = "spawn"
+	StageHandshake Stage = "handshake"
+)
+
+// OpenError is a failed Open. Err is the cause (a *platform.LaunchError, a runtime
+// error, an invalid catalog, ...); Cleanup is the result of ending the tree that a
+// failed handshake left, nil when it was proven gone.
+type OpenError struct {
+	Path    string
+	Stage   Stage
+	Err     error
+	Cleanup error
+}
+
+func (e *OpenError) Error() string {
+	msg := fmt.Sprintf("lifecycle: open %s: %s: %v", e.Path, e.Stage, e.Err)
+	if e.Cleanup != nil {
+		msg += "; cleanup: " + e.Cleanup.Error()
+	}
+	return msg
+}
+
+// Unwrap returns the cause and the cleanup error.
+func (e *OpenError) Unwrap() []error {
+	if e.Cleanup != nil {
+		return []error{e.Err, e.Cleanup}
+	}
+	return []error{e.Err}
+}
+
+// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON object.
+var ErrInvalidConfiguration = errors.New("configuration is not a JSON object")
+
+// ExitError is the exit status of an adapter process that ended while connected. Exit
+// status carries no meaning in the protocol (A26); it is kept for diagnostics.
+type ExitError struct {
+	State *os.ProcessState
+}
+
+func (e *ExitError) Error() string {
+	if e.State == nil {
+		return "adapter process exited"
+	}
+	return "adapter process " + e.State.String()
+}
+
+// Adapter is one open adapter: a process tree and its connection.
+type Adapter struct {
+	cfg     Config
+	name    string
+	pkgDir  string
+	log     hclog.Logger
+	tree    *platform.Tree
+	conn    *runtime.Conn
+	catalog *wire.Catalog
+
+	hostClosing atomic.Bool
+	ready       chan struct{} // closed when Open has decided the handshake's outcome
+	once        sync.Once
+	done        chan struct{} // closed when the tree is ended and cleanup decided
+	cleanupErr  error
+}
+
+// Open starts the adapter and performs the handshake. ctx bounds the whole open; the
+// handshake also has the call deadline (30 s). On failure nothing is left running or
+// the returned *OpenError says so in Cleanup.
+func Open(ctx context.Context, cfg Config) (*Adapter, error) {
+	if err := wire.ValidateParams(cfg.Configuration); err != nil {
+		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("%w: %v", ErrInvalidConfiguration, err)}
+	}
+	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
+	a.name = cfg.Name
+	if a.name == "" {
+		a.name = filepath.Base(cfg.Path)
+	}
+	a.log = cfg.Logger
+	if a.log == nil {
+		a.log = hclog.NewNullLogger()
+	}
+	a.log = a.log.Named(a.name)
+	a.pkgDir = cfg.PackageDir
+	if a.pkgDir == "" {
+		a.pkgDir = filepath.Dir(cfg.Path)
+	}
+	cfg.Reservations.acquire(a.pkgDir)
+	tree, err := platform.Start(ctx, platform.Config{
+		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir,
+		Stderr: cfg.Stderr, Resources: cfg.Resources, Logger: a.log,
+	})
+	if err != nil {
+		cfg.Reservations.finish(a.pkgDir, nil, nil)
+		return nil, &OpenError{Path: cfg.Path, Stage: StageSpawn, Err: err}
+	}
+	a.tree = tree
+	a.log.Debug("started", "pid", tree.Pid(), "mechanism", tree.Mechanism().String())
+	a.conn = runtime.NewConn(tree.Stdout(), tree.Stdin(), &runtime.Options{
+		Limits: cfg.Limits, Logger: a.log, Name: a.name, FailFast: cfg.FailFast,
+		OnOutputEnd: a.outputEnded,
+	})
+	go a.supervise()
+	cat, err := a.conn.Initialize(ctx, cfg.Configuration)
+	if err != nil {
+		a.hostClosing.Store(true)
+		close(a.ready)
+		cerr := a.shutdown(false)
+		return nil, &OpenError{Path: cfg.Path, Stage: StageHandshake, Err: err, Cleanup: cerr}
+	}
+	a.catalog = cat
+	close(a.ready)
+	return a, nil
+}
+
+// outputEnded runs on the connection's read loop when stdout ends cleanly: if the
+// process exited (within the cleanup bound) that is the cause, with its status;
+// otherwise a closed stdout alone is an output violation (R52, A26).
+func (a *Adapter) outputEnded() error {
+	t := time.NewTimer(a.cfg.Limits.Cleanup())
+	defer t.Stop()
+	select {
+	case <-a.tree.Exited():
+		return &runtime.ViolationError{Kind: runtime.ProcessExited, Err: &ExitError{State: a.tree.ExitState()}}
+	case <-t.C:
+		return nil
+	}
+}
+
+// supervise watches the process and the connection until either ends.
+func (a *Adapter) supervise() {
+	select {
+	case <-a.tree.Exited():
+		// The process may exit while a grandchild holds its stdout: the connection
+		// must not wait for an EOF that never comes.
+		a.conn.Abort(&runtime.ViolationError{Kind: runtime.ProcessExited, Err: &ExitError{State: a.tree.ExitState()}})
+	case <-a.conn.Done():
+	case <-a.done:
+		return
+	}
+	<-a.ready
+	if a.hostClosing.Load() {
+		return
+	}
+	a.log.Debug("adapter ended", "cause", a.conn.Err())
+	cleanup := a.shutdown(false)
+	if a.cfg.OnExit != nil {
+		a.cfg.OnExit(ExitEvent{Adapter: a, Cause: a.conn.Err(), Cleanup: cleanup})
+	}
+}
+
+// shutdown ends the connection and the tree exactly once; grace lets the adapter exit
+// on its own first (A23). Every caller gets the same result.
+func (a *Adapter) shutdown(grace bool) error {
+	a.once.Do(func() {
+		defer close(a.done)
+		_ = a.conn.Close()
+		if grace {
+			t := time.NewTimer(a.cfg.Limits.Grace())
+			select {
+			case <-a.tree.Exited():
+			case <-t.C:
+				a.log.Debug("disconnect grace passed; killing the tree")
+			}
+			t.Stop()
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Limits.Cleanup())
+		defer cancel()
+		err := a.tree.Kill(ctx)
+		if verr := a.tree.Verify(ctx); verr != nil || err != nil {
+			if verr == nil {
+				verr = err
+			}
+			a.cleanupErr = fmt.Errorf("lifecycle: %s: process tree not verified gone: %w", a.name, verr)
+			a.log.Warn("cleanup not verified; package directory stays reserved", "dir", a.pkgDir, "error", verr)
+			a.cfg.Reservations.finish(a.pkgDir, a.tree, a.cleanupErr)
+			return
+		}
+		_ = a.tree.Close()
+		a.cfg.Reservations.finish(a.pkgDir, nil, nil)
+		a.log.Debug("process tree verified gone")
+	})
+	<-a.done
+	return a.cleanupErr
+}
+
+// Close disconnects and ends the adapter: stdin is closed, the adapter has up to the
+// disconnect grace to exit, then the whole tree is killed and verified gone within the
+// cleanup bound (R47, R48). It returns nil when the tree was proven gone, or an error
+// wrapping a *platform.UnverifiedError; the package directory then stays reserved.
+// Close may be called more than once and after the adapter ended on its own; every
+// call returns the same result.
+func (a *Adapter) Close() error {
+	a.hostClosing.Store(true)
+	return a.shutdown(true)
+}
+
+// Call calls a method of the adapter; see [runtime.Conn.Call].
+func (a *Adapter) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return a.conn.Call(ctx, method, params)
+}
+
+// Catalog returns the catalog the adapter advertised.
+func (a *Adapter) Catalog() *wire.Catalog { return a.catalog }
+
+// Conn returns the adapter's connection.
+func (a *Adapter) Conn() *runtime.Conn { return a.conn }
+
+// Name returns the adapter's name.
+func (a *Adapter) Name() string { return a.name }
+
+// Path returns the adapter executable's path.
+func (a *Adapter) Path() string { return a.cfg.Path }
+
+// PackageDir returns the directory reserved for the adapter's tree.
+func (a *Adapter) PackageDir() string { return a.pkgDir }
+
+// Pid returns the adapter process's id.
+func (a *Adapter) Pid() int { return a.tree.Pid() }
+
+// Mechanism says how the adapter's tree is supervised.
+func (a *Adapter) Mechanism() platform.Mechanism { return a.tree.Mechanism() }
+
+// Done is closed when the adapter has ended and its cleanup was decided.
+func (a *Adapter) Done() <-chan struct{} { return a.done }
+
+// Err returns nil while the connection is open, else why it ended.
+func (a *Adapter) Err() error { return a.conn.Err() }
+
+// CleanupErr returns nil when the tree was proven gone (or has not ended yet), else
+// why it could not be verified.
+func (a *Adapter) CleanupErr() error {
+	select {
+	case <-a.done:
+		return a.cleanupErr
+	default:
+		return nil
+	}
+}

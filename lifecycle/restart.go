@@ -1,0 +1,238 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// RestartPolicy says whether and how soon a supervised adapter that ended on its own
+// is started again. The zero value never restarts.
+type RestartPolicy struct {
+	// MaxRestarts is how many restarts are allowed in total; 0 means none, a negative
+	// value means no limit.
+	MaxRestarts int
+	// Backoff is the delay before the first restart (default 100 ms); it doubles after
+	// each restart up to MaxBackoff (default 10 s).
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+	// ResetAfter: an adapter that ran at least this long before it ended restarts
+	// with the initial backoff again (default 1 minute).
+	ResetAfter time.Duration
+}
+
+func (p RestartPolicy) backoff() time.Duration {
+	if p.Backoff > 0 {
+		return p.Backoff
+	}
+	return 100 * time.Millisecond
+}
+
+func (p RestartPolicy) maxBackoff() time.Duration {
+	if p.MaxBackoff > 0 {
+		return p.MaxBackoff
+	}
+	return 10 * time.Second
+}
+
+func (p RestartPolicy) resetAfter() time.Duration {
+	if p.ResetAfter > 0 {
+		return p.ResetAfter
+	}
+	return time.Minute
+}
+
+// ErrGaveUp is the cause of calls to a supervised adapter that ended and will not be
+// restarted (the policy's restarts are used up, a restart failed, or it was closed).
+var ErrGaveUp = errors.New("adapter ended and is not restarted")
+
+// Supervisor keeps one adapter running under a restart policy. A call made while the
+// adapter is being restarted waits for the new one within its context. Calls are never
+// retried: a call that was in flight when the adapter ended fails as closed with an
+// uncertain outcome, and the caller decides.
+type Supervisor struct {
+	cfg    Config
+	policy RestartPolicy
+	onExit func(ExitEvent)
+
+	mu       sync.Mutex
+	cur      *Adapter
+	changed  chan struct{} // closed and replaced whenever cur changes or the end is reached
+	restarts int
+	final    error // set when no further adapter will come
+	closing  bool
+	loopDone chan struct{}
+	stopCtx  context.Context // cancelled by Close: ends the loop and any restart under way
+	stop     context.CancelFunc
+}
+
+// Supervise opens the adapter and keeps it running under policy. The first open is
+// synchronous: its failure is returned. cfg.OnExit, if set, is called for each ending.
+func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervisor, error) {
+	s := &Supervisor{cfg: cfg, policy: policy, onExit: cfg.OnExit, changed: make(chan struct{}),
+		loopDone: make(chan struct{})}
+	s.stopCtx, s.stop = context.WithCancel(context.Background())
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	exits := make(chan ExitEvent, 1)
+	cfg.OnExit = func(ev ExitEvent) { exits <- ev }
+	s.cfg = cfg
+	a, err := Open(ctx, cfg)
+	if err != nil {
+		s.stop()
+		close(s.loopDone)
+		return nil, err
+	}
+	s.cur = a
+	go s.loop(exits)
+	return s, nil
+}
+
+func (s *Supervisor) set(a *Adapter, final error) {
+	s.mu.Lock()
+	s.cur = a
+	if final != nil && s.final == nil {
+		s.final = final
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+	s.mu.Unlock()
+}
+
+func (s *Supervisor) loop(exits chan ExitEvent) {
+	defer close(s.loopDone)
+	delay := s.policy.backoff()
+	started := time.Now()
+	for {
+		var ev ExitEvent
+		select {
+		case ev = <-exits:
+		case <-s.stopCtx.Done():
+			return
+		}
+		if s.onExit != nil {
+			s.onExit(ev)
+		}
+		s.mu.Lock()
+		allowed := s.policy.MaxRestarts < 0 || s.restarts < s.policy.MaxRestarts
+		s.mu.Unlock()
+		if !allowed {
+			s.set(nil, ErrGaveUp)
+			return
+		}
+		if time.Since(started) >= s.policy.resetAfter() {
+			delay = s.policy.backoff()
+		}
+		s.set(nil, nil)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-s.stopCtx.Done():
+			t.Stop()
+			s.set(nil, ErrGaveUp)
+			return
+		}
+		delay = min(delay*2, s.policy.maxBackoff())
+		ctx, cancel := context.WithTimeout(s.stopCtx, s.cfg.Limits.Call())
+		a, err := Open(ctx, s.cfg)
+		cancel()
+		s.mu.Lock()
+		s.restarts++
+		s.mu.Unlock()
+		if err != nil {
+			s.cfg.Logger.Warn("restart failed", "error", err)
+			s.set(nil, errors.Join(ErrGaveUp, err))
+			return
+		}
+		started = time.Now()
+		s.set(a, nil)
+	}
+}
+
+// Current returns the running adapter, or nil while it is being restarted or after
+// the supervisor gave up.
+func (s *Supervisor) Current() *Adapter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// Restarts returns how many restarts were attempted.
+func (s *Supervisor) Restarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// wait returns the current adapter, waiting within ctx while a restart is under way.
+func (s *Supervisor) wait(ctx context.Context) (*Adapter, error) {
+	for {
+		s.mu.Lock()
+		a, final, changed := s.cur, s.final, s.changed
+		s.mu.Unlock()
+		switch {
+		case final != nil:
+			return nil, final
+		case a != nil:
+			select {
+			case <-a.Done():
+				// Ended; the loop will replace it.
+			default:
+				return a, nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Call calls a method of the current adapter, waiting within ctx for a restart under
+// way. A call that cannot reach any adapter fails with a *runtime.CallError with code
+// closed (or the context's code) that is never started.
+func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	a, err := s.wait(ctx)
+	if err != nil {
+		code := wire.CodeClosed
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			code = wire.CodeDeadline
+		case errors.Is(err, context.Canceled):
+			code = wire.CodeAborted
+		}
+		return nil, &runtime.CallError{Method: method, Code: code, Message: err.Error(), NeverStarted: true, Cause: err}
+	}
+	return a.Call(ctx, method, params)
+}
+
+// Close stops restarting and closes the current adapter verified (see [Adapter.Close]).
+func (s *Supervisor) Close() error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		<-s.loopDone
+		return nil
+	}
+	s.closing = true
+	s.mu.Unlock()
+	s.stop()
+	<-s.loopDone
+	s.mu.Lock()
+	a := s.cur
+	s.mu.Unlock()
+	s.set(nil, ErrGaveUp)
+	if a != nil {
+		return a.Close()
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Handle is one open adapter of a Registry.
+type Handle struct {
+	reg  *Registry
+	sup  *lifecycle.Supervisor
+	path string
+	name string
+}
+
+// Path returns the adapter executable's absolute path.
+func (h *Handle) Path() string { return h.path }
+
+// Name returns the adapter's name (from its file name where it follows the discovery
+// convention, else the file's base name).
+func (h *Handle) Name() string { return h.name }
+
+// Adapter returns the running adapter, or nil while it is being restarted or after it
+// ended for good.
+func (h *Handle) Adapter() *lifecycle.Adapter { return h.sup.Current() }
+
+// Restarts returns how many times the adapter was restarted.
+func (h *Handle) Restarts() int { return h.sup.Restarts() }
+
+// Catalog returns the running adapter's catalog, or nil when none is running.
+func (h *Handle) Catalog() *wire.Catalog {
+	if a := h.sup.Current(); a != nil {
+		return a.Catalog()
+	}
+	return nil
+}
+
+// Call calls a method with raw JSON params and returns the raw JSON result; errors
+// are the runtime's typed errors (*runtime.CallError).
+func (h *Handle) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return h.sup.Call(ctx, method, params)
+}
+
+// Invoke calls a method, encoding params (nil, raw JSON, a map or a struct with json
+// tags) and decoding the result into result (a pointer; nil discards it) with
+// mapstructure. A params value that does not encode fails before anything is sent, as
+// a *runtime.CallError with code invalid that is never started and wraps an
+// *EncodeError; a result that does not decode is a *DecodeError (the call itself
+// succeeded).
+func (h *Handle) Invoke(ctx context.Context, method string, params, result any) error {
+	p, err := encodeObject(params)
+	if err != nil {
+		return &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: err.Error(), NeverStarted: true, Cause: err}
+	}
+	raw, err := h.Call(ctx, method, p)
+	if err != nil {
+		return err
+	}
+	return decodeResult(method, raw, result)
+}
+
+// Close closes the adapter verified (see lifecycle.Adapter.Close): nil when its
+// process tree was proven gone.
+func (h *Handle) Close() error {
+	err := h.sup.Close()
+	h.reg.mu.Lock()
+	delete(h.reg.handles, h)
+	h.reg.mu.Unlock()
+	return err
+}

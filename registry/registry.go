@@ -1,0 +1,322 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
+)
+
+// Config configures a Registry. A nil *Config is valid and means all defaults; the
+// caller's Config is copied and never written.
+type Config struct {
+	// Dirs are the directories searched for NAME[@CONSTRAINT] references (see package
+	// discovery for the naming convention).
+	Dirs []string
+	// Env is the environment every adapter receives; nil means an empty one.
+	Env []string
+	// Stderr receives the adapters' standard error; nil discards it.
+	Stderr io.Writer
+	// Limits lowers the protocol's bounds; nil means the protocol's values.
+	Limits *limits.Limits
+	// Logger receives the registry's and adapters' logs; nil is silent.
+	Logger hclog.Logger
+	// Resources limits each adapter's process tree where the platform supports it.
+	Resources platform.Resources
+	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
+	// must have; a pinned adapter whose file differs is not started.
+	Pins map[string]string
+	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
+	Prerelease bool
+	// Restart is the restart policy of every opened adapter (zero: never restart).
+	Restart lifecycle.RestartPolicy
+	// OnExit is called when an adapter ends without the host closing it.
+	OnExit func(lifecycle.ExitEvent)
+	// Reservations records package directories reserved by adapters whose cleanup
+	// could not be verified; nil means the registry keeps its own.
+	Reservations *lifecycle.Reservations
+}
+
+// ErrClosed is returned by a Registry (or a Handle) used after Close.
+var ErrClosed = errors.New("registry: closed")
+
+// ErrNotAbsolute is the cause of a reference that looks like a path but is not absolute.
+var ErrNotAbsolute = errors.New("registry: adapter path is not absolute")
+
+// Registry opens adapters and binds typed clients to them. It is safe for concurrent use.
+type Registry struct {
+	cfg Config
+	log hclog.Logger
+	res *lifecycle.Reservations
+
+	mu      sync.Mutex
+	closed  bool
+	handles map[*Handle]struct{}
+	scan    *discovery.Result
+	clients map[clientKey]clientReg
+}
+
+// New returns a Registry. cfg may be nil.
+func New(cfg *Config) *Registry {
+	r := &Registry{handles: make(map[*Handle]struct{}), clients: make(map[clientKey]clientReg)}
+	if cfg != nil {
+		r.cfg = *cfg
+		r.cfg.Dirs = append([]string(nil), cfg.Dirs...)
+		r.cfg.Env = append([]string(nil), cfg.Env...)
+		if cfg.Env == nil {
+			r.cfg.Env = nil
+		}
+	}
+	r.log = r.cfg.Logger
+	if r.log == nil {
+		r.log = hclog.NewNullLogger()
+	}
+	r.log = r.log.Named("registry")
+	r.res = r.cfg.Reservations
+	if r.res == nil {
+		r.res = new(lifecycle.Reservations)
+	}
+	return r
+}
+
+// Reservations returns the record of reserved package directories.
+func (r *Registry) Reservations() *lifecycle.Reservations { return r.res }
+
+// Discover scans the configured directories again and returns what was found and
+// every file that was not taken, with its reason.
+func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	res, err := discovery.Scan(ctx, nil, r.cfg.Dirs...)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.scan = res
+	r.mu.Unlock()
+	return res, nil
+}
+
+func (r *Registry) check() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// IsPath reports whether ref names an adapter by path rather than NAME[@CONSTRAINT]:
+// it contains a path separator.
+func IsPath(ref string) bool {
+	return strings.ContainsAny(ref, `/\`) || filepath.IsAbs(ref)
+}
+
+// Resolve turns a reference into an adapter executable's absolute path: an absolute
+// path is taken as it is (R61, A31: a relative path is refused, never resolved), and
+// NAME or NAME@CONSTRAINT selects the newest matching version in the configured
+// directories (scanning them on first use).
+func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
+	if err := r.check(); err != nil {
+		return "", err
+	}
+	if IsPath(ref) {
+		if !filepath.IsAbs(ref) {
+			return "", fmt.Errorf("%w: %q", ErrNotAbsolute, ref)
+		}
+		return filepath.Clean(ref), nil
+	}
+	parsed, err := discovery.ParseRef(ref)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	scan := r.scan
+	r.mu.Unlock()
+	if scan == nil {
+		if scan, err = r.Discover(ctx); err != nil {
+			return "", err
+		}
+	}
+	a, err := scan.Select(parsed, &discovery.SelectOptions{Prerelease: r.cfg.Prerelease})
+	if err != nil {
+		return "", err
+	}
+	return a.Path, nil
+}
+
+// Open resolves ref (see Resolve), starts the adapter with the given configuration
+// (nil, a JSON object as json.RawMessage or []byte, or any value that encodes to a JSON
+// object), performs the handshake and returns a Handle. The adapter runs under the
+// configured restart policy until the Handle or the Registry is closed.
+func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Handle, error) {
+	path, err := r.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	cfgJSON, err := encodeObject(configuration)
+	if err != nil {
+		return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageConfig, Err: err}
+	}
+	if pin, ok := r.cfg.Pins[path]; ok {
+		if err := discovery.VerifySHA256(ctx, path, pin); err != nil {
+			return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageSpawn, Err: err}
+		}
+	}
+	name := filepath.Base(path)
+	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
+		name = n
+	}
+	sup, err := lifecycle.Supervise(ctx, lifecycle.Config{
+		Path: path, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
+		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
+		Reservations: r.res, OnExit: r.cfg.OnExit,
+	}, r.cfg.Restart)
+	if err != nil {
+		return nil, err
+	}
+	h := &Handle{reg: r, sup: sup, path: path, name: name}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, errors.Join(ErrClosed, sup.Close())
+	}
+	r.handles[h] = struct{}{}
+	r.mu.Unlock()
+	return h, nil
+}
+
+// Open returns the handles currently open, sorted by path.
+func (r *Registry) Opened() []*Handle {
+	r.mu.Lock()
+	hs := make([]*Handle, 0, len(r.handles))
+	for h := range r.handles {
+		hs = append(hs, h)
+	}
+	r.mu.Unlock()
+	sort.Slice(hs, func(i, j int) bool { return hs[i].path < hs[j].path })
+	return hs
+}
+
+// CloseError lists the adapters whose process trees could not be verified gone when
+// the registry closed. errors.Is(err, platform.ErrUnverified) is true.
+type CloseError struct {
+	Unverified map[string]error // by executable path
+}
+
+func (e *CloseError) Error() string {
+	paths := make([]string, 0, len(e.Unverified))
+	for p := range e.Unverified {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	fmt.Fprintf(&b, "registry: %d adapter(s) not verified gone:", len(paths))
+	for _, p := range paths {
+		fmt.Fprintf(&b, " %s (%v);", p, e.Unverified[p])
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// Unwrap returns the per-adapter errors.
+func (e *CloseError) Unwrap() []error {
+	out := make([]error, 0, len(e.Unverified))
+	for _, err := range e.Unverified {
+		out = append(out, err)
+	}
+	return out
+}
+
+// Close closes every open adapter concurrently (each verified, see Handle.Close) and
+// refuses further use. It returns nil when every process tree was proven gone, else a
+// *CloseError. ctx bounds the wait; adapters still closing when it ends are reported.
+func (r *Registry) Close(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	hs := make([]*Handle, 0, len(r.handles))
+	for h := range r.handles {
+		hs = append(hs, h)
+	}
+	r.mu.Unlock()
+	type result struct {
+		path string
+		err  error
+	}
+	results := make(chan result, len(hs))
+	for _, h := range hs {
+		go func() { results <- result{h.path, h.Close()} }()
+	}
+	ce := &CloseError{Unverified: make(map[string]error)}
+	for range hs {
+		select {
+		case res := <-results:
+			if res.err != nil {
+				ce.Unverified[res.path] = res.err
+			}
+		case <-ctx.Done():
+			r.mu.Lock()
+			for h := range r.handles {
+				ce.Unverified[h.path] = ctx.Err()
+			}
+			r.mu.Unlock()
+			return ce
+		}
+	}
+	if len(ce.Unverified) > 0 {
+		return ce
+	}
+	return nil
+}
+
+// encodeObject turns a configuration or params value into a JSON object. Raw JSON is
+// passed on as it is (the connection validates it in one pass before sending); any
+// other value is encoded with encoding/json and must come out as an object.
+func encodeObject(v any) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	case []byte:
+		return v, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, &EncodeError{Err: err}
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, &EncodeError{Err: fmt.Errorf("%T encodes to %s", v, truncate(b))}
+	}
+	return b, nil
+}
+
+func truncate(b []byte) string {
+	if len(b) > 64 {
+		return string(b[:64]) + "..."
+	}
+	return string(b)
+}
+
+// ErrEncode is the cause of every *EncodeError.
+var ErrEncode = errors.New("registry: value does not encode to a JSON object")
+
+// EncodeError is a configuration or params value that does not encode to a JSON object.
+type EncodeError struct{ Err error }
+
+func (e *EncodeError) Error() string { return ErrEncode.Error() + ": " + e.Err.Error() }
+
+// Unwrap returns ErrEncode and the cause.
+func (e *EncodeError) Unwrap() []error { return []error{ErrEncode, e.Err} }

@@ -1,0 +1,119 @@
+package registry
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"sync"
+	"time"
+)
+
+// StreamOptions describe a polled stream: the protocol has no events (R15), so
+// streaming output such as console data is fetched by the host with waiting reads
+// (A34). adapterkit's convention for such a read method: it takes the stream's Params
+// plus {"max_bytes": N, "wait_ms": W}, waits up to W milliseconds for data, and returns
+// {"data": BASE64, "eof": BOOL}: data is at most N bytes (possibly none), eof says no
+// more will come.
+type StreamOptions struct {
+	// Read is the waiting-read method.
+	Read string
+	// Close, if set, is called with Params when the stream is closed, within the
+	// console close bound (3 s, R44).
+	Close string
+	// Params identify the stream (e.g. {"session": 7}).
+	Params map[string]any
+	// Wait is how long one read may wait in the adapter; default 1 s. It must stay
+	// well below the call deadline.
+	Wait time.Duration
+	// MaxBytes is the most bytes one read returns; default 64 KiB.
+	MaxBytes int
+}
+
+// Stream is a polled stream exposed as an io.ReadCloser. It is not safe for
+// concurrent Reads; Close may be called concurrently with Read.
+type Stream struct {
+	h      *Handle
+	opts   StreamOptions
+	ctx    context.Context
+	cancel context.CancelFunc
+	buf    []byte
+	eof    bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Stream opens a polled stream on h. ctx bounds every read; Close ends it.
+func (h *Handle) Stream(ctx context.Context, opts StreamOptions) *Stream {
+	if opts.Wait <= 0 {
+		opts.Wait = time.Second
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 64 << 10
+	}
+	opts.Params = maps.Clone(opts.Params)
+	s := &Stream{h: h, opts: opts}
+	s.ctx, s.cancel = context.WithCancel(ctx)
+	return s
+}
+
+type streamChunk struct {
+	Data string `json:"data"`
+	EOF  bool   `json:"eof"`
+}
+
+// ErrStreamClosed is returned by Read after Close.
+var ErrStreamClosed = errors.New("registry: stream closed")
+
+// Read returns the next bytes of the stream, waiting for them as long as the stream's
+// context allows; io.EOF once the adapter said eof and everything was read.
+func (s *Stream) Read(p []byte) (int, error) {
+	for len(s.buf) == 0 {
+		if s.eof {
+			return 0, io.EOF
+		}
+		if s.ctx.Err() != nil {
+			return 0, ErrStreamClosed
+		}
+		params := make(map[string]any, len(s.opts.Params)+2)
+		maps.Copy(params, s.opts.Params)
+		params["max_bytes"] = s.opts.MaxBytes
+		params["wait_ms"] = s.opts.Wait.Milliseconds()
+		var chunk streamChunk
+		if err := s.h.Invoke(s.ctx, s.opts.Read, params, &chunk); err != nil {
+			if s.ctx.Err() != nil && context.Cause(s.ctx) == context.Canceled {
+				return 0, ErrStreamClosed
+			}
+			return 0, err
+		}
+		data, err := base64.StdEncoding.DecodeString(chunk.Data)
+		if err != nil {
+			return 0, &DecodeError{Method: s.opts.Read, Err: fmt.Errorf("data is not base64: %w", err)}
+		}
+		if len(data) > s.opts.MaxBytes {
+			return 0, &DecodeError{Method: s.opts.Read, Err: fmt.Errorf("%d bytes returned, asked for at most %d", len(data), s.opts.MaxBytes)}
+		}
+		s.buf, s.eof = data, chunk.EOF
+	}
+	n := copy(p, s.buf)
+	s.buf = s.buf[n:]
+	return n, nil
+}
+
+// Close ends the stream: a read under way is cancelled, and the Close method (if any)
+// is called within the console close bound.
+func (s *Stream) Close() error {
+	s.closeOnce.Do(func() {
+		s.cancel()
+		if s.opts.Close == "" {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.h.reg.cfg.Limits.Console())
+		defer cancel()
+		s.closeErr = s.h.Invoke(ctx, s.opts.Close, s.opts.Params, nil)
+	})
+	return s.closeErr
+}
