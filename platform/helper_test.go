@@ -109,11 +109,19 @@ func runHelper(mode string, args []string) int {
 	case "env":
 		fmt.Print(strings.Join(os.Environ(), "\n"))
 	case "fds": // "fd target" lines for every open descriptor
-		ents, _ := os.ReadDir("/proc/self/fd")
-		for _, e := range ents {
-			target, _ := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
-			fmt.Printf("%s %s\n", e.Name(), target)
+		d, err := os.Open("/proc/self/fd")
+		if err != nil {
+			return 3
 		}
+		names, _ := d.Readdirnames(-1)
+		for _, n := range names {
+			target, _ := os.Readlink(filepath.Join("/proc/self/fd", n))
+			if n == strconv.Itoa(int(d.Fd())) {
+				target = "listing"
+			}
+			fmt.Printf("%s %s\n", n, target)
+		}
+		d.Close()
 	case "cwd":
 		wd, _ := os.Getwd()
 		fmt.Print(wd)

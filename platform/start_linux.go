@@ -170,7 +170,13 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Files: []*os.File{files.child[0], files.child[1], files.child[2]},
 		Sys:   sys,
 	}
-	return spawn(ctx, func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
+	log := cfg.logger()
+	return spawn(ctx, func() (*os.Process, error) {
+		if fds := markInheritedCloexec(); len(fds) > 0 {
+			log.Debug("marked inherited descriptors close-on-exec so that they do not leak into adapters", "fds", fds)
+		}
+		return os.StartProcess(cfg.Path, argv, attr)
+	})
 }
 
 func osReaped(*Tree) { spawnReaped() }
