@@ -1,0 +1,85 @@
+// Command echo is a test adapter: service example.echo version 1, whose methods make
+// the behaviours a host must handle easy to provoke. Tests and benchmarks of the host
+// side use it.
+//
+//   - example.echo.echo returns its params unchanged (as raw JSON, without decoding).
+//   - example.echo.sleep, params {"ms": N}, waits N milliseconds (0 <= N <= 30000) and
+//     returns {"ms": N}; a cancel ends the wait early with aborted "Sleep canceled".
+//   - example.echo.fail, params {"code": string, "message": string}, answers with that
+//     error. The SDK applies the protocol to it: a code that is not one of the eight is
+//     sent as failed (R28) and a message longer than 4096 bytes is capped (R30), so a
+//     host sees exactly what the protocol allows an adapter to send.
+//   - example.echo.big, params {"bytes": N}, returns a JSON string of N 'x' characters;
+//     N may be at most the frame limit less 1 KiB for the envelope, else invalid.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// maxBig is the largest string example.echo.big returns: the frame limit less room for
+// the envelope around it.
+const maxBig = limits.MaxFrameSize - 1024
+
+func echo(_ context.Context, p json.RawMessage) (json.RawMessage, error) { return p, nil }
+
+type sleepParams struct {
+	MS int `json:"ms"`
+}
+
+func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
+	if p.MS < 0 || time.Duration(p.MS)*time.Millisecond > limits.CallDeadline {
+		return sleepParams{}, plugin.Errorf(wire.CodeInvalid, "ms must be from 0 to %d", limits.CallDeadline.Milliseconds())
+	}
+	t := time.NewTimer(time.Duration(p.MS) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return p, nil
+	case <-ctx.Done():
+		return sleepParams{}, plugin.Errorf(wire.CodeAborted, "Sleep canceled")
+	}
+}
+
+type failParams struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func fail(_ context.Context, p failParams) (struct{}, error) {
+	return struct{}{}, &plugin.Error{Code: wire.Code(p.Code), Message: p.Message}
+}
+
+type bigParams struct {
+	Bytes int `json:"bytes"`
+}
+
+func big(_ context.Context, p bigParams) (json.RawMessage, error) {
+	if p.Bytes < 0 || p.Bytes > maxBig {
+		return nil, plugin.Errorf(wire.CodeInvalid, "bytes must be from 0 to %d", maxBig)
+	}
+	b := make([]byte, p.Bytes+2)
+	for i := range b {
+		b[i] = 'x'
+	}
+	b[0], b[len(b)-1] = '"', '"'
+	return b, nil
+}
+
+// newAdapter returns the echo adapter.
+func newAdapter() *plugin.Adapter {
+	svc := plugin.NewService("example.echo", 1)
+	plugin.Handle(svc, "example.echo.echo", echo)
+	plugin.Handle(svc, "example.echo.sleep", sleep)
+	plugin.Handle(svc, "example.echo.fail", fail)
+	plugin.Handle(svc, "example.echo.big", big)
+	return &plugin.Adapter{Services: []*plugin.Service{svc}}
+}
+
+func main() { plugin.Main(newAdapter()) }

@@ -1,0 +1,201 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Adapter describes an adapter: the services it provides and how it is configured.
+// Fill it in before calling [Adapter.Serve] or [Main] and do not change it afterwards.
+// Serve never writes to it, except into the struct Configuration points to.
+type Adapter struct {
+	// Services are the services advertised in the catalog, in order.
+	Services []*Service
+
+	// Configuration, if not nil, is a pointer (usually to a struct) that initialize's
+	// configuration object is decoded into with mapstructure, using json tags and exact
+	// key matching. Fields absent from the configuration keep the values they had, so
+	// defaults can be set beforehand. An unknown key or a value of the wrong type
+	// answers initialize with invalid. When Configuration is nil the configuration
+	// object is accepted and ignored.
+	Configuration any
+
+	// OnInitialize, if not nil, runs after Configuration has been decoded and before
+	// initialize is answered. An error answers initialize with the error's code (see
+	// [Errorf]); the host then ends the connection (R26). Its context is cancelled when
+	// the host cancels initialize or disconnects.
+	OnInitialize func(ctx context.Context) error
+
+	// Logger receives the engine's diagnostics (handler panics, a host's protocol
+	// violation). Nil discards them in Serve; Main uses a stderr logger at Warn level
+	// instead. It is never given stdout.
+	Logger hclog.Logger
+
+	// Limits lowers the protocol's bounds (frame size, requests in flight); nil means
+	// the protocol's own values.
+	Limits *limits.Limits
+}
+
+// handlerFunc runs one request: it decodes params, runs the user's handler and
+// appends the encoded result value to dst.
+type handlerFunc func(ctx context.Context, params []byte, dst []byte) ([]byte, error)
+
+// Service is one service of the catalog: an id, a version and its methods. Create it
+// with [NewService] and add methods with [Handle].
+type Service struct {
+	id       string
+	version  int
+	methods  []string
+	handlers map[string]handlerFunc
+	problem  error // a registration mistake, reported by Serve
+}
+
+// NewService returns a service with the given id (dotted and namespaced, e.g.
+// "example.device") and version (>= 1). Both are checked when the adapter is served.
+func NewService(id string, version int) *Service {
+	return &Service{id: id, version: version, handlers: make(map[string]handlerFunc)}
+}
+
+// ID returns the service id.
+func (s *Service) ID() string { return s.id }
+
+// Version returns the service version.
+func (s *Service) Version() int { return s.version }
+
+// Methods returns the full names of the methods registered so far, in order.
+func (s *Service) Methods() []string { return append([]string(nil), s.methods...) }
+
+// Handle registers h as the handler of method on s. method is the full name, prefixed
+// with the service id (e.g. "example.device.read"). Registering a method twice is a
+// duplicate in the catalog (R25) and makes Serve fail.
+//
+// The request's params object is decoded into P with mapstructure (json tags, exact key
+// matching, unknown keys refused with invalid, integers must be integral). P may be
+// json.RawMessage, which receives the params unchanged without any decoding, or
+// map[string]any. The result R is encoded with encoding/json (HTML characters are not
+// escaped); a json.RawMessage result is checked to be one JSON value and sent as is.
+//
+// The handler's context is cancelled when the host cancels the request or disconnects.
+// Call Handle before serving; it is not safe to call concurrently with Serve.
+func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P) (R, error)) {
+	if h == nil {
+		s.problem = errors.Join(s.problem, fmt.Errorf("method %q has a nil handler", method))
+		return
+	}
+	if s.handlers == nil {
+		s.handlers = make(map[string]handlerFunc)
+	}
+	s.methods = append(s.methods, method)
+	dec := paramsDecoder[P]()
+	s.handlers[method] = func(ctx context.Context, params []byte, dst []byte) ([]byte, error) {
+		var p P
+		if err := dec(params, &p); err != nil {
+			return dst, err
+		}
+		r, err := h(ctx, p)
+		if err != nil {
+			return dst, err
+		}
+		return appendResult(dst, r)
+	}
+}
+
+// Error is an error with a protocol error code. Return one from a handler (or
+// OnInitialize) to choose the code of the error reply; errors.As finds it through
+// wrapping.
+type Error struct {
+	Code    wire.Code // one of the eight codes; anything else is sent as failed (R28)
+	Message string    // capped at 4096 bytes on the wire (R30)
+}
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code wire.Code, format string, args ...any) error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errors about the adapter itself, returned by Serve before it reads anything.
+var (
+	// ErrInvalidAdapter is the cause of every *AdapterError.
+	ErrInvalidAdapter = errors.New("plugin: invalid adapter definition")
+)
+
+// AdapterError says why an Adapter cannot be served: an invalid catalog (Err is then a
+// *wire.CatalogError) or a registration mistake. errors.Is(err, ErrInvalidAdapter)
+// holds, and so does errors.Is(err, wire.ErrInvalidCatalog) for a catalog problem.
+type AdapterError struct {
+	Reason string
+	Err    error
+}
+
+func (e *AdapterError) Error() string {
+	if e.Err != nil {
+		return "plugin: invalid adapter: " + e.Reason + ": " + e.Err.Error()
+	}
+	return "plugin: invalid adapter: " + e.Reason
+}
+
+// Unwrap returns ErrInvalidAdapter and the underlying error.
+func (e *AdapterError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrInvalidAdapter, e.Err}
+	}
+	return []error{ErrInvalidAdapter}
+}
+
+// Catalog builds the catalog the adapter advertises and validates it (R19-R25). It is
+// what Serve answers initialize with. The error is an *AdapterError.
+func (a *Adapter) Catalog() (*wire.Catalog, error) {
+	c := &wire.Catalog{Protocol: limits.ProtocolVersion, Services: make([]wire.Service, 0, len(a.Services))}
+	for i, s := range a.Services {
+		if s == nil {
+			return nil, &AdapterError{Reason: fmt.Sprintf("service %d is nil", i)}
+		}
+		if s.problem != nil {
+			return nil, &AdapterError{Reason: "service " + s.id, Err: s.problem}
+		}
+		c.Services = append(c.Services, wire.Service{ID: s.id, Version: s.version, Methods: s.Methods()})
+	}
+	if err := c.Validate(); err != nil {
+		return nil, &AdapterError{Reason: "catalog", Err: err}
+	}
+	if a.Configuration != nil {
+		v := reflect.ValueOf(a.Configuration)
+		if v.Kind() != reflect.Pointer || v.IsNil() {
+			return nil, &AdapterError{Reason: fmt.Sprintf("Configuration must be a non-nil pointer, not %T", a.Configuration)}
+		}
+	}
+	return c, nil
+}
+
+// Causes of a handler's context cancellation, seen through context.Cause. Both wrap
+// context.Canceled, so a handler returning them is answered aborted.
+var (
+	// ErrCanceledByHost: the host sent cancel for the request (R37).
+	ErrCanceledByHost = fmt.Errorf("plugin: request canceled by the host: %w", context.Canceled)
+	// ErrDisconnected: the host closed stdin, or the connection ended (R49).
+	ErrDisconnected = fmt.Errorf("plugin: host disconnected: %w", context.Canceled)
+)
+
+// replyError maps a handler's error to a code and message (R28, R30 are applied when
+// the envelope is built).
+func replyError(err error) (wire.Code, string) {
+	var pe *Error
+	switch {
+	case errors.As(err, &pe):
+		return wire.NormalizeCode(string(pe.Code)), pe.Message
+	case errors.Is(err, context.Canceled):
+		return wire.CodeAborted, err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return wire.CodeDeadline, err.Error()
+	}
+	return wire.CodeFailed, err.Error()
+}

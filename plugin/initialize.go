@@ -1,0 +1,85 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// initialize answers the handshake in its own goroutine, so that stdin keeps being read
+// (a cancel or the end of stdin) while OnInitialize runs. Only the first initialize is
+// served; any later one is answered invalid, whatever became of the first (A7).
+func (c *conn) initialize(id uint64, params []byte) {
+	if !c.state.CompareAndSwap(stateNew, stateInitializing) {
+		c.replyError(id, wire.CodeInvalid, msgReinitialize)
+		return
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithCancelCause(c.base)
+	c.initID, c.initCancel = id, cancel
+	c.running++
+	c.mu.Unlock()
+	go c.runInitialize(ctx, cancel, id, params)
+}
+
+func (c *conn) runInitialize(ctx context.Context, cancel context.CancelCauseFunc, id uint64, params []byte) {
+	err := c.configure(ctx, params)
+	c.mu.Lock()
+	c.initID, c.initCancel = 0, nil
+	c.mu.Unlock()
+	cancel(nil)
+
+	buf := getFrame()
+	if err != nil {
+		c.state.Store(stateFailed)
+		c.log.Warn("initialize refused", "error", err)
+		*buf = errorFrame((*buf)[:0], id, err)
+	} else {
+		// Ready before the reply is queued: a request sent on seeing it is served.
+		c.state.Store(stateReady)
+		b := wire.AppendResult(wire.BeginFrame((*buf)[:0]), id, c.catalog)
+		if b, err = wire.FinishFrame(b, c.maxFrame); err != nil {
+			c.state.Store(stateFailed)
+			b = errorFrame((*buf)[:0], id, Errorf(wire.CodeFailed, "The catalog exceeds the adapter frame limit"))
+		}
+		*buf = b
+	}
+	c.w.enqueue(buf)
+	c.finished()
+}
+
+// configure decodes initialize's params and configuration and runs OnInitialize.
+func (c *conn) configure(ctx context.Context, params []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("initialize panicked", "panic", r, "stack", string(debug.Stack()))
+			err = &panicError{value: r}
+		}
+	}()
+	config, err := wire.DecodeInitializeParams(params)
+	if err != nil {
+		var ee *wire.EnvelopeError
+		if errors.As(err, &ee) {
+			return Errorf(wire.CodeInvalid, "Invalid initialize params: %s", ee.Reason)
+		}
+		return Errorf(wire.CodeInvalid, "Invalid initialize params: %v", err)
+	}
+	if c.a.Configuration != nil {
+		if err := decodeObject(config, c.a.Configuration); err != nil {
+			return Errorf(wire.CodeInvalid, "Invalid configuration: %v", err)
+		}
+	}
+	if c.a.OnInitialize != nil {
+		if err := c.a.OnInitialize(ctx); err != nil {
+			return fmt.Errorf("initialize: %w", err)
+		}
+	}
+	return nil
+}

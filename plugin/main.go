@@ -1,0 +1,38 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Main serves the adapter over the process's stdin and stdout and exits the process; it
+// is meant to be the whole of func main, and is the only function of the package that
+// exits or prints.
+//
+// Its first action protects stdout (R6): the original stdout becomes a private
+// descriptor used only for frames, and os.Stdout and file descriptor 1 (the standard
+// output handle on Windows) are redirected to stderr, so that stray prints of the
+// adapter or its libraries never reach the protocol stream. It then serves with
+// [Adapter.Serve] and exits with status 0 when the host disconnected cleanly (R49), or
+// with status 1 after writing the cause to stderr: an invalid adapter definition (the
+// catalog is checked before anything is read), a host violation, or a failed output.
+// When a.Logger is nil, diagnostics go to stderr at Warn level.
+func Main(a *Adapter) {
+	out, err := protectStdout()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "adapter:", err)
+		os.Exit(1)
+	}
+	ad := *a
+	if ad.Logger == nil {
+		ad.Logger = hclog.New(&hclog.LoggerOptions{Name: "adapter", Level: hclog.Warn, Output: os.Stderr})
+	}
+	if err := ad.Serve(context.Background(), os.Stdin, out); err != nil {
+		fmt.Fprintln(os.Stderr, "adapter:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}

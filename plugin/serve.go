@@ -1,0 +1,427 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Errors that end a connection, returned by Serve.
+var (
+	// ErrViolation is the cause of every *ViolationError: the host broke the protocol
+	// in a way that cannot be answered with an error reply (A14, A28).
+	ErrViolation = errors.New("plugin: the host violated the protocol")
+	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
+	ErrIDNotIncreasing = errors.New("request id does not increase")
+	// ErrShutdownIncomplete: at the end of the connection some handlers did not return,
+	// or the replies could not be written, within the cleanup bound (R49). Serve returned
+	// anyway; those goroutines are abandoned.
+	ErrShutdownIncomplete = errors.New("plugin: handlers or writes still running at shutdown")
+)
+
+// ViolationError is a host's protocol violation that ended the connection.
+// errors.Is(err, ErrViolation) holds; Err is the detail (a *wire.FrameError, a
+// *wire.EnvelopeError or ErrIDNotIncreasing).
+type ViolationError struct {
+	Reason string
+	ID     uint64 // the request id concerned, when known
+	Err    error
+}
+
+func (e *ViolationError) Error() string {
+	s := "plugin: host protocol violation: " + e.Reason
+	if e.ID != 0 {
+		s += " (id " + strconv.FormatUint(e.ID, 10) + ")"
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Unwrap returns ErrViolation and the detail.
+func (e *ViolationError) Unwrap() []error { return []error{ErrViolation, e.Err} }
+
+// Messages of the replies the engine makes itself.
+const (
+	msgNotInitialized = "Adapter is not initialized"
+	msgReinitialize   = "Adapter is already initialized"
+	msgBusy           = "Too many requests in flight"
+)
+
+// Initialization states.
+const (
+	stateNew int32 = iota
+	stateInitializing
+	stateReady
+	stateFailed
+)
+
+// conn is one connection being served.
+type conn struct {
+	a        *Adapter
+	log      hclog.Logger
+	handlers map[string]handlerFunc
+	catalog  []byte // the initialize result value
+	maxFrame int
+	inFlight int
+	w        *writer
+
+	base context.Context
+	stop context.CancelCauseFunc
+
+	state  atomic.Int32
+	lastID uint64 // read loop only
+
+	mu         sync.Mutex
+	calls      map[uint64]context.CancelCauseFunc // requests in flight (initialize excluded)
+	initID     uint64
+	initCancel context.CancelCauseFunc
+	running    int           // handler and initialize goroutines alive
+	closed     bool          // shutting down: start nothing more
+	idle       chan struct{} // closed when running drops to 0 after closed
+}
+
+// Serve serves the adapter over one connection: it reads the host's frames from in and
+// writes replies to out until in ends (the host disconnected), the host violates the
+// protocol, out fails, or ctx is done.
+//
+// Before reading anything it builds and validates the catalog; an invalid adapter is
+// refused with an *AdapterError and nothing is read or written (R19-R25).
+//
+// At the end every handler's context is cancelled; Serve waits for the handlers and
+// their replies within the process cleanup bound (about 1 s for handlers, then a short
+// flush), and returns regardless once it has passed (R49). It returns nil when in ended
+// cleanly and everything finished, a *ViolationError for a host violation, the write
+// error when out failed, context.Cause(ctx) when ctx was done, and
+// ErrShutdownIncomplete when handlers or writes outlived the bound. When Serve returns
+// for another reason than the end of in, the goroutine reading in stays blocked in its
+// Read until in is closed or returns; it starts nothing more.
+//
+// If out is os.Stdout itself, Serve first protects it as [Main] does: the frames go to a
+// private copy of the stdout descriptor and os.Stdout is redirected to stderr, for the
+// whole process.
+func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	if f, ok := out.(*os.File); ok && f == os.Stdout {
+		pf, err := protectStdout()
+		if err != nil {
+			return err
+		}
+		out = pf
+	}
+	c, err := newConn(ctx, a, out)
+	if err != nil {
+		return err
+	}
+	readDone := make(chan error, 1)
+	go func() { readDone <- c.readLoop(in) }()
+	var cause error
+	select {
+	case cause = <-readDone:
+	case <-ctx.Done():
+		cause = context.Cause(ctx)
+	case <-c.w.failed:
+		cause = fmt.Errorf("plugin: writing to the host: %w", c.w.error())
+	}
+	return c.shutdown(cause)
+}
+
+func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
+	cat, err := a.Catalog()
+	if err != nil {
+		return nil, err
+	}
+	value, err := wire.AppendCatalog(nil, cat)
+	if err != nil {
+		return nil, &AdapterError{Reason: "encoding the catalog", Err: err}
+	}
+	c := &conn{
+		a:        a,
+		log:      a.Logger,
+		handlers: make(map[string]handlerFunc),
+		catalog:  value,
+		maxFrame: a.Limits.Frame(),
+		inFlight: a.Limits.InFlight(),
+		calls:    make(map[uint64]context.CancelCauseFunc),
+	}
+	if c.log == nil {
+		c.log = hclog.NewNullLogger()
+	}
+	for _, s := range a.Services {
+		for m, h := range s.handlers {
+			c.handlers[m] = h
+		}
+	}
+	c.base, c.stop = context.WithCancelCause(ctx)
+	c.w = newWriter(out, 2*c.maxFrame)
+	return c, nil
+}
+
+// shutdown ends the connection in a fixed order: cancel every handler, wait for them
+// (bounded), flush their replies (bounded), and return the first cause.
+func (c *conn) shutdown(cause error) error {
+	c.stop(ErrDisconnected)
+	cleanup := c.a.Limits.Cleanup()
+	timer := time.NewTimer(cleanup / 2)
+	defer timer.Stop()
+
+	c.mu.Lock()
+	c.closed = true
+	var idle chan struct{}
+	if c.running > 0 {
+		idle = make(chan struct{})
+		c.idle = idle
+	}
+	c.mu.Unlock()
+	incomplete := false
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-timer.C:
+			incomplete = true
+			c.log.Warn("handlers did not return after the connection ended; abandoning them")
+		}
+	}
+
+	c.w.close()
+	timer.Reset(cleanup / 4)
+	select {
+	case <-c.w.done:
+	case <-timer.C:
+		incomplete = true
+		c.log.Warn("replies could not be written after the connection ended; abandoning them")
+	}
+	if cause != nil {
+		var v *ViolationError
+		if errors.As(cause, &v) {
+			c.log.Warn("ending the connection", "error", cause)
+		}
+		return cause
+	}
+	if incomplete {
+		return ErrShutdownIncomplete
+	}
+	return nil
+}
+
+// readLoop reads and dispatches frames until in ends (nil) or a violation (an error).
+func (c *conn) readLoop(in io.Reader) error {
+	r := wire.NewReader(in, c.maxFrame)
+	for {
+		p, err := r.ReadFrame()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &ViolationError{Reason: "bad frame", Err: err}
+		}
+		if c.base.Err() != nil {
+			return nil
+		}
+		if err := c.dispatch(p); err != nil {
+			return err
+		}
+		c.w.waitRoom()
+	}
+}
+
+// dispatch handles one payload from the host.
+func (c *conn) dispatch(p []byte) error {
+	m, err := wire.DecodeHostMessage(p)
+	if err != nil {
+		var ee *wire.EnvelopeError
+		switch {
+		case !errors.As(err, &ee):
+			return &ViolationError{Reason: "undecodable envelope", Err: err}
+		case ee.Type == wire.TypeCancel:
+			return nil // a malformed cancel is ignored (A4)
+		case ee.Type == wire.TypeRequest && ee.ID != 0:
+			// A request whose id is known: answered invalid, never executed (A4).
+			if err := c.order(ee.ID); err != nil {
+				return err
+			}
+			c.replyError(ee.ID, wire.CodeInvalid, envelopeMessage(ee))
+			return nil
+		}
+		return &ViolationError{Reason: "envelope not tied to a request id", ID: ee.ID, Err: err}
+	}
+	if m.Type == wire.TypeCancel {
+		c.cancel(m.ID)
+		return nil
+	}
+	if err := c.order(m.ID); err != nil {
+		return err
+	}
+	if m.Method == wire.MethodInitialize {
+		c.initialize(m.ID, m.Params)
+		return nil
+	}
+	if c.state.Load() != stateReady {
+		c.replyError(m.ID, wire.CodeInvalid, msgNotInitialized) // R27
+		return nil
+	}
+	h, ok := c.handlers[m.Method]
+	if !ok {
+		c.replyError(m.ID, wire.CodeUnavailable, wire.MessageUnknownMethod) // R42
+		return nil
+	}
+	c.start(m.ID, h, m.Params)
+	return nil
+}
+
+func envelopeMessage(ee *wire.EnvelopeError) string {
+	msg := "Invalid request envelope: " + ee.Reason
+	if ee.Field != "" {
+		msg += " (field " + strconv.Quote(ee.Field) + ")"
+	}
+	return msg
+}
+
+// order enforces strictly increasing request ids (A14).
+func (c *conn) order(id uint64) error {
+	if id <= c.lastID {
+		return &ViolationError{Reason: "request id " + strconv.FormatUint(id, 10) + " after " + strconv.FormatUint(c.lastID, 10), ID: id, Err: ErrIDNotIncreasing}
+	}
+	c.lastID = id
+	return nil
+}
+
+// cancel cancels a request in flight; unknown and finished ids are ignored (R37).
+func (c *conn) cancel(id uint64) {
+	c.mu.Lock()
+	f := c.calls[id]
+	if f == nil && id == c.initID {
+		f = c.initCancel
+	}
+	c.mu.Unlock()
+	if f != nil {
+		f(ErrCanceledByHost)
+	}
+}
+
+// start runs a request in its own goroutine, or answers busy when every slot is taken
+// (R40, A16: requests in flight are counted until their handler returns, cancelled ones
+// included, busy-refused ones and initialize excluded).
+func (c *conn) start(id uint64, h handlerFunc, params []byte) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
+	if len(c.calls) >= c.inFlight {
+		c.mu.Unlock()
+		c.replyError(id, wire.CodeBusy, msgBusy)
+		return
+	}
+	ctx, cancel := context.WithCancelCause(c.base)
+	c.calls[id] = cancel
+	c.running++
+	c.mu.Unlock()
+	go c.run(ctx, cancel, id, h, params)
+}
+
+func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint64, h handlerFunc, params []byte) {
+	buf := getFrame()
+	b := wire.BeginFrame((*buf)[:0])
+	head, fast := appendResultHead(b, id)
+	var err error
+	if fast {
+		if b, err = c.invoke(ctx, h, params, head); err == nil {
+			b = append(b, '}')
+		}
+	} else {
+		var v []byte
+		if v, err = c.invoke(ctx, h, params, nil); err == nil {
+			b = wire.AppendResult(b, id, v)
+		}
+	}
+	if err == nil {
+		if b, err = wire.FinishFrame(b, c.maxFrame); err != nil {
+			err = Errorf(wire.CodeFailed, "Result exceeds the adapter frame limit")
+		}
+	}
+	if err != nil {
+		b = errorFrame((*buf)[:0], id, err)
+	}
+	*buf = b
+
+	// The slot is free before the reply can reach the host, so a host that sends a new
+	// request on seeing the reply never meets a stale busy.
+	c.mu.Lock()
+	delete(c.calls, id)
+	c.mu.Unlock()
+	cancel(nil)
+	c.w.enqueue(buf)
+	c.finished()
+}
+
+// finished records that a handler goroutine has ended.
+func (c *conn) finished() {
+	c.mu.Lock()
+	c.running--
+	if c.running == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
+	}
+	c.mu.Unlock()
+}
+
+// panicError is a handler's panic, answered with failed.
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("handler panic: %v", e.value) }
+
+// invoke runs a handler, turning a panic into an error: the adapter keeps running.
+func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.log.Error("handler panicked", "panic", r, "stack", string(debug.Stack()))
+			out, err = dst, &panicError{value: r}
+		}
+	}()
+	return h(ctx, params, dst)
+}
+
+var zeroValue = []byte("0")
+
+// appendResultHead appends a result envelope up to its value, so a handler can encode
+// its result straight into the frame. It relies on wire.AppendResult putting the value
+// last, and reports false (the caller copies the value instead) if that ever changes.
+func appendResultHead(dst []byte, id uint64) ([]byte, bool) {
+	n := len(dst)
+	dst = wire.AppendResult(dst, id, zeroValue)
+	if !bytes.HasSuffix(dst[n:], []byte(`:0}`)) {
+		return dst[:n], false
+	}
+	return dst[:len(dst)-2], true
+}
+
+// errorFrame builds the frame of an error reply for err.
+func errorFrame(dst []byte, id uint64, err error) []byte {
+	code, msg := replyError(err)
+	b := wire.AppendError(wire.BeginFrame(dst), id, code, msg)
+	b, ferr := wire.FinishFrame(b, 0)
+	if ferr != nil { // unreachable: an error envelope with a capped message is small
+		panic(ferr)
+	}
+	return b
+}
+
+// replyError answers a request with an error at once, from the read loop.
+func (c *conn) replyError(id uint64, code wire.Code, msg string) {
+	buf := getFrame()
+	*buf = errorFrame((*buf)[:0], id, &Error{Code: code, Message: msg})
+	c.w.enqueue(buf)
+}
