@@ -163,7 +163,7 @@ func runHelper(mode string, args []string) int {
 		iso, _ := strconv.Atoi(args[1])
 		tree, err := Start(context.Background(), Config{
 			Path: mustExecutable(), Args: []string{helperArg, "tree", args[0]},
-			Isolation: Isolation(iso),
+			Isolation: Isolation(iso), Env: []string{"GORACE=atexit_sleep_ms=0"},
 		})
 		if err != nil {
 			fmt.Println("error", err)

@@ -1,0 +1,68 @@
+package platform
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseMountinfo(t *testing.T) {
+	hybrid := `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime shared:9 - cgroup2 cgroup2 rw
+`
+	cases := []struct {
+		name, in, mount, root string
+		err                   error
+	}{
+		{"hybrid", hybrid, "/sys/fs/cgroup/unified", "/", nil},
+		{"escaped", "50 1 0:40 /sub /mnt/with\\040space rw - cgroup2 none rw\n", "/mnt/with space", "/sub", nil},
+		{"none", "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n", "", "", errNoCgroup2},
+		{"v1 only", "35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n", "", "", errNoCgroup2},
+	}
+	for _, tc := range cases {
+		m, r, err := parseMountinfo(strings.NewReader(tc.in))
+		if m != tc.mount || r != tc.root || !errors.Is(err, tc.err) {
+			t.Errorf("%s: got %q %q %v, want %q %q %v", tc.name, m, r, err, tc.mount, tc.root, tc.err)
+		}
+	}
+}
+
+func TestParseStat(t *testing.T) {
+	// A command name may contain spaces and parentheses.
+	line := "4242 (a) b (c) S 1 4242 4000 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 rest"
+	s, err := parseStat([]byte(line))
+	if err != nil || s != (procStat{pid: 4242, ppid: 1, pgid: 4242, sid: 4000, state: 'S', start: 987654}) {
+		t.Fatalf("got %+v, %v", s, err)
+	}
+	if !s.alive() || (procStat{state: 'Z'}).alive() {
+		t.Error("alive is wrong")
+	}
+	for _, bad := range []string{"", "12 (x", "12 (x) S 1 2", "x (y) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"} {
+		if _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseCgroupName(t *testing.T) {
+	cases := []struct {
+		name  string
+		pid   int
+		start uint64
+		ok    bool
+	}{
+		{"adapterkit-123-456-7", 123, 456, true},
+		{"adapterkit-123-456", 0, 0, false},
+		{"adapterkit-0-456-7", 0, 0, false},
+		{"adapterkit-x-456-7", 0, 0, false},
+		{"adapterkit-1-2-3-4", 0, 0, false},
+		{"other-123-456-7", 0, 0, false},
+	}
+	for _, tc := range cases {
+		pid, start, ok := parseCgroupName(tc.name)
+		if pid != tc.pid || start != tc.start || ok != tc.ok {
+			t.Errorf("parseCgroupName(%q) = %d %d %v", tc.name, pid, start, ok)
+		}
+	}
+}
