@@ -211,7 +211,9 @@ func TestStderr(t *testing.T) {
 			t.Fatalf("stdout %q, %v", line, err)
 		}
 		tree.Stdin().Close()
-		<-tree.Exited()
+		if err := tree.Verify(ctxBound(t)); err != nil {
+			t.Fatal(err)
+		}
 		if err := tree.Close(); err != nil { // waits for the copy to end
 			t.Fatal(err)
 		}

@@ -227,7 +227,8 @@ func (t *Tree) waitExited(ctx context.Context) bool {
 // was not verified gone it is killed first (best effort): a released tree could no
 // longer be controlled. A cgroup that still holds processes is left for [Sweep], and
 // Close reports it. Close waits for the copy of stderr to the Config.Stderr writer to
-// end. It is idempotent.
+// end: after a successful Verify the copy is complete; otherwise what was still in the
+// pipe is dropped. It is idempotent.
 func (t *Tree) Close() error {
 	t.closeOnce.Do(func() {
 		if !t.verified.Load() {
@@ -236,6 +237,11 @@ func (t *Tree) Close() error {
 		t.closed.Store(true)
 		errs := []error{t.stdin.Close(), t.stdout.Close()}
 		if t.stderrR != nil {
+			if t.verified.Load() {
+				// No process is left to hold the write end: the copy ends at EOF after
+				// the last byte, so nothing the adapter wrote is lost.
+				<-t.stderrDone
+			}
 			errs = append(errs, t.stderrR.Close())
 			<-t.stderrDone
 		}
