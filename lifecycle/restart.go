@@ -181,14 +181,10 @@ func (s *Supervisor) wait(ctx context.Context) (*Adapter, error) {
 		switch {
 		case final != nil:
 			return nil, final
-		case a != nil:
-			select {
-			case <-a.Done():
-				// Ended; the loop will replace it.
-			default:
-				return a, nil
-			}
+		case a != nil && a.Err() == nil:
+			return a, nil
 		}
+		// No adapter, or one whose connection ended: the loop will replace it.
 		select {
 		case <-changed:
 		case <-ctx.Done():
