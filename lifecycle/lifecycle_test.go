@@ -3,9 +3,9 @@
 package lifecycle_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
