@@ -153,3 +153,15 @@ func checkWindowsExeName(path string) error {
 	}
 	return nil
 }
+
+// requestedLimits names the limits r asks for, as LimitError reports them.
+func requestedLimits(r Resources) []string {
+	var out []string
+	if r.MemoryBytes > 0 {
+		out = append(out, "memory")
+	}
+	if r.MaxProcesses > 0 {
+		out = append(out, "processes")
+	}
+	return out
+}

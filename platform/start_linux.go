@@ -31,15 +31,6 @@ type osTree struct {
 	known map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
 }
 
-func checkExeName(string) error { return nil }
-
-func checkExecutable(fi os.FileInfo) error {
-	if fi.Mode().Perm()&0o111 == 0 {
-		return ErrNotExecutable
-	}
-	return nil
-}
-
 func (s *osTree) cgroupPath() string {
 	if s.cg == nil {
 		return ""
@@ -116,17 +107,6 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 		log.Warn("resource limits not applied", "error", t.limitErr)
 	}
 	return nil
-}
-
-func requestedLimits(r Resources) []string {
-	var out []string
-	if r.MemoryBytes > 0 {
-		out = append(out, "memory")
-	}
-	if r.MaxProcesses > 0 {
-		out = append(out, "processes")
-	}
-	return out
 }
 
 // prepareCgroup creates the adapter's cgroup under Config.CgroupParent or the host's own
