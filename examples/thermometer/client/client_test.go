@@ -1,0 +1,169 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/adapterkit/adapterkit/examples/thermometer/client"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// wait bounds every wait for an event so that a broken test fails instead of hanging;
+// nothing asserts on time.
+const wait = 10 * time.Second
+
+// buildThermometer builds examples/thermometer into a fresh directory under the
+// discovery naming convention and returns the directory.
+func buildThermometer(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
+	if err != nil {
+		t.Skipf("building the adapter needs the go command: %v", err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "thermometer_v1.0.0")
+	cmd := exec.Command(goTool, "build", "-o", out, "github.com/adapterkit/adapterkit/examples/thermometer")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return dir
+}
+
+// waitFor polls cond until it holds, failing the test after the bound.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestDeviceAgainstThermometer(t *testing.T) {
+	dir := buildThermometer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+
+	reg := registry.New(&registry.Config{Dirs: []string{dir}})
+	if err := client.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	h, err := reg.Open(ctx, "thermometer@>= 1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := registry.Bind[*client.Device](h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := dev.Client().Service(); got.ID != client.ServiceID || got.Version != client.Version {
+		t.Fatalf("bound to %+v", got)
+	}
+
+	t.Run("inlet", func(t *testing.T) {
+		r, err := dev.Read(ctx, client.ReadParams{Probe: "inlet"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Celsius != 21.5 {
+			t.Fatalf("inlet reads %v °C, want 21.5", r.Celsius)
+		}
+	})
+
+	// R36, R38, R39: the cancelled read returns aborted and uncertain at once; the
+	// adapter answers the cancel and frees the identity's slot.
+	t.Run("slow cancelled", func(t *testing.T) {
+		conn := h.Adapter().Conn()
+		rctx, rcancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() {
+			_, err := dev.Read(rctx, client.ReadParams{Probe: "slow"})
+			done <- err
+		}()
+		waitFor(t, "the slow read to be in flight", func() bool { return conn.InFlight() == 1 })
+		rcancel()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(wait):
+			t.Fatal("the cancelled read did not return")
+		}
+		if !errors.Is(err, runtime.ErrAborted) {
+			t.Fatalf("cancelled read: %v, want aborted", err)
+		}
+		if !runtime.IsUncertain(err) {
+			t.Fatalf("cancelled read after send should be uncertain: %v", err)
+		}
+		waitFor(t, "the adapter to answer the cancel", func() bool { return conn.InFlight() == 0 })
+	})
+
+	t.Run("unknown probe", func(t *testing.T) {
+		_, err := dev.Read(ctx, client.ReadParams{Probe: "outlet"})
+		var ce *runtime.CallError
+		if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrInvalid) {
+			t.Fatalf("unknown probe: %v, want invalid", err)
+		}
+		if ce.Uncertain || ce.NeverStarted || ce.Message != "unknown probe" {
+			t.Fatalf("unknown probe: %+v", ce)
+		}
+	})
+
+	// R63: closing the registry proves the adapter's process tree gone.
+	if err := reg.Close(ctx); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+}
+
+// Bind checks the adapter's catalog against the client's service description.
+func TestServiceAgainstCatalogs(t *testing.T) {
+	cat := func(version int, methods ...string) *wire.Catalog {
+		return &wire.Catalog{Protocol: 1, Services: []wire.Service{{ID: "example.device", Version: version, Methods: methods}}}
+	}
+	for _, tc := range []struct {
+		name string
+		cat  *wire.Catalog
+		want error
+	}{
+		{"the thermometer's catalog", cat(1, "example.device.read"), nil},
+		{"more methods than needed", cat(1, "example.device.read", "example.device.write"), nil},
+		{"another version", cat(2, "example.device.read"), registry.ErrVersionMismatch},
+		{"read missing", cat(1, "example.device.write"), registry.ErrMethodMissing},
+		{"another service", &wire.Catalog{Protocol: 1, Services: []wire.Service{{ID: "example.echo", Version: 1, Methods: []string{"example.echo.echo"}}}}, registry.ErrServiceMissing},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := registry.CheckCatalog(tc.cat, client.Service())
+			if tc.want == nil && err != nil || !errors.Is(err, tc.want) {
+				t.Fatalf("CheckCatalog: %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestRegister(t *testing.T) {
+	reg := registry.New(nil)
+	defer reg.Close(context.Background())
+	if err := client.Register(reg); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	// Service returns a fresh description each time: a caller cannot change the
+	// registered one through it.
+	s := client.Service()
+	s.Methods[0] = "example.device.write"
+	if got := client.Service().Methods[0]; got != client.MethodRead {
+		t.Fatalf("Service().Methods[0] = %q", got)
+	}
+}
