@@ -1,0 +1,298 @@
+//go:build linux
+
+package registry_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
+)
+
+var adapterDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "registry-test-")
+	if err != nil {
+		panic(err)
+	}
+	adapterDir = dir
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		panic("the tests build adapters and need the go tool on PATH: " + err.Error())
+	}
+	for _, b := range []struct{ pkg, name string }{
+		{"../examples/echo", "echo_v1.2.0"},
+		{"../examples/echo", "echo_v2.0.0-beta.1"},
+		{"../examples/thermometer", "thermometer_v1.0.0"},
+	} {
+		out, err := exec.Command(gobin, "build", "-o", filepath.Join(dir, b.name), b.pkg).CombinedOutput()
+		if err != nil {
+			panic(fmt.Sprintf("build %s: %v\n%s", b.pkg, err, out))
+		}
+	}
+	code := 0
+	func() {
+		defer func() { _ = os.RemoveAll(dir) }()
+		goleak.VerifyTestMain(exitCatcher{&code, m})
+	}()
+	os.Exit(code)
+}
+
+// exitCatcher lets TestMain remove the adapters after goleak's run.
+type exitCatcher struct {
+	code *int
+	m    *testing.M
+}
+
+func (e exitCatcher) Run() int { *e.code = e.m.Run(); return *e.code }
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// echoClient is a typed client of example.echo as a host would write it.
+type echoClient struct{ c *registry.Client }
+
+type sleepArgs struct {
+	MS int `json:"ms"`
+}
+
+func (e *echoClient) Echo(ctx context.Context, in map[string]any) (map[string]any, error) {
+	var out map[string]any
+	err := e.c.Invoke(ctx, "example.echo.echo", in, &out)
+	return out, err
+}
+
+func (e *echoClient) Sleep(ctx context.Context, ms int) (sleepArgs, error) {
+	var out sleepArgs
+	err := e.c.Invoke(ctx, "example.echo.sleep", sleepArgs{MS: ms}, &out)
+	return out, err
+}
+
+var echoService = registry.Service{ID: "example.echo", Version: 1, Methods: []string{"example.echo.echo", "example.echo.sleep"}}
+
+func newRegistry(t *testing.T, mod func(*registry.Config)) *registry.Registry {
+	cfg := &registry.Config{Dirs: []string{adapterDir}}
+	if mod != nil {
+		mod(cfg)
+	}
+	r := registry.New(cfg)
+	t.Cleanup(func() {
+		if err := r.Close(context.Background()); err != nil {
+			t.Errorf("registry Close: %v", err)
+		}
+	})
+	if err := registry.Register(r, echoService, func(c *registry.Client) *echoClient { return &echoClient{c} }); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestOpenByNameAndTypedClient(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Name() != "echo" || filepath.Base(h.Path()) != "echo_v1.2.0" {
+		t.Fatalf("opened %s (%s)", h.Name(), h.Path())
+	}
+	e, err := registry.Bind[*echoClient](h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := e.Echo(ctxT(t), map[string]any{"a": "b", "n": 2})
+	if err != nil || got["a"] != "b" || got["n"] != float64(2) {
+		t.Fatalf("Echo = %v, %v", got, err)
+	}
+	s, err := e.Sleep(ctxT(t), 5)
+	if err != nil || s.MS != 5 {
+		t.Fatalf("Sleep = %+v, %v", s, err)
+	}
+	// Cancel reaches the adapter: aborted, outcome uncertain (R32).
+	ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
+	defer cancel()
+	if _, err := e.Sleep(ctx, 10000); !errors.Is(err, runtime.ErrDeadline) || !runtime.IsUncertain(err) {
+		t.Fatalf("Sleep past deadline = %v", err)
+	}
+	if err := h.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if len(r.Opened()) != 0 {
+		t.Fatal("closed handle still listed")
+	}
+}
+
+func TestPrereleaseOnlyWhenAsked(t *testing.T) {
+	r := newRegistry(t, nil)
+	p, err := r.Resolve(ctxT(t), "echo")
+	if err != nil || filepath.Base(p) != "echo_v1.2.0" {
+		t.Fatalf("Resolve(echo) = %s, %v", p, err)
+	}
+	pre := newRegistry(t, func(c *registry.Config) { c.Prerelease = true })
+	p, err = pre.Resolve(ctxT(t), "echo")
+	if err != nil || filepath.Base(p) != "echo_v2.0.0-beta.1" {
+		t.Fatalf("Resolve(echo) with pre-releases = %s, %v", p, err)
+	}
+}
+
+func TestResolveErrors(t *testing.T) {
+	r := newRegistry(t, nil)
+	tests := []struct {
+		ref string
+		is  error
+	}{
+		{"./echo_v1.2.0", registry.ErrNotAbsolute},
+		{"bin/echo", registry.ErrNotAbsolute},
+		{"nosuch", discovery.ErrNotFound},
+		{"echo@>= 3", discovery.ErrNoMatchingVersion},
+		{"Echo!", discovery.ErrRefName},
+		{"echo@~> x", discovery.ErrRefConstraint},
+	}
+	for _, tt := range tests {
+		if _, err := r.Open(ctxT(t), tt.ref, nil); !errors.Is(err, tt.is) {
+			t.Errorf("Open(%q) = %v, want %v", tt.ref, err, tt.is)
+		}
+	}
+}
+
+func TestBindChecksCatalog(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), filepath.Join(adapterDir, "thermometer_v1.0.0"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := registry.Bind[*echoClient](h); !errors.Is(err, registry.ErrServiceMissing) {
+		t.Fatalf("Bind echo client to thermometer = %v", err)
+	}
+	if _, err := registry.Bind[string](h); !errors.Is(err, registry.ErrNotRegistered) {
+		t.Fatalf("Bind unregistered = %v", err)
+	}
+	cat := h.Catalog()
+	tests := []struct {
+		svc registry.Service
+		is  error
+	}{
+		{registry.Service{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}}, nil},
+		{registry.Service{ID: "example.device", Version: 2, Methods: []string{"example.device.read"}}, registry.ErrVersionMismatch},
+		{registry.Service{ID: "example.device", Version: 1, Methods: []string{"example.device.write"}}, registry.ErrMethodMissing},
+	}
+	for _, tt := range tests {
+		if err := registry.CheckCatalog(cat, tt.svc); !errors.Is(err, tt.is) {
+			t.Errorf("CheckCatalog(%+v) = %v, want %v", tt.svc, err, tt.is)
+		}
+	}
+	for _, bad := range []registry.Service{{ID: "device", Version: 1}, {ID: "a.b", Version: 0}, {ID: "a.b", Version: 1, Methods: []string{"c.d.e"}}} {
+		if err := registry.Register(r, bad, func(*registry.Client) int { return 0 }); !errors.Is(err, registry.ErrInvalidService) {
+			t.Errorf("Register(%+v) = %v", bad, err)
+		}
+	}
+}
+
+func TestInvokeEncodingAndDecoding(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), "echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Params that do not encode fail before anything is sent.
+	err = h.Invoke(ctxT(t), "example.echo.echo", map[string]any{"c": make(chan int)}, nil)
+	if !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
+		t.Fatalf("unencodable params = %v", err)
+	}
+	err = h.Invoke(ctxT(t), "example.echo.echo", []int{1}, nil)
+	if !errors.Is(err, registry.ErrEncode) {
+		t.Fatalf("non-object params = %v", err)
+	}
+	// A result that does not fit the caller's type is a DecodeError; the call succeeded.
+	var out struct {
+		N int `json:"n"`
+	}
+	err = h.Invoke(ctxT(t), "example.echo.echo", map[string]any{"n": 1.5}, &out)
+	if !errors.Is(err, registry.ErrDecode) {
+		t.Fatalf("fractional into int = %v", err)
+	}
+	var raw json.RawMessage
+	if err := h.Invoke(ctxT(t), "example.echo.echo", json.RawMessage(`{"k":[1,2]}`), &raw); err != nil || string(raw) != `{"k":[1,2]}` {
+		t.Fatalf("raw = %s, %v", raw, err)
+	}
+	// R41: a method the adapter does not advertise never reaches it.
+	if err := h.Invoke(ctxT(t), "example.echo.nope", nil, nil); !errors.Is(err, runtime.ErrUnavailable) || !runtime.IsNeverStarted(err) {
+		t.Fatalf("unknown method = %v", err)
+	}
+	// The adapter's error arrives typed with its code.
+	err = h.Invoke(ctxT(t), "example.echo.fail", map[string]string{"code": "denied", "message": "no"}, nil)
+	if !errors.Is(err, runtime.ErrDenied) || runtime.IsUncertain(err) {
+		t.Fatalf("fail = %v", err)
+	}
+	// Configuration must be a JSON object.
+	if _, err := r.Open(ctxT(t), "echo", []int{1}); !errors.Is(err, registry.ErrEncode) {
+		t.Fatalf("bad configuration = %v", err)
+	}
+}
+
+func TestPins(t *testing.T) {
+	path := filepath.Join(adapterDir, "echo_v1.2.0")
+	sum, err := discovery.SHA256(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRegistry(t, func(c *registry.Config) {
+		c.Pins = map[string]string{path: sum, filepath.Join(adapterDir, "thermometer_v1.0.0"): strings.Repeat("0", 64)}
+	})
+	h, err := r.Open(ctxT(t), path, nil)
+	if err != nil {
+		t.Fatalf("pinned adapter with the right digest: %v", err)
+	}
+	defer h.Close()
+	if _, err := r.Open(ctxT(t), "thermometer", nil); !errors.Is(err, discovery.ErrDigestMismatch) {
+		t.Fatalf("pinned adapter with the wrong digest = %v", err)
+	}
+}
+
+func TestCloseRegistry(t *testing.T) {
+	r := registry.New(&registry.Config{Dirs: []string{adapterDir}})
+	var pids []int
+	for range 3 {
+		h, err := r.Open(ctxT(t), "echo", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, h.Adapter().Pid())
+	}
+	if n := len(r.Opened()); n != 3 {
+		t.Fatalf("opened = %d", n)
+	}
+	if err := r.Close(ctxT(t)); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for _, pid := range pids {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+			t.Errorf("pid %d still exists after a verified close", pid)
+		}
+	}
+	if _, err := r.Open(ctxT(t), "echo", nil); !errors.Is(err, registry.ErrClosed) {
+		t.Fatalf("Open after Close = %v", err)
+	}
+	if _, err := r.Discover(ctxT(t)); !errors.Is(err, registry.ErrClosed) {
+		t.Fatalf("Discover after Close = %v", err)
+	}
+	if err := r.Reservations().CanRelease(adapterDir); err != nil {
+		t.Fatalf("directory still reserved: %v", err)
+	}
+}
