@@ -229,15 +229,6 @@ func (c *cgroup) waitEmpty(ctx context.Context) error {
 	}
 }
 
-func sleepUntil(ctx context.Context, t time.Time) {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-ctx.Done():
-	}
-}
-
 // pids lists the processes of the cgroup and its sub-cgroups.
 func (c *cgroup) pids() []int {
 	var out []int

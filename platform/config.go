@@ -111,7 +111,7 @@ func (c *Config) validate() (dir string, err error) {
 	if dir == "" {
 		dir = filepath.Dir(c.Path)
 	} else if !filepath.IsAbs(dir) {
-		return fail(errors.Join(ErrInvalidConfig, errors.New("Dir is not absolute")))
+		return fail(errors.Join(ErrInvalidConfig, errors.New("working directory is not absolute")))
 	}
 	if c.Resources.MemoryBytes < 0 || c.Resources.MaxProcesses < 0 {
 		return fail(errors.Join(ErrInvalidConfig, errors.New("negative resource limit")))
@@ -152,16 +152,4 @@ func checkWindowsExeName(path string) error {
 		return ErrNotExe
 	}
 	return nil
-}
-
-// requestedLimits names the limits r asks for, as LimitError reports them.
-func requestedLimits(r Resources) []string {
-	var out []string
-	if r.MemoryBytes > 0 {
-		out = append(out, "memory")
-	}
-	if r.MaxProcesses > 0 {
-		out = append(out, "processes")
-	}
-	return out
 }

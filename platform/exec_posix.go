@@ -14,3 +14,15 @@ func checkExecutable(fi os.FileInfo) error {
 	}
 	return nil
 }
+
+// requestedLimits names the limits r asks for, as LimitError reports them.
+func requestedLimits(r Resources) []string {
+	var out []string
+	if r.MemoryBytes > 0 {
+		out = append(out, "memory")
+	}
+	if r.MaxProcesses > 0 {
+		out = append(out, "processes")
+	}
+	return out
+}

@@ -97,20 +97,20 @@ func (s *osTree) verify(ctx context.Context, t *Tree) error {
 		if d, ok := ctx.Deadline(); ok && d.Before(wake) {
 			wake = d
 		}
-		waitExitEvents(m, time.Until(wake))
+		waitExitEvents(ctx, m, time.Until(wake))
 		backoff = min(backoff*2, 100*time.Millisecond)
 	}
 }
 
 // waitExitEvents returns when one of pids exits (kqueue EVFILT_PROC NOTE_EXIT) or after d.
-func waitExitEvents(pids []int, d time.Duration) {
+func waitExitEvents(ctx context.Context, pids []int, d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	ts := unix.NsecToTimespec(d.Nanoseconds())
 	kq, err := unix.Kqueue()
 	if err != nil {
-		time.Sleep(d) // no kqueue: degrade to polling
+		sleepUntil(ctx, time.Now().Add(d)) // no kqueue: degrade to polling
 		return
 	}
 	defer unix.Close(kq)

@@ -272,3 +272,13 @@ func (s *osTree) release(*Tree) error {
 	}
 	return s.cg.remove()
 }
+
+// waitExited waits for the direct child to be reaped, or for ctx to end.
+func (t *Tree) waitExited(ctx context.Context) bool {
+	select {
+	case <-t.exited:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

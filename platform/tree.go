@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -213,16 +214,6 @@ func (t *Tree) Verify(ctx context.Context) error {
 	return nil
 }
 
-// waitExited waits for the direct child to be reaped, or for ctx to end.
-func (t *Tree) waitExited(ctx context.Context) bool {
-	select {
-	case <-t.exited:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // Close releases the Tree's pipes, handles and (Linux) its cgroup directory. If the tree
 // was not verified gone it is killed first (best effort): a released tree could no
 // longer be controlled. A cgroup that still holds processes is left for [Sweep], and
@@ -286,4 +277,14 @@ func Sweep(ctx context.Context, logger hclog.Logger) (SweepReport, error) {
 		logger = hclog.NewNullLogger()
 	}
 	return osSweep(ctx, logger.Named("platform.sweep"))
+}
+
+// sleepUntil waits until t or until ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 }
