@@ -1,0 +1,99 @@
+// Package e2e proves, with real processes, what a host built on adapterkit can rely on
+// when it runs adapters it did not write: adapters that break every rule of the protocol
+// (cmd/rogue, cmd/misbehave), load and faults together (the soak test), and bad input
+// from the host's own side. Its tests build the helper adapters under e2e/cmd once per
+// test binary and run them through lifecycle and registry exactly as a host would.
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// binDir holds the helper programs built for this test binary; it is removed at exit.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "adapterkit-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		_ = os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}
+
+type built struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+var (
+	buildMu sync.Mutex
+	builds  = map[string]*built{}
+)
+
+// buildBin builds a helper program once per test binary and returns its absolute path.
+// A name without a slash is the program e2e/cmd/<name>; a name with one is a package
+// path relative to the module root (e.g. "examples/echo"). A failed build panics with
+// the compiler's output, which fails the test that asked for it.
+func buildBin(name string) string {
+	buildMu.Lock()
+	b := builds[name]
+	if b == nil {
+		b = &built{}
+		builds[name] = b
+	}
+	buildMu.Unlock()
+	b.once.Do(func() {
+		pkg := "./cmd/" + name
+		if strings.Contains(name, "/") {
+			pkg = "../" + name
+		}
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			b.err = fmt.Errorf("the go tool is not on PATH: %w", err)
+			return
+		}
+		out := filepath.Join(binDir, strings.ReplaceAll(name, "/", "_"))
+		cmd := exec.Command(goTool, "build", "-o", out, pkg)
+		var stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stderr, &stderr
+		if err := cmd.Run(); err != nil {
+			b.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, stderr.Bytes())
+			return
+		}
+		b.path = out
+	})
+	if b.err != nil {
+		panic(b.err)
+	}
+	return b.path
+}
+
+// buildBinT is buildBin for a test: a failed build fails t instead of panicking.
+func buildBinT(t testing.TB, name string) string {
+	t.Helper()
+	var path string
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Fatalf("%v", r)
+			}
+		}()
+		path = buildBin(name)
+	}()
+	return path
+}
