@@ -1,0 +1,82 @@
+// Package platform starts an adapter's process and supervises the whole tree of
+// processes it creates, per operating system. It knows nothing of the protocol: it hands
+// out the adapter's stdin and stdout and proves, where the system allows, that nothing
+// of the tree is left (R63, R64).
+//
+// The intended use (package lifecycle) is: [Start] a tree, give [Tree.Stdin] and
+// [Tree.Stdout] to a protocol connection; to stop, close stdin, wait up to the
+// disconnect grace for [Tree.Exited], then [Tree.Kill], then [Tree.Verify] within the
+// cleanup bound, then [Tree.Close]. A host calls [Sweep] once at start-up to remove what
+// a crashed predecessor left behind.
+//
+// # Launch rules
+//
+// The executable is named by an absolute path, never resolved and never run through a
+// shell; arguments are passed verbatim (R61, A31). On Windows only an explicit .exe is
+// started (R62). The environment is exactly [Config.Env] (nil means empty). Standard
+// error goes to the null device unless [Config.Stderr] asks for it (R8, A27). Refusals
+// are *[LaunchError] with sentinel causes ([ErrNotAbsolute], [ErrNotFound], ...).
+//
+// # Linux
+//
+// Strongest first, combined where possible ([Tree.Mechanism] says what was used):
+//
+//   - cgroup v2: each adapter is started straight into its own cgroup
+//     (clone3 CLONE_INTO_CGROUP) named adapterkit-<host pid>-<host start time>-<seq>,
+//     under [Config.CgroupParent] or else the host's own cgroup; the cgroup2 mount is
+//     found in /proc/self/mountinfo. Kill writes cgroup.kill; proof is "populated 0" in
+//     cgroup.events (inotify wake-ups plus polling with backoff); Close removes it.
+//     Resources are applied through memory.max and pids.max when the parent delegates
+//     those controllers; otherwise [Tree.LimitErr] reports them as not applied (the
+//     process still starts). When cgroups cannot be created (permission, read-only, no
+//     cgroup2) the next mechanism is used.
+//   - PID namespace ([IsolationAuto], when the host is privileged): the adapter is
+//     process 1 of a new namespace, so when it exits or is killed the kernel kills
+//     every process of the namespace, including double-forked setsid daemons, and
+//     reaping it proves they are gone. See [Isolation] for what it means for the adapter.
+//   - Parent-death signal: every adapter gets PR_SET_PDEATHSIG=SIGKILL, and is forked
+//     by one goroutine locked to its OS thread for as long as any adapter lives
+//     (golang/go#27505), so a host that dies, even by SIGKILL, kills its adapters.
+//   - Process group: the adapter leads a new group; without a cgroup or PID namespace
+//     Kill signals the group and every descendant a walk of /proc finds. That cannot
+//     see a descendant that called setsid and whose parent exited before a walk (A25),
+//     so Verify then always returns *[UnverifiedError]. PR_SET_CHILD_SUBREAPER, which
+//     would keep such descendants visible, is process-wide and so not used by a library.
+//
+// What each mechanism closes, as measured by this package's tests as root on Linux 6.18:
+// Kill+Verify ends a tree with a double-forked setsid grandchild with cgroup and with
+// PID namespace; the process-group fallback misses that grandchild and says unverified.
+// A host killed with SIGKILL leaves nothing with the PID namespace (pdeathsig kills the
+// namespace's init, which takes the namespace down); with a cgroup but no namespace the
+// adapter dies (pdeathsig) but its descendants stay in the cgroup until [Sweep] ends
+// them; with only a process group they survive.
+//
+// Start also marks descriptors the host inherited without close-on-exec (fd >= 3)
+// close-on-exec, a deliberate process-wide change: otherwise they would leak into every
+// adapter. Descriptors passed with exec.Cmd.ExtraFiles are unaffected.
+//
+// The spawner goroutine ends when no adapter is left; tests using goleak that end with
+// adapters still running should ignore "platform.spawnLoop".
+//
+// # Windows
+//
+// Each adapter runs in its own job object with JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE and no
+// breakaway; the handle is not inheritable, so a dying host closes it and the kernel
+// ends the tree. The process is created suspended and inside the job
+// (PROC_THREAD_ATTRIBUTE_JOB_LIST, Windows 10+; before that it is assigned before its
+// main thread is resumed), inheriting only its three standard handles, with no console
+// window (CREATE_NO_WINDOW). Kill is TerminateJobObject; proof is ActiveProcesses == 0
+// in JobObjectBasicAccountingInformation, polled with backoff. Resources become
+// JobMemoryLimit and ActiveProcessLimit. An adapter started with an empty environment
+// lacks SystemRoot, which some Windows APIs (e.g. Winsock) need: pass what it needs in
+// [Config.Env]. Sweep has nothing to do.
+//
+// # macOS
+//
+// The adapter leads its own process group. Kill signals it and the group; Verify waits
+// (kqueue NOTE_EXIT wake-ups) until the direct child is reaped and sysctl
+// kern.proc.pgrp lists no running member. Limit: a descendant that leaves the group
+// (setsid, setpgid) is invisible, so Verify can confirm a tree that is not fully gone;
+// adapters must not daemonize, and should exit on stdin EOF (R49), which also covers a
+// host that dies. Resources are not supported; Sweep has nothing to do.
+package platform
