@@ -265,6 +265,7 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 		return 0, refused(method, wire.CodeInvalid, wire.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
 	}
 	c.outEnds = append(c.outEnds, len(c.out))
+	c.outIDs = append(c.outIDs, id)
 	c.nextID++
 	cl.id, cl.method = id, method
 	c.pending[id] = cl

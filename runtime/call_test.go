@@ -334,3 +334,33 @@ func TestRequestTooLarge(t *testing.T) {
 		t.Fatal(c.Err())
 	}
 }
+
+func TestCallErrorText(t *testing.T) {
+	tests := []struct {
+		err  *runtime.CallError
+		want string
+	}{
+		{&runtime.CallError{Method: read, ID: 7, Code: wire.CodeUnavailable, RawCode: "unavailable", Message: "Unknown method"},
+			"runtime: example.device.read (id 7): unavailable: Unknown method"},
+		{&runtime.CallError{Method: read, ID: 8, Code: wire.CodeFailed, RawCode: "Busy", Message: "x"},
+			`runtime: example.device.read (id 8): failed (sent as "Busy"): x`},
+		{&runtime.CallError{Method: read, Code: wire.CodeUnavailable, Message: wire.MessageUnknownMethod, NeverStarted: true, Cause: runtime.ErrUnknownMethod},
+			"runtime: example.device.read: unavailable: Unknown method [never started]: runtime: method not advertised by the adapter"},
+		{&runtime.CallError{Method: read, ID: 9, Code: wire.CodeClosed, Uncertain: true, Cause: runtime.NewViolation(runtime.UnknownReply, nil)},
+			"runtime: example.device.read (id 9): closed [outcome uncertain]: The adapter replied to an unknown request"},
+	}
+	for _, tt := range tests {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("got  %s\nwant %s", got, tt.want)
+		}
+	}
+	if _, ok := runtime.CodeOf(errors.New("plain")); ok {
+		t.Error("CodeOf found a code in a plain error")
+	}
+	if errors.Is(tests[0].err, runtime.ErrBusy) || errors.Is(tests[0].err, runtime.ErrUncertain) || errors.Is(tests[0].err, runtime.ErrNeverStarted) {
+		t.Error("CallError matches sentinels it should not")
+	}
+	if runtime.ErrBusy.Error() != "runtime: code busy" || runtime.Violation(0).String() == "" {
+		t.Error("sentinel texts")
+	}
+}

@@ -85,8 +85,9 @@ type Conn struct {
 	closeErr error // from closing w, for Close
 	nextID   uint64
 	pending  map[uint64]*call
-	out      []byte // queued frames, in identity order
-	outEnds  []int  // the end offset in out of each queued frame
+	out      []byte   // queued frames, in identity order
+	outEnds  []int    // the end offset in out of each queued frame
+	outIDs   []uint64 // the identity of each queued request (not of cancels)
 }
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
@@ -222,13 +223,22 @@ func (c *Conn) end(cause error) bool {
 	}
 	c.state = stateEnded
 	c.cause = cause
+	// Requests still queued were never handed to the writer: never started.
+	for _, id := range c.outIDs {
+		if cl, ok := c.pending[id]; ok {
+			delete(c.pending, id)
+			if !cl.abandoned {
+				cl.ch <- reply{err: &CallError{Method: cl.method, Code: wire.CodeClosed, Message: "the connection ended before the request was written", NeverStarted: true, Cause: cause}}
+			}
+		}
+	}
 	for id, cl := range c.pending {
 		delete(c.pending, id)
 		if !cl.abandoned {
 			cl.ch <- reply{err: &CallError{Method: cl.method, ID: id, Code: wire.CodeClosed, Uncertain: true, Cause: cause}}
 		}
 	}
-	c.out, c.outEnds = nil, nil
+	c.out, c.outEnds, c.outIDs = nil, nil, nil
 	close(c.done)
 	c.mu.Unlock()
 

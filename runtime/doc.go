@@ -34,8 +34,9 @@
 // initialize. The order is fixed:
 //
 //  1. under the lock, the cause is recorded and no new request can be queued;
-//  2. still under the lock, every pending call fails exactly once, with closed, marked
-//     uncertain, with the cause (R51);
+//  2. still under the lock, every pending call fails exactly once, with closed and the
+//     cause (R51): uncertain once its request was handed to the writer, never started
+//     while it was still queued;
 //  3. Done is closed, waking callers waiting for a slot and the writer;
 //  4. the adapter's input is closed (the adapter sees end of input; a stalled write
 //     returns);

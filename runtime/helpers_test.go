@@ -43,6 +43,7 @@ var pipeKinds = []pipeKind{ioPipe, osPipe}
 type fake struct {
 	t     testing.TB
 	in    *wire.Reader   // frames from the host (the adapter's stdin)
+	inRaw io.Reader      // the adapter's stdin, unbuffered
 	inEnd io.Closer      // the adapter's end of stdin
 	out   io.WriteCloser // the adapter's stdout
 }
@@ -69,7 +70,7 @@ func newConn(t testing.TB, kind pipeKind, opts *runtime.Options) (*runtime.Conn,
 		hostR, adapterW, adapterR, hostW = r1, w1, r2, w2
 	}
 	c := runtime.NewConn(hostR, hostW, opts)
-	f := &fake{t: t, in: wire.NewReader(adapterR, 0), inEnd: adapterR, out: adapterW}
+	f := &fake{t: t, in: wire.NewReader(adapterR, 0), inRaw: adapterR, inEnd: adapterR, out: adapterW}
 	t.Cleanup(func() {
 		_ = adapterW.Close()
 		_ = adapterR.Close()

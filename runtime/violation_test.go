@@ -360,3 +360,43 @@ func TestCloseAndAbort(t *testing.T) {
 	_, err := c2.Initialize(context.Background(), nil)
 	checkOutcome(t, err, runtime.ErrClosed, false, true)
 }
+
+// R51: a caller waiting for a slot when the connection ends never started.
+func TestWaitingCallerOnEnd(t *testing.T) {
+	c, f := newConn(t, ioPipe, &runtime.Options{Limits: &limits.Limits{MaxInFlight: 1}})
+	f.handshake(c)
+	pending := pendingCalls(t, c, f, 1)
+	waiting := goCall(context.Background(), c, read, "")
+	c.Abort(runtime.NewViolation(runtime.ProcessExited, nil))
+	r := recv(t, waiting)
+	checkOutcome(t, r.err, runtime.ErrClosed, false, true)
+	if !errors.Is(r.err, runtime.ErrProcessExited) {
+		t.Errorf("%v", r.err)
+	}
+	checkViolation(t, c, pending, runtime.ProcessExited, runtime.ErrProcessExited)
+}
+
+// R51, R32: when the connection ends, a request the writer had taken is uncertain, one
+// still queued behind it never started.
+func TestQueuedRequestsNeverStarted(t *testing.T) {
+	c, f := newConn(t, ioPipe, nil)
+	f.handshake(c)
+	first := goCall(context.Background(), c, read, "")
+	var b [1]byte
+	if _, err := io.ReadFull(f.inRaw, b[:]); err != nil { // the writer is inside its Write
+		t.Fatal(err)
+	}
+	second := goCall(context.Background(), c, read, "")
+	eventually(t, "second request queued", func() bool { return c.InFlight() == 2 })
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := recv(t, first)
+	if ce := checkOutcome(t, r.err, runtime.ErrClosed, true, false); ce.ID != 2 {
+		t.Errorf("first: %v", r.err)
+	}
+	r = recv(t, second)
+	if ce := checkOutcome(t, r.err, runtime.ErrClosed, false, true); ce.ID != 0 || !errors.Is(r.err, runtime.ErrConnClosed) {
+		t.Errorf("second: %v", r.err)
+	}
+}

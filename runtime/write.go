@@ -42,6 +42,7 @@ func (c *Conn) writeLoop() {
 			}
 			buf, c.out = c.out, buf[:0]
 			ends, c.outEnds = c.outEnds, ends[:0]
+			c.outIDs = c.outIDs[:0] // handed to the writer: their outcome is uncertain from now
 			c.mu.Unlock()
 			if len(ends) == 0 {
 				break
