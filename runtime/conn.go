@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"errors"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,8 +31,9 @@ type Options struct {
 	// ends cleanly (end of stream between frames) while the host has not ended the
 	// connection. The error it returns becomes the connection's cause (package
 	// lifecycle returns a ProcessExited *ViolationError carrying the exit status); nil
-	// means an Output violation. It must not call Close or Abort of the same Conn (they
-	// wait for the read loop); pending calls fail only after it returns.
+	// means an Output violation. It must return within a bounded time and must not call
+	// Close or Abort of the same Conn (they wait for the read loop); pending calls fail
+	// only after it returns.
 	OnOutputEnd func() error
 }
 
@@ -235,7 +238,7 @@ func (c *Conn) end(cause error) bool {
 	for id, cl := range c.pending {
 		delete(c.pending, id)
 		if !cl.abandoned {
-			cl.ch <- reply{err: &CallError{Method: cl.method, ID: id, Code: wire.CodeClosed, Uncertain: true, Cause: cause}}
+			cl.ch <- reply{err: &CallError{Method: cl.method, ID: id, Code: wire.CodeClosed, Message: "the connection ended", Uncertain: true, Cause: cause}}
 		}
 	}
 	c.out, c.outEnds, c.outIDs = nil, nil, nil
@@ -246,6 +249,9 @@ func (c *Conn) end(cause error) bool {
 		c.wtimer.Stop()
 	}
 	werr := c.w.Close()
+	if errors.Is(werr, os.ErrClosed) || errors.Is(werr, io.ErrClosedPipe) {
+		werr = nil // closed already by its owner: the adapter's input is closed either way
+	}
 	if rc, ok := c.r.(io.Closer); ok {
 		_ = rc.Close()
 	}
