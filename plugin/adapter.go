@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -79,7 +80,8 @@ func (s *Service) Methods() []string { return append([]string(nil), s.methods...
 // The request's params object is decoded into P with mapstructure (json tags, exact key
 // matching, unknown keys refused with invalid, integers must be integral). P may be
 // json.RawMessage, which receives the params unchanged without any decoding, or
-// map[string]any. The result R is encoded with encoding/json (HTML characters are not
+// map[string]any. A json.RawMessage P aliases the request's frame: treat it as
+// read-only (it may be kept after the handler returns). The result R is encoded with encoding/json (HTML characters are not
 // escaped); a json.RawMessage result is checked to be one JSON value and sent as is.
 //
 // The handler's context is cancelled when the host cancels the request or disconnects.
@@ -102,6 +104,10 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 		r, err := h(ctx, p)
 		if err != nil {
 			return dst, err
+		}
+		if raw, ok := any(&r).(*json.RawMessage); ok && aliases(*raw, params) {
+			// The params returned unchanged: validated on arrival, not scanned again.
+			return append(dst, params...), nil
 		}
 		return appendResult(dst, r)
 	}
@@ -198,4 +204,9 @@ func replyError(err error) (wire.Code, string) {
 		return wire.CodeDeadline, err.Error()
 	}
 	return wire.CodeFailed, err.Error()
+}
+
+// aliases reports whether a and b are the very same bytes (same start and length).
+func aliases(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && &a[0] == &b[0]
 }

@@ -396,7 +396,6 @@ func TestMalformedRequestNotExecuted(t *testing.T) {
 	expectResult(t, h.call("test.svc.count", `{}`), h.nextID, `1`)
 }
 
-
 // A14: a request id that does not increase ends the connection.
 func TestNonIncreasingID(t *testing.T) {
 	tests := []struct{ name, second string }{
