@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -363,4 +366,46 @@ func TestCallErrorText(t *testing.T) {
 	if runtime.ErrBusy.Error() != "runtime: code busy" || runtime.Violation(0).String() == "" {
 		t.Error("sentinel texts")
 	}
+}
+
+// Logging goes through the given hclog logger, under the connection's name.
+func TestLogging(t *testing.T) {
+	var buf safeBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Trace, Output: &buf, Name: "host"})
+	c, f := newConn(t, ioPipe, &runtime.Options{Logger: logger, Name: "thermo"})
+	f.handshake(c)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := goCall(ctx, c, read, "")
+	f.expect(request(2, read, `{}`))
+	cancel()
+	recv(t, res)
+	f.expect(cancelFrame(2))
+	f.send(resultFrame(2, "1"))
+	eventually(t, "reply dropped", func() bool { return c.InFlight() == 0 })
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"host.thermo", "initialized", "request queued", "caller gave up", "abandoned call dropped", "connection ended"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("log lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+type safeBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *safeBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *safeBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
