@@ -49,7 +49,7 @@ func shutdown(t *testing.T, tree *Tree) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	_ = tree.Kill(ctx)
-	if err := tree.Verify(ctx); err != nil && !tree.Mechanism().Has(MechProcessGroup) {
+	if err := tree.Verify(ctx); err != nil && mechanismProves(tree.Mechanism()) {
 		t.Errorf("Verify: %v", err)
 	}
 	select {
@@ -58,6 +58,12 @@ func shutdown(t *testing.T, tree *Tree) {
 		t.Errorf("adapter %d not reaped", tree.Pid())
 	}
 	_ = tree.Close()
+}
+
+// mechanismProves reports whether Verify can succeed with m: the Linux process-group
+// fallback alone never proves the end of a tree (A25).
+func mechanismProves(m Mechanism) bool {
+	return runtime.GOOS != "linux" || m.Has(MechCgroup) || m.Has(MechPidNamespace)
 }
 
 // R61, A31, R62: launch rules refuse bad paths with typed causes.
@@ -212,7 +218,10 @@ func TestStderr(t *testing.T) {
 		}
 		tree.Stdin().Close()
 		if err := tree.Verify(ctxBound(t)); err != nil {
-			t.Fatal(err)
+			if mechanismProves(tree.Mechanism()) {
+				t.Fatal(err)
+			}
+			t.Skipf("%s cannot prove the end, so Close drops what stderr still held: %v", tree.Mechanism(), err)
 		}
 		if err := tree.Close(); err != nil { // waits for the copy to end
 			t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -52,7 +54,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 			s.cg = cg
 		}
 	}
-	wantNS := cfg.Isolation == IsolationAuto && !pidnsDenied.Load()
+	wantNS := cfg.Isolation == IsolationAuto && !pidnsDenied.Load() && hasCapSysAdmin()
 	if s.cg != nil && wantNS {
 		attempts = append(attempts, attempt{cgroup: true, pidns: true})
 	}
@@ -78,7 +80,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 		if ctx.Err() != nil {
 			break
 		}
-		if a.pidns && errors.Is(err, syscall.EPERM) {
+		if a.pidns && !a.cgroup && errors.Is(err, syscall.EPERM) {
 			pidnsDenied.Store(true) // not privileged for CLONE_NEWPID
 		}
 	}
@@ -281,4 +283,20 @@ func (t *Tree) waitExited(ctx context.Context) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// hasCapSysAdmin reports whether CAP_SYS_ADMIN (needed for CLONE_NEWPID without a user
+// namespace) is in this process's effective set.
+func hasCapSysAdmin() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	return false
 }
