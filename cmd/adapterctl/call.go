@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+const callHelp = `
+Starts the adapter, performs the handshake, calls METHOD once with PARAMS_JSON (one
+JSON object; default {}; "-" reads it from stdin) and prints the result (JSON) on
+stdout. The adapter is then closed and its process tree verified gone.
+
+On failure the typed error goes to stderr: the code (one of invalid, closed, aborted,
+denied, unavailable, busy, failed, deadline), the message, and whether the outcome is
+uncertain (the request was sent and no reply came: the adapter may have acted) or the
+call never started (nothing was sent, e.g. a method the adapter does not advertise).
+When the connection broke, the protocol violation is named ("The adapter process
+exited", "The adapter output ended or violated the protocol", ...). With --json the
+error is one JSON object on stderr: {"command","error","exit","call":{"method","id",
+"code","raw_code","message","uncertain","never_started","cause"},"violation","detail",
+"cleanup"}; the result on stdout is the same raw JSON either way.
+
+--timeout bounds the call (not the start); when it passes, a cancel is sent and the
+call fails with deadline, outcome uncertain.
+
+` + adapterHelp
+
+// maxStdinParams caps params read from stdin: a request larger than a frame could not
+// be sent anyway (R58).
+const maxStdinParams = limits.MaxFrameSize
+
+func runCall(ctx context.Context, e *env, args []string) int {
+	var o adapterOpts
+	f := newFlags(e, "call", "[flags] ADAPTER METHOD [PARAMS_JSON|-]", callHelp)
+	o.register(f)
+	timeout := f.Duration("timeout", limits.CallDeadline, "deadline of the call (at most the protocol's 30s)")
+	pos, done, status := f.parse(args)
+	if done {
+		return status
+	}
+	if len(pos) < 2 || len(pos) > 3 {
+		return fail(e, "call", false, usagef("want ADAPTER METHOD [PARAMS_JSON], got %d arguments", len(pos)), nil)
+	}
+	if err := checkTimeout("--timeout", *timeout, limits.CallDeadline); err != nil {
+		return fail(e, "call", false, err, nil)
+	}
+	method := pos[1]
+	params, err := readParams(e.stdin, pos[2:])
+	if err != nil {
+		return fail(e, "call", false, err, nil)
+	}
+	_, cfg, err := o.prepare(ctx, e, pos[0])
+	if err != nil {
+		return fail(e, "call", o.json, err, nil)
+	}
+	a, err := lifecycle.Open(ctx, cfg)
+	if err != nil {
+		return fail(e, "call", o.json, err, nil)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, *timeout)
+	result, callErr := a.Call(callCtx, method, params)
+	cancel()
+	cleanup := a.Close()
+	if callErr != nil {
+		return fail(e, "call", o.json, callErr, cleanup)
+	}
+	if _, err := fmt.Fprintf(e.stdout, "%s\n", result); err != nil {
+		return fail(e, "call", o.json, err, cleanup)
+	}
+	if cleanup != nil {
+		return fail(e, "call", o.json, nil, cleanup)
+	}
+	return ExitOK
+}
+
+// readParams returns the PARAMS_JSON argument (or stdin for "-"), validated as one
+// JSON object; nil means {}.
+func readParams(stdin io.Reader, arg []string) ([]byte, error) {
+	if len(arg) == 0 {
+		return nil, nil
+	}
+	p := []byte(arg[0])
+	if arg[0] == "-" {
+		var err error
+		p, err = io.ReadAll(io.LimitReader(stdin, maxStdinParams+1))
+		if err != nil {
+			return nil, usagef("reading PARAMS_JSON from stdin: %v", err)
+		}
+		if len(p) > maxStdinParams {
+			return nil, usagef("PARAMS_JSON from stdin exceeds %d bytes", maxStdinParams)
+		}
+	}
+	if err := wire.ValidateParams(p); err != nil || len(p) == 0 {
+		if err == nil {
+			err = fmt.Errorf("empty")
+		}
+		return nil, usagef("PARAMS_JSON is not one JSON object: %v", err)
+	}
+	return p, nil
+}

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+const checkHelp = `
+Checks the adapter against the Adapter process protocol v1 and reports each check with
+the rules it covers (R.., A.. as numbered in shared/spec/rules.md): pass, fail or skip.
+It does not go through the normal host, which refuses some of these things locally: it
+starts the adapter itself (twice: a main session, then one that sends a request before
+initialize) and speaks frames directly, so an adapter written in any language can be
+checked. Checks, in order:
+
+  handshake                R17 R19   initialize (id 1) answered with a result within --timeout
+  catalog                  R19-R26   the catalog is valid (protocol 1, dotted names, no
+                                     "system", versions >= 1, methods prefixed, no duplicates)
+  request before initialize R27 A7   a fresh adapter answers a catalog method invalid
+  second initialize        R27 A7    answered with error invalid
+  unknown method           R42 A22   answered with error unavailable
+  unknown envelope field   R11 R12 A4 a request of a catalog method with an extra top-level
+                                     field is answered invalid (a result means it ran)
+  cancel of unknown id     R37 A18   cancels of a finished and a never-used id get no reply
+                                     within 300ms and the connection still works
+  busy beyond 32           R40 A16   33 requests sent at once: one must be answered busy
+  error replies            R28 R30   every error reply seen has one of the eight codes and a
+                                     message of at most 4096 bytes
+  frames only on stdout    R1 R2 R6 R9-R14 R53 R54  no framing or envelope error, ever
+  replies match requests   R15 R16 R35  no unprompted, unknown-id or second reply
+  connected until EOF      R52       no exit and no end of stdout before stdin is closed
+  exit on stdin EOF        R49       the process exits within 2s of stdin EOF
+  nothing left running     R64       after the exit, the whole tree is proven gone without
+                                     being killed (needs a cgroup; skip where none)
+
+The busy check uses a heuristic, because a checker cannot know which method can be made
+to wait: if the catalog has a method whose name ends in ".sleep" it is called with
+{"ms": 1000}, otherwise the first method with {}. If all 33 requests get normal replies
+the check is skipped as inconclusive (they may complete faster than they arrive).
+Requests use the first method of the catalog with params {} where a method is needed.
+
+Exit status 1 when any check failed; skips do not fail. Status 3 when the adapter
+could not be started at all; 4 when a session's process tree was not verified gone.
+--json prints {"adapter","path","passed","checks":[{"name","rules","status","detail"}],
+"cleanup_verified"}.
+
+` + adapterHelp
+
+// Check statuses.
+const (
+	statusPass = "pass"
+	statusFail = "fail"
+	statusSkip = "skip"
+)
+
+// checkResult is the outcome of one check.
+type checkResult struct {
+	Name   string   `json:"name"`
+	Rules  []string `json:"rules"`
+	Status string   `json:"status"`
+	Detail string   `json:"detail"`
+}
+
+// checkOutput is the JSON shape of check.
+type checkOutput struct {
+	Adapter         string        `json:"adapter"`
+	Path            string        `json:"path"`
+	Passed          bool          `json:"passed"`
+	Checks          []checkResult `json:"checks"`
+	CleanupVerified bool          `json:"cleanup_verified"`
+}
+
+func runCheck(ctx context.Context, e *env, args []string) int {
+	var o adapterOpts
+	f := newFlags(e, "check", "[flags] ADAPTER", checkHelp)
+	o.register(f)
+	timeout := f.Duration("timeout", limits.CallDeadline, "how long to wait for each reply, the handshake included (at most 30s)")
+	pos, done, status := f.parse(args)
+	if done {
+		return status
+	}
+	if len(pos) != 1 {
+		return fail(e, "check", false, usagef("want exactly one ADAPTER, got %d arguments", len(pos)), nil)
+	}
+	if err := checkTimeout("--timeout", *timeout, limits.CallDeadline); err != nil {
+		return fail(e, "check", false, err, nil)
+	}
+	t, lcfg, err := o.prepare(ctx, e, pos[0])
+	if err != nil {
+		return fail(e, "check", o.json, err, nil)
+	}
+	c := &checker{
+		proc:    platform.Config{Path: lcfg.Path, Env: lcfg.Env, Stderr: lcfg.Stderr},
+		config:  lcfg.Configuration,
+		timeout: *timeout,
+	}
+	if err := c.run(ctx); err != nil {
+		return fail(e, "check", o.json, err, c.cleanupErr())
+	}
+	out := checkOutput{Adapter: t.Name, Path: t.Path, Passed: true, Checks: c.ordered(), CleanupVerified: c.cleanupErr() == nil}
+	for _, r := range out.Checks {
+		if r.Status == statusFail {
+			out.Passed = false
+		}
+	}
+	if o.json {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(out)
+	} else {
+		printCheck(e.stdout, out)
+	}
+	status = ExitOK
+	if !out.Passed {
+		status = ExitFailed
+	}
+	if cerr := c.cleanupErr(); cerr != nil {
+		reportError(e.stderr, "check", o.json, nil, cerr, worse(status, ExitUnverified))
+		status = worse(status, ExitUnverified)
+	}
+	return status
+}
+
+func printCheck(w io.Writer, out checkOutput) {
+	fmt.Fprintf(w, "adapterctl check %s (%s)\n", out.Adapter, out.Path)
+	counts := map[string]int{}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range out.Checks {
+		counts[r.Status]++
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", strings.ToUpper(r.Status), r.Name, strings.Join(r.Rules, " "), r.Detail)
+	}
+	_ = tw.Flush()
+	verdict := "PASSED"
+	if !out.Passed {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "%s: %d passed, %d failed, %d skipped", verdict, counts[statusPass], counts[statusFail], counts[statusSkip])
+	if out.CleanupVerified {
+		fmt.Fprintln(w, "; every process tree verified gone")
+	} else {
+		fmt.Fprintln(w, "; a process tree was NOT verified gone")
+	}
+}
+
+// checker runs the checks against one adapter.
+type checker struct {
+	proc    platform.Config
+	config  json.RawMessage
+	timeout time.Duration
+
+	results  map[string]checkResult
+	catalog  *wire.Catalog
+	sessions []*session
+	cleanups []error
+}
+
+// record stores a check's result.
+func (c *checker) record(name, status, detail string) {
+	if c.results == nil {
+		c.results = make(map[string]checkResult)
+	}
+	c.results[name] = checkResult{Name: name, Rules: checkRules[name], Status: status, Detail: detail}
+}
+
+func (c *checker) pass(name, format string, a ...any) {
+	c.record(name, statusPass, fmt.Sprintf(format, a...))
+}
+
+func (c *checker) failed(name, format string, a ...any) {
+	c.record(name, statusFail, fmt.Sprintf(format, a...))
+}
+
+func (c *checker) skip(name, format string, a ...any) {
+	c.record(name, statusSkip, fmt.Sprintf(format, a...))
+}
+
+// ordered returns the results in the documented order.
+func (c *checker) ordered() []checkResult {
+	out := make([]checkResult, 0, len(checkOrder))
+	for _, name := range checkOrder {
+		if r, ok := c.results[name]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// cleanupErr returns the first session whose tree was not verified gone, or nil.
+func (c *checker) cleanupErr() error {
+	for _, err := range c.cleanups {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start starts a session and remembers it for the aggregate checks.
+func (c *checker) start(ctx context.Context) (*session, error) {
+	s, err := startSession(ctx, c.proc)
+	if err != nil {
+		return nil, err
+	}
+	c.sessions = append(c.sessions, s)
+	return s, nil
+}
+
+// end finishes a session verified and records the result.
+func (c *checker) end(s *session) {
+	c.cleanups = append(c.cleanups, s.finish())
+}
+
+// run runs every check. It returns an error only when the adapter could not be started
+// at all; everything else is a check result.
+func (c *checker) run(ctx context.Context) error {
+	s, err := c.start(ctx)
+	if err != nil {
+		return err
+	}
+	c.mainSession(ctx, s)
+	c.end(s)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	pre, err := c.start(ctx)
+	if err != nil {
+		c.failed(checkPreInit, "could not start the adapter a second time: %v", err)
+	} else {
+		c.preInitialize(ctx, pre)
+		c.end(pre)
+	}
+	c.aggregate()
+	return ctx.Err()
+}
+
+// mainSession runs the checks of the main session in order.
+func (c *checker) mainSession(ctx context.Context, s *session) {
+	c.handshake(ctx, s)
+	live := []struct {
+		name string
+		run  func(context.Context, *session)
+	}{
+		{checkSecondInit, c.secondInitialize},
+		{checkUnknownMethod, c.unknownMethod},
+		{checkUnknownField, c.unknownField},
+		{checkCancel, c.cancelUnknown},
+		{checkBusy, c.busy},
+	}
+	for _, l := range live {
+		if c.catalog == nil {
+			c.skip(l.name, "needs an accepted catalog (see handshake and catalog)")
+			continue
+		}
+		if err := s.broken(); err != nil {
+			c.skip(l.name, "the connection broke before this check: %v", err)
+			continue
+		}
+		l.run(ctx, s)
+	}
+	c.exitOnEOF(ctx, s)
+}

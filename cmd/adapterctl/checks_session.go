@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// session is the checker's own raw protocol driver: one adapter process started with
+// package platform, spoken to frame by frame with package runtime/wire, so that it can
+// send what a normal host never would (requests before initialize, a second initialize,
+// unknown envelope fields, cancels of unknown ids, 33 requests at once) and observe
+// every byte the adapter writes to stdout.
+type session struct {
+	tree   *platform.Tree
+	stdin  io.WriteCloser
+	nextID uint64
+
+	mu           sync.Mutex
+	changed      chan struct{} // closed and replaced whenever something is recorded
+	sent         map[uint64]bool
+	replies      map[uint64]wire.Message
+	received     int           // replies recorded
+	unexpected   []string      // unprompted, unknown-id or duplicate replies (R15, R16, R35)
+	errorReplies []errorReply  // every error reply (R28, R30)
+	streamErr    error         // first framing or envelope error on stdout (R6, R53, R54)
+	ended        bool          // stdout ended or broke: nothing more will be recorded
+	endedEarly   bool          // stdout ended before the host disconnected (R52)
+	exitedEarly  bool          // the process exited before the host disconnected (R52)
+	disconnected bool          // the host closed stdin
+	closing      bool          // the host is tearing the session down: read errors are its own
+	readerDone   chan struct{} // closed when the reader goroutine has returned
+}
+
+// errorReply is one error envelope as the adapter sent it.
+type errorReply struct {
+	id         uint64
+	rawCode    string
+	messageLen int // bytes of the message as sent, before any capping
+}
+
+// deadlineWriter is a pipe with write deadlines (an *os.File on most systems).
+type deadlineWriter interface {
+	SetWriteDeadline(t time.Time) error
+}
+
+// errOutputEnded is the cause of waits on a session whose stdout ended.
+var errOutputEnded = errors.New("the adapter's output ended")
+
+// startSession starts the adapter for one session. The PID namespace is not used, so
+// that a descendant the adapter leaves behind is visible to the R64 check instead of
+// being killed by the kernel with the namespace's init.
+func startSession(ctx context.Context, cfg platform.Config) (*session, error) {
+	cfg.Isolation = platform.IsolationNoPIDNamespace
+	tree, err := platform.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{
+		tree: tree, stdin: tree.Stdin(), nextID: 1,
+		changed: make(chan struct{}), sent: make(map[uint64]bool),
+		replies: make(map[uint64]wire.Message), readerDone: make(chan struct{}),
+	}
+	go s.read(tree.Stdout())
+	go s.watchExit()
+	return s, nil
+}
+
+// notify wakes waiters; s.mu must be held.
+func (s *session) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// watchExit records a process exit before the host disconnected (R52).
+func (s *session) watchExit() {
+	<-s.tree.Exited()
+	s.mu.Lock()
+	if !s.disconnected {
+		s.exitedEarly = true
+	}
+	s.notify()
+	s.mu.Unlock()
+}
+
+// read is the only reader of the adapter's stdout. After a framing or envelope error it
+// keeps draining stdout, so that the adapter never blocks on a full pipe.
+func (s *session) read(stdout io.Reader) {
+	defer close(s.readerDone)
+	r := wire.NewReader(stdout, 0)
+	for {
+		p, err := r.ReadFrame()
+		if err != nil {
+			s.mu.Lock()
+			s.ended = true
+			switch {
+			case s.closing:
+			case err == io.EOF:
+				s.endedEarly = !s.disconnected
+			case s.streamErr == nil:
+				s.streamErr = err
+			}
+			s.notify()
+			s.mu.Unlock()
+			if err != io.EOF {
+				_, _ = io.Copy(io.Discard, stdout)
+			}
+			return
+		}
+		m, err := wire.DecodeAdapterMessage(p)
+		s.mu.Lock()
+		if err != nil {
+			s.ended = true
+			if !s.closing && s.streamErr == nil {
+				s.streamErr = err
+			}
+			s.notify()
+			s.mu.Unlock()
+			_, _ = io.Copy(io.Discard, stdout)
+			return
+		}
+		s.record(m, p)
+		s.notify()
+		s.mu.Unlock()
+	}
+}
+
+// record files one reply; s.mu must be held.
+func (s *session) record(m wire.Message, payload []byte) {
+	s.received++
+	switch {
+	case !s.sent[m.ID]:
+		s.unexpected = append(s.unexpected, fmt.Sprintf("%s for id %d, which was never sent as a request", m.Type, m.ID))
+		return
+	case hasKey(s.replies, m.ID):
+		s.unexpected = append(s.unexpected, fmt.Sprintf("second reply (%s) for id %d", m.Type, m.ID))
+		return
+	}
+	s.replies[m.ID] = m
+	if m.Type == wire.TypeError {
+		// The decoded message is capped (R31); the length as sent is what R30 is about.
+		var raw struct {
+			Message string `json:"message"`
+		}
+		n := len(m.Message)
+		if json.Unmarshal(payload, &raw) == nil {
+			n = len(raw.Message)
+		}
+		s.errorReplies = append(s.errorReplies, errorReply{id: m.ID, rawCode: m.RawCode, messageLen: n})
+	}
+}
+
+func hasKey[K comparable, V any](m map[K]V, k K) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// broken returns why the session can no longer be used, or nil.
+func (s *session) broken() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.streamErr != nil:
+		return fmt.Errorf("the adapter's output violated the protocol: %w", s.streamErr)
+	case s.ended:
+		return errOutputEnded
+	case s.exitedEarly:
+		return fmt.Errorf("the adapter process exited (%v)", s.tree.ExitState())
+	}
+	return nil
+}
+
+// write writes frames to the adapter's stdin within the pipe write timeout (R45).
+func (s *session) write(frames []byte) error {
+	if dw, ok := s.stdin.(deadlineWriter); ok && dw.SetWriteDeadline(time.Now().Add(limits.PipeWriteTimeout)) == nil {
+		_, err := s.stdin.Write(frames)
+		return err
+	}
+	t := time.AfterFunc(limits.PipeWriteTimeout, func() { _ = s.stdin.Close() })
+	defer t.Stop()
+	_, err := s.stdin.Write(frames)
+	return err
+}
+
+// appendFrame appends payload as one frame.
+func appendFrame(dst, payload []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(wire.BeginFrame(dst), payload...)
+	if _, err := wire.FinishFrame(dst[start:], 0); err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
+}
+
+// newID takes the next request identity and records it as sent, before the write, so
+// that a fast reply is never taken for an unknown one.
+func (s *session) newID() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextID
+	s.nextID++
+	s.sent[id] = true
+	return id
+}
+
+// request sends one request and returns its identity.
+func (s *session) request(method string, params []byte) (uint64, error) {
+	id := s.newID()
+	return id, s.send(wire.AppendRequest(nil, id, method, params))
+}
+
+// requestRaw sends a payload built by build for the next identity.
+func (s *session) requestRaw(build func(id uint64) []byte) (uint64, error) {
+	id := s.newID()
+	return id, s.send(build(id))
+}
+
+// requests sends n requests in one write and returns their identities.
+func (s *session) requests(n int, method string, params []byte) ([]uint64, error) {
+	var buf []byte
+	ids := make([]uint64, n)
+	for i := range ids {
+		ids[i] = s.newID()
+		var err error
+		if buf, err = appendFrame(buf, wire.AppendRequest(nil, ids[i], method, params)); err != nil {
+			return nil, err
+		}
+	}
+	return ids, s.write(buf)
+}
+
+// cancel sends a cancel envelope.
+func (s *session) cancel(id uint64) error { return s.send(wire.AppendCancel(nil, id)) }
+
+func (s *session) send(payload []byte) error {
+	frame, err := appendFrame(nil, payload)
+	if err != nil {
+		return err
+	}
+	return s.write(frame)
+}
+
+// await waits up to timeout for the reply to id.
+func (s *session) await(ctx context.Context, id uint64, timeout time.Duration) (wire.Message, error) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		m, ok := s.replies[id]
+		ended, changed := s.ended, s.changed
+		s.mu.Unlock()
+		if ok {
+			return m, nil
+		}
+		if ended {
+			if err := s.broken(); err != nil {
+				return wire.Message{}, err
+			}
+			return wire.Message{}, errOutputEnded
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return wire.Message{}, fmt.Errorf("no reply to id %d within %v", id, timeout)
+		case <-ctx.Done():
+			return wire.Message{}, ctx.Err()
+		}
+	}
+}
+
+// quiet waits for d and returns how many replies arrived meanwhile.
+func (s *session) quiet(ctx context.Context, d time.Duration) (int, error) {
+	s.mu.Lock()
+	before := s.received
+	s.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.received - before, nil
+}
+
+// disconnect closes the adapter's stdin: end of input (R49).
+func (s *session) disconnect() {
+	s.mu.Lock()
+	s.disconnected = true
+	s.mu.Unlock()
+	_ = s.stdin.Close()
+}
+
+// waitExit waits up to d for the adapter process to exit.
+func (s *session) waitExit(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.tree.Exited():
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// finish ends the session for good: it disconnects (if not done), kills the whole tree
+// and verifies it gone within the process cleanup bound (R48, R63), waits for the
+// reader and releases the tree. It returns nil when the tree was proven gone.
+func (s *session) finish() error {
+	s.disconnect()
+	s.mu.Lock()
+	s.closing = true // a frame cut short by the kill is not the adapter's fault
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), limits.ProcessCleanup)
+	defer cancel()
+	kerr := s.tree.Kill(ctx)
+	verr := s.tree.Verify(ctx)
+	if verr == nil && kerr != nil {
+		verr = kerr
+	}
+	if verr == nil {
+		// The tree is gone, so stdout has reached its end; the reader returns.
+		select {
+		case <-s.readerDone:
+		case <-ctx.Done():
+		}
+	}
+	cerr := s.tree.Close() // also unblocks a reader still in Read
+	<-s.readerDone
+	if verr != nil {
+		return verr
+	}
+	return cerr
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// exitStatus maps an error to the exit status documented for it.
+func exitStatus(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var (
+		ue *usageError
+		oe *lifecycle.OpenError
+		ve *runtime.ViolationError
+		ce *runtime.CallError
+		re *discovery.RefError
+	)
+	switch {
+	case errors.As(err, &ue), errors.As(err, &re), errors.Is(err, registry.ErrNotAbsolute):
+		return ExitUsage
+	case errors.As(err, &oe):
+		switch {
+		case oe.Cleanup != nil:
+			return ExitUnverified
+		case oe.Stage == lifecycle.StageConfig, errors.Is(oe.Err, platform.ErrNotAbsolute):
+			return ExitUsage
+		case errors.Is(oe.Err, platform.ErrNotFound):
+			return ExitNotFound
+		}
+		return ExitBroken
+	case errors.Is(err, platform.ErrUnverified):
+		return ExitUnverified
+	case isNotFound(err):
+		return ExitNotFound
+	case errors.As(err, &ve):
+		return ExitBroken
+	case errors.As(err, &ce):
+		if ce.Cause != nil && ce.Code == wire.CodeClosed {
+			return ExitBroken // the host decided closed: the connection ended
+		}
+		return ExitFailed
+	}
+	return ExitFailed
+}
+
+// isNotFound reports a discovery failure: nothing matched, or a directory is unusable.
+func isNotFound(err error) bool {
+	var nf *discovery.NotFoundError
+	var de *discovery.DirError
+	return errors.As(err, &nf) || errors.As(err, &de)
+}
+
+// worse returns the higher-priority of two exit statuses: 4, then 3, 5, 2, 1, 0.
+func worse(a, b int) int {
+	rank := func(s int) int {
+		switch s {
+		case ExitUnverified:
+			return 6
+		case ExitBroken:
+			return 5
+		case ExitNotFound:
+			return 4
+		case ExitUsage:
+			return 3
+		case ExitFailed:
+			return 2
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// callReport is a *runtime.CallError for scripts.
+type callReport struct {
+	Method       string `json:"method"`
+	ID           uint64 `json:"id,omitempty"`
+	Code         string `json:"code"`
+	RawCode      string `json:"raw_code,omitempty"`
+	Message      string `json:"message"`
+	Uncertain    bool   `json:"uncertain"`
+	NeverStarted bool   `json:"never_started"`
+	Cause        string `json:"cause,omitempty"`
+}
+
+// errorReport is the JSON object written to stderr for a failed command with --json.
+type errorReport struct {
+	Command   string      `json:"command"`
+	Error     string      `json:"error"`
+	Exit      int         `json:"exit"`
+	Call      *callReport `json:"call,omitempty"`
+	Violation string      `json:"violation,omitempty"`
+	Detail    string      `json:"detail,omitempty"`
+	Cleanup   string      `json:"cleanup,omitempty"`
+}
+
+func newErrorReport(cmd string, err error, cleanup error, status int) errorReport {
+	r := errorReport{Command: cmd, Exit: status}
+	if err != nil {
+		r.Error = err.Error()
+		var ce *runtime.CallError
+		if errors.As(err, &ce) {
+			r.Call = &callReport{Method: ce.Method, ID: ce.ID, Code: string(ce.Code), RawCode: ce.RawCode,
+				Message: ce.Message, Uncertain: ce.Uncertain, NeverStarted: ce.NeverStarted}
+			if ce.RawCode == string(ce.Code) {
+				r.Call.RawCode = ""
+			}
+			if ce.Cause != nil {
+				r.Call.Cause = ce.Cause.Error()
+			}
+		}
+		var ve *runtime.ViolationError
+		if errors.As(err, &ve) {
+			r.Violation = ve.Kind.String()
+			if ve.Err != nil {
+				r.Detail = ve.Err.Error()
+			}
+		}
+	}
+	if cleanup != nil {
+		r.Cleanup = cleanup.Error()
+		if r.Error == "" {
+			r.Error = "cleanup not verified: " + cleanup.Error()
+		}
+	}
+	return r
+}
+
+// reportError writes a failed command's error to w (stderr): text, or one JSON object
+// when asJSON. cleanup is a failed verification of the adapter's end, if any.
+func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, status int) {
+	r := newErrorReport(cmd, err, cleanup, status)
+	if asJSON {
+		enc := json.NewEncoder(w)
+		_ = enc.Encode(r)
+		return
+	}
+	if err != nil {
+		if r.Call != nil {
+			c := r.Call
+			fmt.Fprintf(w, "adapterctl %s: %s: error %s", cmd, c.Method, c.Code)
+			if r.Call.RawCode != "" {
+				fmt.Fprintf(w, " (sent as %q)", c.RawCode)
+			}
+			fmt.Fprintf(w, ": %s\n", c.Message)
+			switch {
+			case c.NeverStarted:
+				fmt.Fprintln(w, "  outcome: never started (nothing was sent to the adapter)")
+			case c.Uncertain:
+				fmt.Fprintln(w, "  outcome: uncertain (the adapter may or may not have acted)")
+			default:
+				fmt.Fprintln(w, "  outcome: the adapter answered with this error")
+			}
+			if c.Cause != "" && r.Violation == "" {
+				fmt.Fprintf(w, "  cause: %s\n", c.Cause)
+			}
+		} else {
+			fmt.Fprintf(w, "adapterctl %s: %v\n", cmd, err)
+		}
+		if r.Violation != "" {
+			fmt.Fprintf(w, "  connection broken: %s\n", r.Violation)
+			if r.Detail != "" {
+				fmt.Fprintf(w, "  detail: %s\n", r.Detail)
+			}
+		}
+	}
+	if cleanup != nil {
+		fmt.Fprintf(w, "adapterctl %s: cleanup NOT verified, processes may still run: %v\n", cmd, cleanup)
+	}
+}
+
+// fail reports err (and a failed cleanup) and returns the exit status for both.
+func fail(e *env, cmd string, asJSON bool, err, cleanup error) int {
+	status := exitStatus(err)
+	if cleanup != nil {
+		status = worse(status, ExitUnverified)
+	}
+	if ue := (*usageError)(nil); errors.As(err, &ue) && !asJSON {
+		fmt.Fprintf(e.stderr, "adapterctl %s: %v\nRun 'adapterctl %s --help' for usage.\n", cmd, err, cmd)
+		return status
+	}
+	reportError(e.stderr, cmd, asJSON, err, cleanup, status)
+	return status
+}

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+)
+
+// Exit statuses of adapterctl. When several apply, the highest-priority one wins:
+// ExitUnverified, then ExitBroken, then ExitFailed.
+const (
+	// ExitOK: the command succeeded.
+	ExitOK = 0
+	// ExitFailed: the adapter answered the call with an error, or a check failed.
+	ExitFailed = 1
+	// ExitUsage: bad flags or arguments, malformed JSON, a relative path.
+	ExitUsage = 2
+	// ExitBroken: the connection broke: start or handshake failure, a protocol
+	// violation, or the adapter's process exited.
+	ExitBroken = 3
+	// ExitUnverified: the adapter's process tree could not be verified gone (R63).
+	ExitUnverified = 4
+	// ExitNotFound: the adapter was not found, or a directory could not be scanned.
+	ExitNotFound = 5
+)
+
+// exitCodesHelp documents the exit statuses in every help text.
+const exitCodesHelp = `Exit status:
+  0  success
+  1  the adapter answered with an error (call), or a check failed (check)
+  2  usage error (bad flags or arguments, malformed JSON, relative paths)
+  3  the connection broke: start or handshake failure, protocol violation, process exited
+  4  the adapter's process tree could not be verified gone (takes precedence over 1 and 3)
+  5  adapter not found, or a directory could not be scanned
+`
+
+// adapterHelp documents the ADAPTER argument.
+const adapterHelp = `ADAPTER is an absolute path to an executable, or NAME[@CONSTRAINT] (e.g. "echo",
+"thermometer@~> 1.0", "echo@>= 1.2, < 2") looked up in the directories given with --dir
+(repeatable) or, without --dir, in $ADAPTERKIT_PATH (absolute directories separated by
+the OS path-list separator). The newest matching NAME_vVERSION file is taken.
+The adapter gets an empty environment unless --inherit-env or --env is given.
+`
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e *env, args []string) int
+}
+
+// env is what a command runs with: its streams.
+type env struct {
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"list", "list the adapters found in directories, and why files were not taken", runList},
+		{"inspect", "start an adapter, print its catalog and supervision, close it verified", runInspect},
+		{"call", "start an adapter, call one method, print the result, close it verified", runCall},
+		{"check", "check an adapter against the protocol (conformance checks by rule)", runCheck},
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, `adapterctl: see, call and check adapters (Adapter process protocol v1).
+
+Usage:
+  adapterctl COMMAND [flags] [arguments]
+  adapterctl help [COMMAND]
+  adapterctl COMMAND --help
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\n%s\n%s", adapterHelp, exitCodesHelp)
+}
+
+// run is the whole program: it parses args, runs one command and returns the exit
+// status. An interrupt (Ctrl-C) cancels the command, which still ends its adapter
+// verified.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitUsage
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		return runHelp(e, rest)
+	}
+	for _, c := range commands {
+		if c.name == name {
+			return c.run(ctx, e, rest)
+		}
+	}
+	fmt.Fprintf(stderr, "adapterctl: unknown command %q\n\n", name)
+	usage(stderr)
+	return ExitUsage
+}
+
+// runHelp prints the overview or one command's help on stdout.
+func runHelp(e *env, args []string) int {
+	switch len(args) {
+	case 0:
+		usage(e.stdout)
+		return ExitOK
+	case 1:
+		for _, c := range commands {
+			if c.name == args[0] {
+				// Each command prints its help on stdout for --help and returns ExitOK.
+				return c.run(context.Background(), e, []string{"--help"})
+			}
+		}
+		fmt.Fprintf(e.stderr, "adapterctl help: unknown command %q\n", args[0])
+		return ExitUsage
+	}
+	fmt.Fprintln(e.stderr, "adapterctl help: at most one COMMAND")
+	return ExitUsage
+}
+
+// usageError is a problem with the command line.
+type usageError struct{ msg string }
+
+func (u *usageError) Error() string { return u.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// flags is a command's flag set and where asked-for help goes.
+type flags struct {
+	*flag.FlagSet
+	stdout io.Writer
+}
+
+// newFlags returns a flag set for a command whose help is the synopsis and description
+// followed by the flags and the exit statuses.
+func newFlags(e *env, name, synopsis, description string) *flags {
+	fs := flag.NewFlagSet("adapterctl "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: adapterctl %s %s\n\n%s\nFlags:\n", name, synopsis, strings.TrimLeft(description, "\n"))
+		fs.PrintDefaults()
+		fmt.Fprintf(w, "\n%s", exitCodesHelp)
+	}
+	return &flags{FlagSet: fs, stdout: e.stdout}
+}
+
+// parse parses flags anywhere among the arguments (Go's flag package alone stops at the
+// first positional argument); everything after "--" is positional. It returns the
+// positional arguments, or done with an exit status when help was asked (printed on
+// stdout) or the flags were bad (the message and the usage went to stderr).
+func (f *flags) parse(args []string) (pos []string, done bool, status int) {
+	var tail []string
+	for i, a := range args {
+		if a == "--" {
+			args, tail = args[:i], args[i+1:]
+			break
+		}
+	}
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help":
+			f.SetOutput(f.stdout)
+			f.Usage()
+			return nil, true, ExitOK
+		}
+	}
+	for {
+		if err := f.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) { // -help=true and the like
+				return nil, true, ExitOK
+			}
+			return nil, true, ExitUsage
+		}
+		args = f.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return append(pos, tail...), false, ExitOK
+}
