@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// buildConsole builds this adapter into a fresh directory under the discovery naming
+// convention and returns its path.
+func buildConsole(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
+	if err != nil {
+		t.Skipf("building the adapter needs the go command: %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "console_v1.0.0")
+	cmd := exec.Command(goTool, "build", "-o", out, "github.com/adapterkit/adapterkit/examples/console")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return out
+}
+
+// The adapter as a host sees it: opened by the registry, its output read as a polled
+// stream (registry.Stream) until eof, the session closed with the stream.
+func TestAdapterStream(t *testing.T) {
+	path := buildConsole(t)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	reg := registry.New(&registry.Config{Env: []string{"GORACE=" + raceEnv}})
+	defer func() {
+		if err := reg.Close(ctx); err != nil {
+			t.Errorf("registry close: %v", err) // R63
+		}
+	}()
+	h, err := reg.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, ok := h.Catalog().Service(serviceID)
+	if !ok || s.Version != 1 || len(s.Methods) != 3 {
+		t.Fatalf("catalog: %+v", h.Catalog())
+	}
+	var started sessionResult
+	if err := h.Invoke(ctx, methodStart, helper(t, "print", "over the wire"), &started); err != nil {
+		t.Fatal(err)
+	}
+	st := h.Stream(ctx, registry.StreamOptions{
+		Read: methodRead, Close: methodClose,
+		Params: map[string]any{"session": started.Session}, MaxBytes: 4,
+	})
+	got, err := io.ReadAll(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "over the wireerr:over the wire"; string(got) != want {
+		t.Fatalf("stream %q, want %q", got, want)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatalf("stream close: %v", err)
+	}
+	// The stream's close freed the session.
+	err = h.Invoke(ctx, methodRead, readParams{Session: started.Session, MaxBytes: 1}, nil)
+	if code, _ := codeOf(err); code != wire.CodeInvalid {
+		t.Fatalf("read after close: %v, want invalid", err)
+	}
+}
