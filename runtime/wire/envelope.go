@@ -135,36 +135,95 @@ func (r *raw) at(bit uint8) *span {
 	panic("wire: bad field bit")
 }
 
-// scanEnvelope validates p as one JSON object and records its members.
-func scanEnvelope(p []byte) (*raw, error) {
-	r := new(raw)
-	err := walkObject(p, func(key []byte, escaped bool, start, end int, kind byte) error {
-		name := keyString(key, escaped)
-		bit, ok := fieldNames[name]
-		if !ok {
-			if r.unknown == "" {
-				r.unknown = name
-			}
-			return nil
-		}
-		if r.have&bit != 0 {
-			if r.dup == "" {
-				r.dup = name
-			}
-			return nil
-		}
-		r.have |= bit
-		sp := r.at(bit)
-		*sp = span{start: start, end: end, kind: kind}
-		if kind == kindString {
-			sp.escaped = bytes.IndexByte(p[start:end], '\\') >= 0
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, &EnvelopeError{Reason: "not a JSON object of valid UTF-8", Err: err}
+// scanEnvelope validates p as one JSON object and records its members. It walks the
+// top level itself (rather than through walkObject's callback) so that nothing of it
+// escapes to the heap: decoding a reply allocates only its strings.
+func scanEnvelope(p []byte, r *raw) error {
+	s := scanner{p: p}
+	fail := func(err error) error {
+		return &EnvelopeError{Reason: "not a JSON object of valid UTF-8", Err: err}
 	}
-	return r, nil
+	s.ws()
+	if s.i >= len(p) || p[s.i] != '{' {
+		return fail(s.fail("payload is not a JSON object"))
+	}
+	s.i++
+	s.depth = 1
+	s.ws()
+	if s.i < len(p) && p[s.i] == '}' {
+		s.i++
+	} else {
+		for {
+			s.ws()
+			if s.i >= len(p) || p[s.i] != '"' {
+				return fail(s.fail("expected string key in object"))
+			}
+			ks := s.i
+			escaped, err := s.str()
+			if err != nil {
+				return fail(err)
+			}
+			key := p[ks+1 : s.i-1]
+			s.ws()
+			if s.i >= len(p) || p[s.i] != ':' {
+				return fail(s.fail("expected : after object key"))
+			}
+			s.i++
+			s.ws()
+			vs := s.i
+			kind, err := s.value()
+			if err != nil {
+				return fail(err)
+			}
+			r.member(p, key, escaped, vs, s.i, kind)
+			s.ws()
+			if s.i >= len(p) {
+				return fail(s.fail("unterminated object"))
+			}
+			if p[s.i] == '}' {
+				s.i++
+				break
+			}
+			if p[s.i] != ',' {
+				return fail(s.fail("expected , or } in object"))
+			}
+			s.i++
+		}
+	}
+	s.ws()
+	if s.i != len(p) {
+		return fail(s.fail("data after the JSON object"))
+	}
+	return nil
+}
+
+// member records one top-level member of an envelope.
+func (r *raw) member(p, key []byte, escaped bool, start, end int, kind byte) {
+	var bit uint8
+	var ok bool
+	if escaped {
+		bit, ok = fieldNames[unquote(key)]
+	} else {
+		bit, ok = fieldNames[string(key)] // no allocation: map lookup by converted bytes
+	}
+	if !ok {
+		if r.unknown == "" {
+			r.unknown = keyString(key, escaped)
+		}
+		return
+	}
+	if r.have&bit != 0 {
+		if r.dup == "" {
+			r.dup = keyString(key, escaped)
+		}
+		return
+	}
+	r.have |= bit
+	sp := r.at(bit)
+	*sp = span{start: start, end: end, kind: kind}
+	if kind == kindString {
+		sp.escaped = bytes.IndexByte(p[start:end], '\\') >= 0
+	}
 }
 
 func (r *raw) str(p []byte, bit uint8) (string, bool) {
@@ -179,26 +238,39 @@ func (r *raw) str(p []byte, bit uint8) (string, bool) {
 	return string(inner), true
 }
 
+// is reports whether the string member bit equals want, without allocating.
+func (r *raw) is(p []byte, bit uint8, want string) bool {
+	sp := r.at(bit)
+	if sp.kind != kindString {
+		return false
+	}
+	if sp.escaped {
+		return unquote(p[sp.start+1:sp.end-1]) == want
+	}
+	return string(p[sp.start+1:sp.end-1]) == want
+}
+
 // decode interprets a scanned envelope; allowed says which types the receiver accepts.
 func decode(p []byte, allowed func(Type) bool) (Message, error) {
-	r, err := scanEnvelope(p)
-	if err != nil {
+	var r raw
+	if err := scanEnvelope(p, &r); err != nil {
 		return Message{}, err
 	}
 	var m Message
 	if r.have&fType == 0 {
 		return m, &EnvelopeError{Reason: "missing field", Field: "type"}
 	}
-	ts, ok := r.str(p, fType)
-	if !ok {
+	if r.at(fType).kind != kindString {
 		return m, &EnvelopeError{Reason: "type is not a string", Field: "type"}
 	}
 	for t := TypeRequest; t <= TypeError; t++ {
-		if typeNames[t] == ts {
+		if r.is(p, fType, typeNames[t]) {
 			m.Type = t
+			break
 		}
 	}
 	if m.Type == TypeNone {
+		ts, _ := r.str(p, fType)
 		return m, &EnvelopeError{Reason: "unknown type " + strconv.Quote(ts), Field: "type"}
 	}
 	// The identity first, so that later errors can name it (A4).
