@@ -103,6 +103,9 @@ func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*
 	if ok {
 		c.cat.Store(cs)
 		c.state = stateReady
+		if c.firstCallID > c.nextID {
+			c.nextID = c.firstCallID // identities may skip values (A14)
+		}
 	}
 	c.mu.Unlock()
 	if !ok { // the connection ended meanwhile (Close, Abort): the catalog is of no use

@@ -35,6 +35,12 @@ type Options struct {
 	// Close or Abort of the same Conn (they wait for the read loop); pending calls fail
 	// only after it returns.
 	OnOutputEnd func() error
+	// FirstCallID is the identity of the first call after initialize (which is always
+	// id 1, R17). Identities must increase but may skip values (A14), so a host may
+	// start higher, e.g. to test how it and an adapter behave at the top of the id space
+	// (R57). Zero, or a value not above 1, means 2; a value above the largest identity
+	// makes the first call exhaust the space.
+	FirstCallID uint64
 }
 
 type connState uint8
@@ -66,6 +72,7 @@ type Conn struct {
 	onOutputEnd  func() error
 	frameMax     int
 	maxID        uint64
+	firstCallID  uint64
 	callDeadline time.Duration
 	pipeWrite    time.Duration
 
@@ -121,6 +128,7 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		onOutputEnd:  o.OnOutputEnd,
 		frameMax:     lim.Frame(),
 		maxID:        lim.RequestID(),
+		firstCallID:  o.FirstCallID,
 		callDeadline: lim.Call(),
 		pipeWrite:    lim.PipeWrite(),
 		r:            r,

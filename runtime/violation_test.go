@@ -263,6 +263,27 @@ func TestIDExhausted(t *testing.T) {
 	checkViolation(t, c, pending, runtime.IDExhausted, runtime.ErrIDExhausted)
 }
 
+// R14, R33, R57, A14, A15: a connection whose calls start just below 2^53-1 uses the
+// top identities on the wire and ends with "id space exhausted" after the last one.
+func TestIDExhaustedAtTopOfRange(t *testing.T) {
+	const top = limits.MaxRequestID
+	c, f := newConn(t, ioPipe, &runtime.Options{FirstCallID: top - 1})
+	f.handshake(c) // id 1; then a gap up to top-1
+	for _, id := range []int{top - 1, top} {
+		res := goCall(context.Background(), c, read, "")
+		f.expect(request(id, read, `{}`))
+		f.send(resultFrame(id, `"ok"`))
+		if r := recv(t, res); r.err != nil {
+			t.Fatalf("id %d: %v", id, r.err)
+		}
+	}
+	_, err := c.Call(context.Background(), read, nil)
+	checkOutcome(t, err, runtime.ErrClosed, false, true)
+	if !errors.Is(err, runtime.ErrIDExhausted) || !errors.Is(ended(t, c), runtime.ErrIDExhausted) {
+		t.Fatalf("%v", err)
+	}
+}
+
 // R45, R56, A36: a frame not written within the pipe write timeout (shortened here) ends
 // the connection; os.Pipe uses write deadlines, io.Pipe the timer.
 func TestStalledWriter(t *testing.T) {
