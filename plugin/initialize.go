@@ -67,7 +67,7 @@ func (c *conn) configure(ctx context.Context, params []byte) (err error) {
 	if err != nil {
 		var ee *wire.EnvelopeError
 		if errors.As(err, &ee) {
-			return Errorf(wire.CodeInvalid, "Invalid initialize params: %s", ee.Reason)
+			return Errorf(wire.CodeInvalid, "Invalid %s", ee.Reason)
 		}
 		return Errorf(wire.CodeInvalid, "Invalid initialize params: %v", err)
 	}

@@ -168,11 +168,11 @@ func TestInitializeOrder(t *testing.T) {
 	})
 	t.Run("R17 protocol other than 1", func(t *testing.T) {
 		h := serve(t, newFixture().adapter())
-		expectError(t, h.call(wire.MethodInitialize, `{"protocol":2,"configuration":{}}`), 1, wire.CodeInvalid, "Invalid initialize params: initialize params: protocol is not 1")
+		expectError(t, h.call(wire.MethodInitialize, `{"protocol":2,"configuration":{}}`), 1, wire.CodeInvalid, "Invalid initialize params: protocol is not 1")
 	})
 	t.Run("A33 configuration not an object", func(t *testing.T) {
 		h := serve(t, newFixture().adapter())
-		expectError(t, h.call(wire.MethodInitialize, `{"protocol":1,"configuration":null}`), 1, wire.CodeInvalid, "Invalid initialize params: initialize params: configuration is not an object")
+		expectError(t, h.call(wire.MethodInitialize, `{"protocol":1,"configuration":null}`), 1, wire.CodeInvalid, "Invalid initialize params: configuration is not an object")
 	})
 }
 
