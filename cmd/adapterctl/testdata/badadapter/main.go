@@ -1,0 +1,98 @@
+// Command badadapter is a deliberately faulty adapter for the tests of adapterctl. It
+// speaks the protocol by hand (package runtime/wire) and misbehaves according to the
+// NAME of its file name NAME_vVERSION, so one build serves every fault:
+//
+//   - garbage: after answering initialize, prints a line of text to stdout (R6, R53).
+//   - noexit: behaves, but keeps running after stdin EOF (R49).
+//   - crash: exits with status 3 on the first request after initialize (R52).
+//   - leaky: behaves, but on stdin EOF starts a copy of itself that keeps running after
+//     the adapter exits (R64).
+//   - sleeper: the copy started by leaky; it sleeps and never speaks.
+//
+// Service bad.adapter version 1 has one method, bad.adapter.echo, which returns its
+// params. Requests before initialize and a second initialize are answered invalid,
+// unknown methods unavailable, requests with unknown envelope fields invalid.
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+const catalog = `{"protocol":1,"services":[{"id":"bad.adapter","version":1,"methods":["bad.adapter.echo"]}]}`
+
+func main() {
+	mode, _, _ := strings.Cut(filepath.Base(os.Args[0]), "_v")
+	if mode == "sleeper" || (len(os.Args) > 1 && os.Args[1] == "sleeper") {
+		time.Sleep(time.Hour)
+		return
+	}
+	serve(mode)
+	switch mode {
+	case "noexit":
+		time.Sleep(time.Hour)
+	case "leaky":
+		self, err := os.Executable()
+		if err == nil {
+			cmd := exec.Command(self, "sleeper")
+			if cmd.Start() == nil {
+				_ = cmd.Process.Release()
+			}
+		}
+	}
+}
+
+func send(payload []byte) {
+	if err := wire.WriteFrame(os.Stdout, payload, 0); err != nil {
+		os.Exit(1)
+	}
+}
+
+// serve answers requests until stdin ends.
+func serve(mode string) {
+	r := wire.NewReader(os.Stdin, 0)
+	initialized := false
+	for {
+		p, err := r.ReadFrame()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			os.Exit(1)
+		}
+		m, err := wire.DecodeHostMessage(p)
+		var ee *wire.EnvelopeError
+		switch {
+		case errors.As(err, &ee) && ee.Type == wire.TypeRequest && ee.ID != 0:
+			send(wire.AppendError(nil, ee.ID, wire.CodeInvalid, "invalid envelope"))
+			continue
+		case err != nil:
+			os.Exit(1)
+		case m.Type == wire.TypeCancel:
+			continue
+		}
+		switch {
+		case m.Method == wire.MethodInitialize && !initialized:
+			initialized = true
+			send(wire.AppendResult(nil, m.ID, []byte(catalog)))
+			if mode == "garbage" {
+				_, _ = os.Stdout.WriteString("hello from the adapter\n")
+			}
+		case m.Method == wire.MethodInitialize, !initialized:
+			send(wire.AppendError(nil, m.ID, wire.CodeInvalid, "not now"))
+		case mode == "crash":
+			os.Exit(3)
+		case m.Method == "bad.adapter.echo":
+			send(wire.AppendResult(nil, m.ID, m.Params))
+		default:
+			send(wire.AppendError(nil, m.ID, wire.CodeUnavailable, wire.MessageUnknownMethod))
+		}
+	}
+}
