@@ -3,10 +3,17 @@
 package e2e
 
 import (
+	"errors"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/limits"
+	adrt "github.com/adapterkit/adapterkit/runtime"
 )
 
 // Every test here checks the end of an adapter's process tree from outside: the
@@ -112,6 +119,174 @@ func TestCloseEndsWholeTree(t *testing.T) {
 				t.Fatalf("Close returned after %v, before the disconnect grace %v", closed, o.lim.Grace())
 			}
 			t.Logf("mechanism %v; Close took %v", o.Mechanism(), closed.Round(time.Millisecond))
+		})
+	}
+}
+
+// R47, R48, R49, A23: after stdin EOF an adapter may take its time to exit. Within the
+// disconnect grace it exits on its own (its own "exit" record proves it was not
+// killed); beyond a grace it is killed, and either way the tree is verified gone.
+func TestSlowExitAfterEOF(t *testing.T) {
+	tests := []struct {
+		name     string
+		delayMS  int
+		lim      *limits.Limits
+		selfExit bool
+	}{
+		// The protocol's own grace (5 s) for the adapter that is merely slow.
+		{name: "within default grace", delayMS: 1000, lim: nil, selfExit: true},
+		{name: "beyond shortened grace", delayMS: 10000, lim: fastLimits(), selfExit: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := openMisbehave(t, "slowexit", tt.delayMS, func(c *lifecycle.Config) { c.Limits = tt.lim })
+			start := time.Now()
+			err := o.Close()
+			closed := time.Since(start)
+			verified := o.checkCleanup(t, err)
+			assertGone(t, o, verified)
+			if got := countEvents(o.record(t), "exit") == 1; got != tt.selfExit {
+				t.Fatalf("adapter exited on its own: %v, want %v (Close took %v)", got, tt.selfExit, closed)
+			}
+			if !tt.selfExit && closed < tt.lim.Grace() {
+				t.Fatalf("killed after %v, before the grace %v", closed, tt.lim.Grace())
+			}
+			t.Logf("delay %d ms, grace %v: Close took %v", tt.delayMS, tt.lim.Grace(), closed.Round(time.Millisecond))
+		})
+	}
+}
+
+// R52, A26: an adapter that closes its stdout while connected but keeps running is an
+// output violation: the host ends the connection, kills the tree (it never exits on its
+// own) and reports it through OnExit, with the cleanup verified.
+func TestStdoutClosedProcessAlive(t *testing.T) {
+	o := openMisbehave(t, "stdoutclosed", 0, nil)
+	adapter := byRole(t, o.record(t), "adapter")
+	ev := o.exitEvent(t)
+	if !errors.Is(ev.Cause, adrt.ErrOutputViolation) {
+		t.Fatalf("cause = %v, want %v", ev.Cause, adrt.ErrOutputViolation)
+	}
+	if !errors.Is(o.Err(), adrt.ErrOutputViolation) {
+		t.Fatalf("connection error = %v", o.Err())
+	}
+	verified := o.checkCleanup(t, ev.Cleanup)
+	assertGone(t, o, verified)
+	if countEvents(o.record(t), "exit") != 0 {
+		t.Fatal("the adapter exited on its own: the host was meant to kill it")
+	}
+	if _, err := o.Call(ctxFor(t, 5*time.Second), "misbehave.proc.ping", nil); !errors.Is(err, adrt.ErrClosed) {
+		t.Fatalf("call after the violation = %v, want closed", err)
+	}
+	if err := o.Close(); err != ev.Cleanup {
+		t.Fatalf("Close = %v, want the cleanup result %v", err, ev.Cleanup)
+	}
+	t.Logf("adapter %d killed after closing its stdout; mechanism %v", adapter.pid, o.Mechanism())
+}
+
+// R52, R64, A26: the adapter exits while its child still holds its stdin and stdout.
+// The host must not wait for an EOF that never comes: the exit ends the connection
+// (process exited, status kept), and the pipe holder is killed with the tree.
+func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
+	o := openMisbehave(t, "exitholding", 0, nil)
+	rec := o.record(t)
+	adapter, holder := byRole(t, rec, "adapter"), byRole(t, rec, "holder")
+	for fd := 0; fd <= 1; fd++ {
+		if a, h := fdTarget(t, adapter.pid, fd), fdTarget(t, holder.pid, fd); a != h || !strings.HasPrefix(a, "pipe:") {
+			t.Fatalf("fd %d: adapter has %s, holder has %s: the holder does not hold the pipe", fd, a, h)
+		}
+	}
+	_, err := o.Call(ctxFor(t, 10*time.Second), "misbehave.proc.exit", []byte(`{"code":7}`))
+	if !errors.Is(err, adrt.ErrProcessExited) || !errors.Is(err, adrt.ErrClosed) || !adrt.IsUncertain(err) {
+		t.Fatalf("call = %v, want closed, uncertain, process exited", err)
+	}
+	var ee *lifecycle.ExitError
+	if !errors.As(err, &ee) || ee.State == nil || ee.State.ExitCode() != 7 {
+		t.Fatalf("exit status not kept: %v", err)
+	}
+	ev := o.exitEvent(t)
+	if !errors.Is(ev.Cause, adrt.ErrProcessExited) {
+		t.Fatalf("cause = %v", ev.Cause)
+	}
+	verified := o.checkCleanup(t, ev.Cleanup)
+	assertGone(t, o, verified)
+}
+
+// R59, R51: violations are per process. Of three adapters open at once, one breaks
+// the protocol or dies; its calls fail and its tree is cleaned up, while calls already in
+// flight on the other two complete and later calls are answered as before.
+func TestOneFailingAdapterDoesNotDisturbOthers(t *testing.T) {
+	tests := []struct {
+		name  string
+		fail  func(t *testing.T, victim *opened) error // returns the failed call's error, if any
+		cause error
+	}{
+		{name: "garbage on stdout", cause: adrt.ErrOutputViolation, fail: func(t *testing.T, v *opened) error {
+			_, err := v.Call(ctxFor(t, 10*time.Second), "misbehave.proc.garbage", nil)
+			return err
+		}},
+		{name: "exit mid-call", cause: adrt.ErrProcessExited, fail: func(t *testing.T, v *opened) error {
+			_, err := v.Call(ctxFor(t, 10*time.Second), "misbehave.proc.exit", []byte(`{"code":1}`))
+			return err
+		}},
+		{name: "SIGKILLed from outside", cause: adrt.ErrProcessExited, fail: func(t *testing.T, v *opened) error {
+			if err := unix.Kill(v.Pid(), unix.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			return nil
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			healthy := []*opened{openMisbehave(t, "grandchild", 0, nil), openMisbehave(t, "normal", 0, nil)}
+			victim := openMisbehave(t, "grandchild", 0, nil)
+
+			// Calls started on the healthy adapters before the victim fails, lasting past it.
+			var wg sync.WaitGroup
+			inflight := make([]error, len(healthy))
+			for i, h := range healthy {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, inflight[i] = h.Call(ctxFor(t, 10*time.Second), "misbehave.proc.sleep", []byte(`{"ms":300}`))
+				}()
+			}
+			err := tt.fail(t, victim)
+			if err != nil && (!errors.Is(err, adrt.ErrClosed) || !errors.Is(err, tt.cause)) {
+				t.Fatalf("victim's call = %v, want closed by %v", err, tt.cause)
+			}
+			ev := victim.exitEvent(t)
+			if !errors.Is(ev.Cause, tt.cause) {
+				t.Fatalf("victim ended by %v, want %v", ev.Cause, tt.cause)
+			}
+			verified := victim.checkCleanup(t, ev.Cleanup)
+			assertGone(t, victim, verified)
+
+			wg.Wait()
+			for i, h := range healthy {
+				if inflight[i] != nil {
+					t.Fatalf("healthy adapter %d: call in flight failed: %v", i, inflight[i])
+				}
+				for range 3 {
+					if _, err := h.Call(ctxFor(t, 10*time.Second), "misbehave.proc.ping", nil); err != nil {
+						t.Fatalf("healthy adapter %d after the victim failed: %v", i, err)
+					}
+				}
+				if h.Err() != nil {
+					t.Fatalf("healthy adapter %d connection ended: %v", i, h.Err())
+				}
+				if left := stillRunning(procsOf(h.record(t))); len(left) != len(procsOf(h.record(t))) {
+					t.Fatalf("healthy adapter %d lost processes: only %v of %v run", i, left, procsOf(h.record(t)))
+				}
+				select {
+				case ev := <-h.exits:
+					t.Fatalf("healthy adapter %d reported an exit: %+v", i, ev)
+				default:
+				}
+			}
+			for _, h := range healthy {
+				verified := h.checkCleanup(t, h.Close())
+				assertGone(t, h, verified)
+			}
 		})
 	}
 }
