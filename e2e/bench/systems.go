@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/adapterkit/adapterkit/e2e/bench/internal/gp"
+	"github.com/adapterkit/adapterkit/lifecycle"
+)
+
+// instance is one open connection to one child process.
+type instance interface {
+	// Call sends params (a JSON object) to the child's echo and returns the reply.
+	Call(ctx context.Context, params []byte) ([]byte, error)
+	// Pid is the child's process id, for reading its memory.
+	Pid() int
+	// Close ends the connection and the child; verified says whether the process tree
+	// was proven gone.
+	Close() (verified bool, err error)
+}
+
+// system is one of the compared implementations.
+type system struct {
+	name string
+	// pipe marks the systems that speak length-prefixed JSON over stdin/stdout; they
+	// also run the 3.9 MiB echo.
+	pipe bool
+	open func(ctx context.Context) (instance, error)
+}
+
+// Binary names in the build directory.
+const (
+	binEcho  = "akecho"
+	binGP    = "gpecho"
+	binFloor = "floorecho"
+)
+
+// System names, in their default order.
+const (
+	sysAdapterkit = "adapterkit"
+	sysFloor      = "floor"
+	sysNetRPC     = "goplugin-netrpc"
+	sysGRPC       = "goplugin-grpc"
+)
+
+var allSystems = []string{sysAdapterkit, sysFloor, sysNetRPC, sysGRPC}
+
+// newSystem returns the system called name, whose child programs are in binDir.
+func newSystem(name, binDir string) (*system, error) {
+	switch name {
+	case sysAdapterkit:
+		path := filepath.Join(binDir, binEcho)
+		return &system{name: name, pipe: true, open: func(ctx context.Context) (instance, error) {
+			a, err := lifecycle.Open(ctx, lifecycle.Config{Path: path})
+			if err != nil {
+				return nil, err
+			}
+			return akInstance{a}, nil
+		}}, nil
+	case sysFloor:
+		path := filepath.Join(binDir, binFloor)
+		return &system{name: name, pipe: true, open: func(ctx context.Context) (instance, error) {
+			return openFloor(ctx, path)
+		}}, nil
+	case sysNetRPC, sysGRPC:
+		proto, arg := plugin.ProtocolNetRPC, "netrpc"
+		if name == sysGRPC {
+			proto, arg = plugin.ProtocolGRPC, "grpc"
+		}
+		path := filepath.Join(binDir, binGP)
+		return &system{name: name, open: func(ctx context.Context) (instance, error) {
+			return openGoPlugin(ctx, path, arg, proto)
+		}}, nil
+	}
+	return nil, fmt.Errorf("unknown system %q (known: %v)", name, allSystems)
+}
+
+// echoMethod is the echo adapter's method that returns its params unchanged.
+const echoMethod = "example.echo.echo"
+
+type akInstance struct{ a *lifecycle.Adapter }
+
+func (i akInstance) Call(ctx context.Context, p []byte) ([]byte, error) {
+	return i.a.Call(ctx, echoMethod, p)
+}
+
+func (i akInstance) Pid() int { return i.a.Pid() }
+
+// Close is the verified close: stdin closed, the adapter exits, the tree is proven gone.
+func (i akInstance) Close() (bool, error) {
+	err := i.a.Close()
+	return err == nil, err
+}
+
+type gpInstance struct {
+	c    *plugin.Client
+	echo gp.Echoer
+	pid  int
+}
+
+// openGoPlugin starts the go-plugin plugin with go-plugin's defaults, except for a
+// silent host logger (the default logs every plugin line at Trace level to stderr).
+func openGoPlugin(_ context.Context, path, arg string, proto plugin.Protocol) (instance, error) {
+	cmd := exec.Command(path, arg)
+	c := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  gp.Handshake,
+		Plugins:          gp.Plugins(),
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{proto},
+		Logger:           hclog.NewNullLogger(),
+	})
+	rc, err := c.Client()
+	if err != nil {
+		c.Kill()
+		return nil, err
+	}
+	raw, err := rc.Dispense(gp.Name)
+	if err != nil {
+		c.Kill()
+		return nil, err
+	}
+	e, ok := raw.(gp.Echoer)
+	if !ok {
+		c.Kill()
+		return nil, errors.New("go-plugin dispensed something that is not an Echoer")
+	}
+	return &gpInstance{c: c, echo: e, pid: cmd.Process.Pid}, nil
+}
+
+func (i *gpInstance) Call(ctx context.Context, p []byte) ([]byte, error) { return i.echo.Echo(ctx, p) }
+
+func (i *gpInstance) Pid() int { return i.pid }
+
+// Close is go-plugin's Kill: it closes the client, waits up to 2 s for the plugin to
+// exit, kills it otherwise, and verifies nothing of what the plugin may have started.
+func (i *gpInstance) Close() (bool, error) {
+	i.c.Kill()
+	return false, nil
+}
+
+// checkEcho reports whether got is the echo of want.
+func checkEcho(got, want []byte) error {
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("echo mismatch: sent %d bytes, got %d", len(want), len(got))
+	}
+	return nil
+}
