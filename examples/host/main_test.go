@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// wait bounds the demo so that a broken test fails instead of hanging.
+const wait = time.Minute
+
+// buildAdapters installs the example adapters into a fresh directory as `make
+// adapters` does, plus a file that discovery rejects.
+func buildAdapters(t *testing.T, withPython bool) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
+	if err != nil {
+		t.Skipf("building the adapters needs the go command: %v", err)
+	}
+	dir := t.TempDir()
+	for name, pkg := range map[string]string{
+		"thermometer_v1.0.0": "thermometer",
+		"echo_v1.2.0":        "echo",
+		"console_v1.0.0":     "console",
+	} {
+		cmd := exec.Command(goTool, "build", "-o", filepath.Join(dir, name), "github.com/adapterkit/adapterkit/examples/"+pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	if withPython {
+		src, err := os.ReadFile(filepath.Join("..", "python", "adapter.py"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "pyecho_v0.1.0"), src, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "README.txt"), []byte("not an adapter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func runDemo(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, args, &out, &errOut)
+	t.Logf("output:\n%s\nstderr:\n%s", out.String(), errOut.String())
+	return code, out.String()
+}
+
+func TestDemo(t *testing.T) {
+	_, err := exec.LookPath("python3")
+	withPython := err == nil
+	dir := buildAdapters(t, withPython)
+	code, out := runDemo(t, "-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit status %d", code)
+	}
+	want := []string{
+		"rejected " + filepath.Join(dir, "README.txt") + ": bad name",
+		"thermometer 1.0.0: inlet reads 21.5 °C",
+		"thermometer 1.0.0: slow read given up after 200ms: code=deadline uncertain=true",
+		`echo 1.2.0: fail answered code=denied message="not for you" uncertain=false`,
+		`printed "hello from console" (streamed until eof)`,
+		"all adapters closed, process trees verified gone", // R63
+	}
+	if withPython {
+		want = append(want, `pyecho 0.1.0: upper("hello from python") = "HELLO FROM PYTHON"`)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+	if strings.Contains(out, "FAILED") {
+		t.Error("a step failed")
+	}
+}
+
+// Optional adapters are skipped; a missing required one fails the run, which still
+// closes what it opened.
+func TestDemoMissingAdapters(t *testing.T) {
+	dir := t.TempDir()
+	// The same directory twice is refused by discovery: nothing is opened.
+	code, out := runDemo(t, "-dir", dir+","+dir+"/")
+	if code != 1 || !strings.Contains(out, "discovery: FAILED") {
+		t.Fatalf("exit status %d, want 1 with discovery failed", code)
+	}
+	code, out = runDemo(t, "-dir", dir)
+	if code != 1 {
+		t.Fatalf("exit status %d, want 1", code)
+	}
+	for _, w := range []string{
+		"discovery: 0 adapter(s), 0 file(s) rejected",
+		"thermometer: FAILED",
+		"echo: FAILED",
+		"console: not installed, skipped",
+		"pyecho: not installed, skipped",
+		"all adapters closed, process trees verified gone",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("output lacks %q", w)
+		}
+	}
+}
+
+func TestUsage(t *testing.T) {
+	for _, args := range [][]string{nil, {"-dir", ""}, {"-dir", "x", "extra"}, {"-nope"}} {
+		if code, _ := runDemo(t, args...); code != 2 {
+			t.Errorf("run %q: exit status %d, want 2", args, code)
+		}
+	}
+}

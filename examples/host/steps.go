@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/adapterkit/adapterkit/examples/thermometer/client"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
+)
+
+// slowTimeout is how long the demo lets the thermometer's "slow" probe run before it
+// gives up: the adapter then receives a cancel.
+const slowTimeout = 200 * time.Millisecond
+
+// thermometer binds the typed example.device client, reads "inlet", and gives up on
+// "slow" after a short timeout.
+func (d *demo) thermometer() {
+	const step = "thermometer"
+	if err := client.Register(d.reg); err != nil {
+		d.fail(step, err)
+		return
+	}
+	h, label, err := d.open("thermometer@>= 1.0")
+	if err != nil {
+		d.fail(step, err)
+		return
+	}
+	dev, err := registry.Bind[*client.Device](h)
+	if err != nil {
+		d.fail(label, err)
+		return
+	}
+	r, err := dev.Read(d.ctx, client.ReadParams{Probe: "inlet"})
+	if err != nil {
+		d.fail(label, err)
+		return
+	}
+	d.say("%s: inlet reads %.1f °C", label, r.Celsius)
+
+	ctx, cancel := context.WithTimeout(d.ctx, slowTimeout)
+	defer cancel()
+	_, err = dev.Read(ctx, client.ReadParams{Probe: "slow"})
+	var ce *runtime.CallError
+	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDeadline) {
+		d.fail(label, fmt.Errorf("slow read: want a deadline error, got %v", err))
+		return
+	}
+	d.say("%s: slow read given up after %v: code=%s uncertain=%t (cancel sent)", label, slowTimeout, ce.Code, ce.Uncertain)
+}
+
+// echo makes the echo adapter answer with an error and shows it typed.
+func (d *demo) echo() {
+	h, label, err := d.open("echo")
+	if err != nil {
+		d.fail("echo", err)
+		return
+	}
+	err = h.Invoke(d.ctx, "example.echo.fail", map[string]any{"code": "denied", "message": "not for you"}, nil)
+	var ce *runtime.CallError
+	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDenied) {
+		d.fail(label, fmt.Errorf("fail: want a denied error, got %v", err))
+		return
+	}
+	d.say("%s: fail answered code=%s message=%q uncertain=%t", label, ce.Code, ce.Message, ce.Uncertain)
+}
+
+// console runs echo(1) in the console adapter, by absolute path and without a shell,
+// and reads its output as a polled stream until eof.
+func (d *demo) console() {
+	h, label, err := d.open("console")
+	if err != nil {
+		d.fail("console", err)
+		return
+	}
+	echo, err := exec.LookPath("echo")
+	if err == nil {
+		echo, err = filepath.Abs(echo)
+	}
+	if err != nil {
+		d.fail(label, fmt.Errorf("no echo command to run: %w", err))
+		return
+	}
+	const text = "hello from console"
+	var started struct {
+		Session int64 `json:"session"`
+	}
+	if err := h.Invoke(d.ctx, "example.console.start", map[string]any{"command": echo, "args": []string{text}}, &started); err != nil {
+		d.fail(label, err)
+		return
+	}
+	st := h.Stream(d.ctx, registry.StreamOptions{
+		Read: "example.console.read", Close: "example.console.close",
+		Params: map[string]any{"session": started.Session},
+	})
+	out, err := io.ReadAll(st)
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		d.fail(label, err)
+		return
+	}
+	got := string(bytes.TrimRight(out, "\r\n"))
+	if got != text {
+		d.fail(label, fmt.Errorf("%s printed %q, want %q", echo, got, text))
+		return
+	}
+	d.say("%s: %s printed %q (streamed until eof)", label, echo, got)
+}
+
+// pyecho calls the Python adapter.
+func (d *demo) pyecho() {
+	h, label, err := d.open("pyecho")
+	if err != nil {
+		d.fail("pyecho", err)
+		return
+	}
+	const text = "hello from python"
+	var res struct {
+		Text string `json:"text"`
+	}
+	if err := h.Invoke(d.ctx, "example.pyecho.upper", map[string]string{"text": text}, &res); err != nil {
+		d.fail(label, err)
+		return
+	}
+	if res.Text != strings.ToUpper(text) {
+		d.fail(label, fmt.Errorf("upper returned %q", res.Text))
+		return
+	}
+	d.say("%s: upper(%q) = %q", label, text, res.Text)
+}
