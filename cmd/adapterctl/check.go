@@ -22,25 +22,27 @@ starts the adapter itself (twice: a main session, then one that sends a request 
 initialize) and speaks frames directly, so an adapter written in any language can be
 checked. Checks, in order:
 
-  handshake                R17 R19   initialize (id 1) answered with a result within --timeout
-  catalog                  R19-R26   the catalog is valid (protocol 1, dotted names, no
-                                     "system", versions >= 1, methods prefixed, no duplicates)
-  request before initialize R27 A7   a fresh adapter answers a catalog method invalid
-  second initialize        R27 A7    answered with error invalid
-  unknown method           R42 A22   answered with error unavailable
-  unknown envelope field   R11 R12 A4 a request of a catalog method with an extra top-level
-                                     field is answered invalid (a result means it ran)
-  cancel of unknown id     R37 A18   cancels of a finished and a never-used id get no reply
-                                     within 300ms and the connection still works
-  busy beyond 32           R40 A16   33 requests sent at once: one must be answered busy
-  error replies            R28 R30   every error reply seen has one of the eight codes and a
-                                     message of at most 4096 bytes
-  frames only on stdout    R1 R2 R6 R9-R14 R53 R54  no framing or envelope error, ever
-  replies match requests   R15 R16 R35  no unprompted, unknown-id or second reply
-  connected until EOF      R52       no exit and no end of stdout before stdin is closed
-  exit on stdin EOF        R49       the process exits within 2s of stdin EOF
-  nothing left running     R64       after the exit, the whole tree is proven gone without
-                                     being killed (needs a cgroup; skip where none)
+  handshake [R17 R19]: initialize (id 1) is answered with a result within --timeout.
+  catalog [R19-R26]: the catalog is valid: protocol 1, dotted names, nothing "system",
+      versions >= 1, non-empty method lists prefixed by their service, no duplicates.
+  request before initialize [R27 A7]: a fresh adapter answers a catalog method invalid.
+  second initialize [R27 A7]: answered with error invalid.
+  unknown method [R42 A22]: answered with error unavailable.
+  unknown envelope field [R11 R12 A4]: a request of a catalog method with an extra
+      top-level field is answered invalid (a result means it ran).
+  cancel of unknown id [R37 A18]: cancels of a finished and of a never-used id get no
+      reply within 300ms, and the connection still answers afterwards.
+  busy beyond 32 [R40 A16]: of 33 requests sent at once, at least one is answered busy.
+  error replies [R28 R30]: every error reply seen has one of the eight codes and a
+      message of at most 4096 bytes.
+  frames only on stdout [R1 R2 R6 R9-R14 R53 R54]: no framing or envelope error, ever.
+  replies match requests [R15 R16 R35]: no unprompted, unknown-id or second reply.
+  connected until EOF [R52]: no exit and no end of stdout before stdin is closed.
+  exit on stdin EOF [R49]: the process exits within 2s of the end of its stdin.
+  nothing left running [R64]: once the adapter exited, its whole process tree is proven
+      gone without being killed. The checker starts adapters without a PID namespace so
+      that leftovers stay visible; the proof needs a cgroup (Linux) or a job object (Windows),
+      and the check is skipped where the supervision cannot prove it.
 
 The busy check uses a heuristic, because a checker cannot know which method can be made
 to wait: if the catalog has a method whose name ends in ".sleep" it is called with

@@ -74,6 +74,7 @@ func TestNotFound(t *testing.T) {
 		{"no matching version", "", []string{"call", "--dir", goodDir, "echo@>= 2", "example.echo.echo"}, []string{"no version of the adapter matches", "1.2.0"}},
 		{"name via ADAPTERKIT_PATH", badDir, []string{"check", "thermometer"}, []string{"no adapter with that name"}},
 		{"missing path", "", []string{"call", filepath.Join(missing, exe("echo_v1.0.0")), "a.b"}, []string{"not found"}},
+		{"check missing path", "", []string{"check", filepath.Join(missing, exe("echo_v1.0.0"))}, []string{"not found"}},
 		{"missing dir", "", []string{"list", missing}, []string{"does not exist"}},
 		{"missing dir for a name", "", []string{"inspect", "--dir", missing, "echo"}, []string{"does not exist"}},
 		{"relative dir", "", []string{"list", "relative/dir"}, []string{"not absolute"}},
@@ -93,7 +94,10 @@ func TestStartFailure(t *testing.T) {
 	}
 	dir := t.TempDir()
 	notExec := writeFile(t, dir, "plain_v1.0.0", "data", 0o644)
-	r := runCmd(t, "", "inspect", notExec)
+	for _, cmd := range []string{"inspect", "check"} {
+		runCmd(t, "", cmd, notExec).want(t, ExitBroken, nil, []string{"not executable"})
+	}
+	r := runCmd(t, "", "call", notExec, "a.b")
 	r.want(t, ExitBroken, nil, []string{"not executable"})
 	r = runCmd(t, "", "inspect", "--json", notExec)
 	var rep errorReport

@@ -25,6 +25,7 @@ func exitStatus(err error) int {
 		ve *runtime.ViolationError
 		ce *runtime.CallError
 		re *discovery.RefError
+		le *platform.LaunchError
 	)
 	switch {
 	case errors.As(err, &ue), errors.As(err, &re), errors.Is(err, registry.ErrNotAbsolute):
@@ -41,6 +42,14 @@ func exitStatus(err error) int {
 		return ExitBroken
 	case errors.Is(err, platform.ErrUnverified):
 		return ExitUnverified
+	case errors.As(err, &le):
+		switch {
+		case errors.Is(le.Err, platform.ErrNotAbsolute):
+			return ExitUsage
+		case errors.Is(le.Err, platform.ErrNotFound):
+			return ExitNotFound
+		}
+		return ExitBroken
 	case isNotFound(err):
 		return ExitNotFound
 	case errors.As(err, &ve):
