@@ -3,7 +3,14 @@
 package e2e
 
 import (
+	"bufio"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +20,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
 	adrt "github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -20,18 +28,31 @@ import (
 // processes of e2e/cmd/misbehave write their own host pids and start times to a record,
 // and the test reads /proc, never the code under test, to see that none of them runs.
 
-// assertGone checks the record's processes after lifecycle decided the cleanup: all of
-// them gone when it was verified; when it honestly was not, the adapter itself must be
-// gone and survivors are only logged (and killed by the test's cleanup).
+// assertGone checks the record's processes after lifecycle decided the cleanup; see
+// assertRecordGone.
 func assertGone(t *testing.T, o *opened, verified bool) {
 	t.Helper()
-	ps := procsOf(o.record(t))
+	assertRecordGone(t, procsOf(o.record(t)), verified)
+}
+
+// assertRecordGone checks from /proc that all of ps are gone when the cleanup was
+// verified. When lifecycle honestly reported it unverified (no cgroup, no PID
+// namespace), the adapters themselves must be gone; descendants that escaped are only
+// logged (the test's cleanup kills them), as that is exactly what could not be proven.
+func assertRecordGone(t *testing.T, ps []procEvent, verified bool) {
+	t.Helper()
 	if verified {
 		d := waitGone(t, ps)
 		t.Logf("%d recorded processes gone from /proc %v after cleanup was reported", len(ps), d.Round(time.Millisecond))
 		return
 	}
-	waitGone(t, []procEvent{byRole(t, ps, "adapter")})
+	var adapters []procEvent
+	for _, p := range ps {
+		if p.role == "adapter" {
+			adapters = append(adapters, p)
+		}
+	}
+	waitGone(t, adapters)
 	if left := stillRunning(ps); len(left) > 0 {
 		t.Logf("without cgroup or PID namespace these survive (expected, and reported unverified): %v", left)
 	}
@@ -288,5 +309,206 @@ func TestOneFailingAdapterDoesNotDisturbOthers(t *testing.T) {
 				assertGone(t, h, verified)
 			}
 		})
+	}
+}
+
+// R64, R63 and the design's promise that a host killed with SIGKILL leaves nothing
+// running: a host program (e2e/cmd/testhost, a child of the test) opens three misbehave
+// adapters with a grandchild, a double-forked setsid daemon and a fork-and-exit chain,
+// idle or in the middle of calls, and is SIGKILLed. Its code gets no chance to clean up:
+// what ends the trees is the operating system's supervision (parent-death signal to each
+// adapter, whose PID namespace then dies with it). Where there is no PID namespace but a
+// cgroup, the descendants wait in the cgroup for Sweep, which the test runs.
+func TestHostSIGKILLed(t *testing.T) {
+	const n = 3
+	for _, midCall := range []bool{false, true} {
+		t.Run(map[bool]string{false: "idle", true: "mid-call"}[midCall], func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pids")
+			cleanupRecord(t, pidfile)
+			args := []string{"-adapter", buildBinT(t, "misbehave"), "-pids", pidfile,
+				"-n", strconv.Itoa(n), "-modes", "grandchild,doublefork,chain"}
+			if midCall {
+				args = append(args, "-call")
+			}
+			host := exec.Command(buildBinT(t, "testhost"), args...)
+			host.Env = []string{}
+			var stderr strings.Builder
+			host.Stderr = &stderr
+			out, err := host.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := host.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waited := false
+			t.Cleanup(func() {
+				if !waited {
+					_ = host.Process.Kill()
+					_ = host.Wait()
+				}
+			})
+			lines := bufio.NewScanner(out)
+			readLine := func(prefix string) string {
+				if !lines.Scan() || !strings.HasPrefix(lines.Text(), prefix) {
+					t.Fatalf("host said %q (%v), want %q; stderr: %s", lines.Text(), lines.Err(), prefix, stderr.String())
+				}
+				return lines.Text()
+			}
+			mech := strings.Split(strings.TrimPrefix(readLine("ready "), "ready "), "|")
+			if midCall {
+				readLine("calling")
+				pollFor(t, "every adapter running its call", func() bool {
+					return countEvents(readRecord(t, pidfile), "call") == n
+				})
+			}
+			ps := procsOf(readRecord(t, pidfile))
+			// adapter+sleeper, adapter+middle+daemon, adapter+chain5..chain1.
+			if len(ps) != 2+3+6 {
+				t.Fatalf("record has %d processes, want 11: %v", len(ps), ps)
+			}
+			var adapters []procEvent
+			for _, p := range ps {
+				if p.role == "adapter" {
+					adapters = append(adapters, p)
+				}
+			}
+			waitGone(t, []procEvent{byRole(t, ps, "middle"), byRole(t, ps, "chain5"), byRole(t, ps, "chain2")})
+			running := stillRunning(ps)
+			if len(running) != n+3 {
+				t.Fatalf("before the kill %v run, want the %d adapters, sleeper, daemon and chain1", running, n)
+			}
+
+			killed := time.Now()
+			if err := host.Process.Signal(unix.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = host.Wait()
+			waited = true
+			switch {
+			case slices.Contains(mech, "pidns"):
+				waitGone(t, running)
+				t.Logf("mechanism %s: all %d running pids (%d adapters) gone from /proc %v after the host's SIGKILL",
+					strings.Join(mech, "|"), len(running), n, time.Since(killed).Round(time.Millisecond))
+			case slices.Contains(mech, "pdeathsig"):
+				waitGone(t, adapters)
+				t.Logf("mechanism %s: the %d adapters gone %v after the host's SIGKILL (parent-death signal)",
+					strings.Join(mech, "|"), n, time.Since(killed).Round(time.Millisecond))
+			default:
+				t.Fatalf("mechanism %s has no parent-death signal: a SIGKILLed host would leave its adapters", mech)
+			}
+			sweepAfterHost(t, host.Process.Pid, mech, running, n)
+		})
+	}
+}
+
+// sweepAfterHost runs platform.Sweep after a host died. With a cgroup it must find the
+// dead host's n per-adapter cgroups, kill what they still hold and remove them; without
+// a PID namespace that is what ends the descendants. Without either, descendants
+// cannot be reached, and the test says so.
+func sweepAfterHost(t *testing.T, hostPid int, mech []string, running []procEvent, n int) {
+	t.Helper()
+	if !slices.Contains(mech, "cgroup") {
+		if !slices.Contains(mech, "pidns") {
+			if left := stillRunning(running); len(left) > 0 {
+				t.Skipf("needs root (PID namespace) or a writable cgroup v2: with %s a SIGKILLed host's descendants %v survive; the test kills them", strings.Join(mech, "|"), left)
+			}
+		}
+		return
+	}
+	rep, err := platform.Sweep(ctxFor(t, 10*time.Second), nil)
+	if err != nil {
+		t.Fatalf("Sweep: %v", err)
+	}
+	var mine int
+	for _, it := range rep.Swept {
+		if it.HostPid == hostPid {
+			mine++
+		}
+	}
+	for _, it := range rep.Failed {
+		if it.HostPid == hostPid {
+			t.Errorf("Sweep could not clean %s: %v", it.Path, it.Err)
+		}
+	}
+	if mine != n {
+		t.Fatalf("Sweep removed %d cgroups of the dead host, want %d: %+v", mine, n, rep)
+	}
+	d := waitGone(t, running)
+	t.Logf("Sweep removed %d cgroups of the dead host %d; nothing of it runs (%v after the sweep)", mine, hostPid, d.Round(time.Millisecond))
+}
+
+// R63, R64: 200 open/close cycles, rotating through adapters with and without
+// descendants, leave no process, no file descriptor and no goroutine behind, and no
+// package directory reserved.
+func TestOpenCloseCycles(t *testing.T) {
+	const cycles = 200
+	modes := []string{"normal", "grandchild", "doublefork", "normal"}
+	exe := buildBinT(t, "misbehave")
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	cleanupRecord(t, pidfile)
+	res := new(lifecycle.Reservations)
+	var mech platform.Mechanism
+	cycle := func(mode string) {
+		t.Helper()
+		conf := []byte(`{"mode":"` + mode + `","pidfile":"` + pidfile + `"}`)
+		a, err := lifecycle.Open(ctxFor(t, 20*time.Second), lifecycle.Config{
+			Path: exe, Configuration: conf, Limits: fastLimits(), Reservations: res,
+		})
+		if err != nil {
+			t.Fatalf("Open %s: %v", mode, err)
+		}
+		if _, err := a.Call(ctxFor(t, 10*time.Second), "misbehave.proc.ping", nil); err != nil {
+			t.Fatalf("ping: %v", err)
+		}
+		mech = a.Mechanism()
+		if err := a.Close(); err != nil && provable(mech) {
+			t.Fatalf("Close under %v: %v", mech, err)
+		}
+	}
+	// One cycle first, so that what the process sets up once (the spawner's first
+	// use, lazily opened files) is not counted as a leak.
+	cycle("normal")
+	fds, goroutines := settle(t, -1, -1)
+
+	start := time.Now()
+	for i := range cycles {
+		cycle(modes[i%len(modes)])
+	}
+	elapsed := time.Since(start)
+
+	ps := procsOf(readRecord(t, pidfile))
+	if want := 1 + cycles/4*(1+2+3+1); len(ps) != want {
+		t.Fatalf("record has %d processes, want %d", len(ps), want)
+	}
+	assertRecordGone(t, ps, provable(mech))
+	if kids := childrenRunning(os.Getpid(), exe); len(kids) > 0 {
+		t.Fatalf("children of the test still running: %v", kids)
+	}
+	// R63: released when every cleanup was verified, kept when it could not be.
+	if dirs := res.Reserved(); provable(mech) != (len(dirs) == 0) {
+		t.Fatalf("mechanism %v: reserved after all closed: %v", mech, dirs)
+	}
+	fdsAfter, goroutinesAfter := settle(t, fds, goroutines)
+	t.Logf("mechanism %v: %d cycles (%d processes) in %v: fds %d -> %d, goroutines %d -> %d, reserved %v",
+		mech, cycles, len(ps), elapsed.Round(time.Millisecond), fds, fdsAfter, goroutines, goroutinesAfter, res.Reserved())
+}
+
+// settle waits (bounded) until this process has at most fds descriptors open and at
+// most goroutines goroutines (a negative value: no target), then returns both counts.
+// Descriptors and goroutines of ended adapters go away shortly after Close returns
+// (reaping, pipe copies), so a count still above the target after the bound is a leak.
+func settle(t *testing.T, fds, goroutines int) (int, int) {
+	t.Helper()
+	deadline := time.Now().Add(goneBound)
+	for {
+		f, g := openFDs(t), runtime.NumGoroutine()
+		if (fds < 0 || f <= fds) && (goroutines < 0 || g <= goroutines) {
+			return f, g
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("leak: %d descriptors open (before: %d), %d goroutines (before: %d)", f, fds, g, goroutines)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
