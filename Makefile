@@ -65,3 +65,8 @@ fuzz:
 
 clean:
 	rm -rf $(BUILD)
+
+## soak: the long load-and-faults run of e2e's TestSoak: 200,000 calls by default
+## (ADAPTERKIT_SOAK_CALLS overrides); `make test` runs a short one (5,000 calls).
+soak:
+	ADAPTERKIT_SOAK_CALLS=$${ADAPTERKIT_SOAK_CALLS:-200000} $(GO) test -race -count=1 -timeout 30m -run '^TestSoak$$' -v ./e2e/
