@@ -80,7 +80,7 @@ func TestCheckBadAdapters(t *testing.T) {
 		pass    []string
 	}{
 		// R6, R53: text on stdout after initialize.
-		{bad("garbage_v1.0.0"), map[string]string{checkFrames: "main session"},
+		{bad("garbage_v1.0.0"), map[string]string{checkFrames: `main session: wire: frame exceeds the size limit: length 1751477356, limit 4194304 (the length prefix reads as text "hell"`},
 			[]string{checkHandshake, checkCatalog, checkPreInit, checkEOF}},
 		// R49: still running after stdin EOF.
 		{bad("noexit_v1.0.0"), map[string]string{checkEOF: "still running"},
