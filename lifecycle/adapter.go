@@ -292,6 +292,11 @@ func (a *Adapter) Pid() int { return a.tree.Pid() }
 // Mechanism says how the adapter's tree is supervised.
 func (a *Adapter) Mechanism() platform.Mechanism { return a.tree.Mechanism() }
 
+// LimitErr is nil when every limit of Config.Resources was applied to the adapter's
+// process tree, else a *platform.LimitError (errors.Is(err, platform.ErrLimitUnsupported))
+// naming the limits that were not: the adapter then runs without them.
+func (a *Adapter) LimitErr() error { return a.tree.LimitErr() }
+
 // Done is closed when the adapter has ended and its cleanup was decided.
 func (a *Adapter) Done() <-chan struct{} { return a.done }
 
