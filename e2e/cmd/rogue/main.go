@@ -359,17 +359,22 @@ func (r *rogue) fork(id uint64, params []byte) {
 		N int `json:"n"`
 	}
 	_ = json.Unmarshal(params, &p)
-	self, err := os.Executable()
-	if err != nil {
-		r.errorReply(id, "failed", err.Error())
-		return
+	// A single-threaded child where there is one: under a process limit (which counts
+	// threads) each child then takes one slot.
+	child, args := "/bin/sleep", []string{"3600"}
+	if _, err := os.Stat(child); err != nil {
+		if child, err = os.Executable(); err != nil {
+			r.errorReply(id, "failed", err.Error())
+			return
+		}
+		args = []string{"sleeper"}
 	}
 	var res struct {
 		Started int    `json:"started"`
 		Error   string `json:"error"`
 	}
 	for res.Started < p.N {
-		cmd := exec.Command(self, "sleeper")
+		cmd := exec.Command(child, args...)
 		cmd.Env = []string{}
 		if err := cmd.Start(); err != nil {
 			res.Error = err.Error()
