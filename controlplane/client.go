@@ -1,0 +1,303 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// ErrClientClosed is the cause of calls on a Client after Close.
+var ErrClientClosed = errors.New("controlplane: client closed")
+
+// Client talks to a daemon over one connection. It is safe for concurrent use: any
+// number of requests may be under way at once, each matched to its answers by id.
+//
+// The protocol has no cancel: a request whose ctx ends is abandoned by the client
+// (its late answers are dropped), while the daemon finishes it. Closing the Client
+// ends every request under way on the daemon's side too.
+type Client struct {
+	nc   net.Conn
+	wmu  sync.Mutex // one frame written at a time
+	done chan struct{}
+
+	mu      sync.Mutex
+	pending map[string]*pending
+	err     error // why the connection ended, once done is closed
+}
+
+type pending struct {
+	events chan json.RawMessage // events in order; nil for unstreamed requests
+	final  chan *Envelope       // the response, buffered
+	gone   chan struct{}        // closed when the caller abandoned the request
+}
+
+// Dial connects to the daemon at the Unix socket path.
+func Dial(ctx context.Context, socket string) (*Client, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "unix", socket)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: dial %s: %w", socket, err)
+	}
+	return NewClient(nc), nil
+}
+
+// NewClient returns a Client over an established connection, which it owns.
+func NewClient(nc net.Conn) *Client {
+	c := &Client{nc: nc, done: make(chan struct{}), pending: make(map[string]*pending)}
+	go c.read()
+	return c
+}
+
+// Close closes the connection; requests under way fail with ErrClientClosed.
+func (c *Client) Close() error {
+	c.fail(ErrClientClosed)
+	<-c.done
+	return nil
+}
+
+// Done is closed when the connection has ended; Err then says why.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns nil while the connection is open, else why it ended.
+func (c *Client) Err() error {
+	select {
+	case <-c.done:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// fail ends the connection with cause (the first cause is kept).
+func (c *Client) fail(cause error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = cause
+	}
+	c.mu.Unlock()
+	_ = c.nc.Close()
+}
+
+// read routes answers to their requests until the connection ends.
+func (c *Client) read() {
+	defer close(c.done)
+	fr := frameReader{r: c.nc}
+	for {
+		body, err := fr.read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.EOF
+			} else if errors.As(err, new(*FrameError)) && errors.Is(err, ErrFrameOversized) {
+				err = fmt.Errorf("%w: %w", ErrProtocol, err)
+			}
+			c.fail(err)
+			return
+		}
+		var env Envelope
+		if err := json.Unmarshal(body, &env); err != nil || (env.Kind != KindResponse && env.Kind != KindEvent) {
+			c.fail(fmt.Errorf("%w: frame body is not a response or event envelope", ErrProtocol))
+			return
+		}
+		if env.ID == "" && env.Error != nil {
+			// An error the daemon could not tie to a request (e.g. frame_too_large
+			// before it closes the connection): it explains what follows.
+			c.fail(env.Error)
+			continue
+		}
+		c.mu.Lock()
+		p := c.pending[env.ID]
+		if p != nil && env.Kind == KindResponse {
+			delete(c.pending, env.ID)
+		}
+		c.mu.Unlock()
+		if p == nil {
+			continue // an abandoned request's answer
+		}
+		if env.Kind == KindResponse {
+			p.final <- &env
+			continue
+		}
+		if p.events == nil {
+			c.fail(fmt.Errorf("%w: event for request %s, which is not streamed", ErrProtocol, env.ID))
+			return
+		}
+		select {
+		case p.events <- env.Params:
+		case <-p.gone:
+		}
+	}
+}
+
+// Call sends one request and waits for its response, passing each event's params
+// to onEvent (which may be nil for a method that streams nothing) in order, from
+// the calling goroutine. params may be nil, raw JSON or any value that encodes to a
+// JSON object. A failed response is returned as a *Error. If onEvent returns an
+// error, the request is abandoned and that error returned. onEvent should return
+// promptly: while events wait for it, answers to other requests on this Client wait
+// too, and a daemon drops a client that leaves its answers unread for its write
+// timeout (5 s by default).
+func (c *Client) Call(ctx context.Context, method string, params any, onEvent func(json.RawMessage) error) (json.RawMessage, error) {
+	env := Envelope{ID: NewID(), Kind: KindRequest, Method: method}
+	switch p := params.(type) {
+	case nil:
+	case json.RawMessage:
+		env.Params = p
+	default:
+		b, err := json.Marshal(p)
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: %s params: %w", method, err)
+		}
+		env.Params = b
+	}
+	body, err := json.Marshal(&env)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: %s params: %w", method, err)
+	}
+	frame, err := appendFrame(nil, body)
+	if err != nil {
+		return nil, newError(CodeFrameTooLarge, nil, "request of %d bytes exceeds the %d-byte cap; not sent", len(body), maxFrame)
+	}
+	p := &pending{final: make(chan *Envelope, 1), gone: make(chan struct{})}
+	if onEvent != nil {
+		p.events = make(chan json.RawMessage, 16)
+	}
+	c.mu.Lock()
+	select {
+	case <-c.done:
+		c.mu.Unlock()
+		return nil, c.Err()
+	default:
+	}
+	c.pending[env.ID] = p
+	c.mu.Unlock()
+	defer func() {
+		close(p.gone)
+		c.mu.Lock()
+		delete(c.pending, env.ID)
+		c.mu.Unlock()
+	}()
+	if err := c.write(ctx, frame); err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case ev := <-p.events:
+			if err := onEvent(ev); err != nil {
+				return nil, err
+			}
+		case resp := <-p.final:
+			for drained := false; !drained; {
+				select {
+				case ev := <-p.events:
+					if err := onEvent(ev); err != nil {
+						return nil, err
+					}
+				default:
+					drained = true
+				}
+			}
+			if resp.Error != nil {
+				return nil, resp.Error
+			}
+			return resp.Result, nil
+		case <-c.done:
+			return nil, c.Err()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// write writes one whole frame within ctx; a frame left half-written ends the
+// connection, since the stream could not be followed after it.
+func (c *Client) write(ctx context.Context, frame []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dl, _ := ctx.Deadline()
+	_ = c.nc.SetWriteDeadline(dl)
+	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetWriteDeadline(time.Now()) })
+	_, err := c.nc.Write(frame)
+	stop()
+	if err != nil {
+		c.fail(err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("controlplane: write: %w", err)
+	}
+	return nil
+}
+
+// call is Call with a typed result.
+func call[T any](ctx context.Context, c *Client, method string, params any, onEvent func(json.RawMessage) error) (*T, error) {
+	raw, err := c.Call(ctx, method, params, onEvent)
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+	}
+	return out, nil
+}
+
+// Ping checks that the daemon answers, and measures the round trip and the skew
+// between the daemon's clock and this one.
+func (c *Client) Ping(ctx context.Context) (*PingResult, error) {
+	t0 := time.Now()
+	r, err := call[PingResult](ctx, c, MethodPing, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.RoundTrip = time.Since(t0)
+	r.Skew = r.ServerTime.Sub(t0.Add(r.RoundTrip / 2))
+	return r, nil
+}
+
+// Version returns the daemon's and the protocols' versions.
+func (c *Client) Version(ctx context.Context) (*VersionResult, error) {
+	return call[VersionResult](ctx, c, MethodVersion, nil, nil)
+}
+
+// Capabilities returns every discovered adapter's catalog (the daemon opens each).
+func (c *Client) Capabilities(ctx context.Context) (*CapabilitiesResult, error) {
+	return call[CapabilitiesResult](ctx, c, MethodCapabilities, nil, nil)
+}
+
+// Status returns the daemon's health and counters.
+func (c *Client) Status(ctx context.Context) (*StatusResult, error) {
+	return call[StatusResult](ctx, c, MethodStatus, nil, nil)
+}
+
+// Send calls one adapter method through the daemon. A failed call is a *Error
+// whose CallDetails keep the adapter protocol's code and outcome.
+func (c *Client) Send(ctx context.Context, p SendParams) (*SendResult, error) {
+	return call[SendResult](ctx, c, MethodSend, p, nil)
+}
+
+// Discover streams the adapters the daemon finds, and their changes, for timeout
+// (rounded down to milliseconds); onEvent is called for each, in order. It returns
+// nil when the stream ended at the timeout.
+func (c *Client) Discover(ctx context.Context, timeout time.Duration, onEvent func(DiscoverEvent) error) error {
+	if onEvent == nil {
+		onEvent = func(DiscoverEvent) error { return nil }
+	}
+	_, err := c.Call(ctx, MethodDiscover, DiscoverParams{TimeoutMS: timeout.Milliseconds()}, func(raw json.RawMessage) error {
+		var ev DiscoverEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return fmt.Errorf("%w: Discover event: %v", ErrProtocol, err)
+		}
+		return onEvent(ev)
+	})
+	return err
+}

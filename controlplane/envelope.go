@@ -1,0 +1,258 @@
+package controlplane
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Kind is the kind of an envelope.
+type Kind string
+
+// The three kinds of envelope.
+const (
+	KindRequest  Kind = "request"  // client to daemon
+	KindResponse Kind = "response" // daemon to client: the one final answer to a request
+	KindEvent    Kind = "event"    // daemon to client: one item of a streamed answer
+)
+
+// Methods of the control-plane protocol v1.
+const (
+	MethodPing         = "Ping"
+	MethodVersion      = "Version"
+	MethodCapabilities = "Capabilities"
+	MethodDiscover     = "Discover"
+	MethodSend         = "Send"
+	MethodStatus       = "Status"
+)
+
+// ProtocolVersion is the version of the control-plane wire protocol spoken
+// (control-plane-framing-v1.txt).
+const ProtocolVersion = 1
+
+// Envelope is one control-plane message: the JSON body of one frame.
+type Envelope struct {
+	// ID is the correlation id: a UUID v4 chosen by the client, echoed in the
+	// response and in every event of a streamed answer.
+	ID   string `json:"id"`
+	Kind Kind   `json:"kind"`
+	// Method names the method of a request, and is repeated in its events.
+	Method string `json:"method,omitempty"`
+	// Params are the request's (or the event's) parameters, a JSON object.
+	Params json.RawMessage `json:"params,omitempty"`
+	// Result is a successful response's value, a JSON object.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error is a failed response's error.
+	Error *Error `json:"error,omitempty"`
+}
+
+// Code is a control-plane error code. Codes are stable: new ones may be added, none
+// is ever repurposed.
+type Code string
+
+// The error codes of control-plane-framing-v1.txt.
+const (
+	// CodeNotImplemented: the method is known, but nothing can serve it; for Send,
+	// the adapter does not advertise the method.
+	CodeNotImplemented Code = "not_implemented"
+	// CodeUnknownMethod: the method is not in the schema.
+	CodeUnknownMethod Code = "unknown_method"
+	// CodeInvalidParams: a schema mismatch: an envelope or params with an unknown,
+	// missing or mistyped field, bad JSON, an invalid id; for Send, also an adapter
+	// answering invalid.
+	CodeInvalidParams Code = "invalid_params"
+	// CodeTransportError: the adapter failed: it could not be started, its call
+	// failed (the adapter protocol's code is in the details), or it broke the protocol.
+	CodeTransportError Code = "transport_error"
+	// CodeNotFound: the adapter named is not known to the daemon.
+	CodeNotFound Code = "not_found"
+	// CodeFrameTooLarge: a frame exceeded the 16 MiB cap.
+	CodeFrameTooLarge Code = "frame_too_large"
+	// CodeInternal: an unexpected daemon error (including a daemon shutting down).
+	CodeInternal Code = "internal"
+)
+
+// Codes lists every code this package knows, in the specification's order.
+var Codes = [...]Code{CodeNotImplemented, CodeUnknownMethod, CodeInvalidParams,
+	CodeTransportError, CodeNotFound, CodeFrameTooLarge, CodeInternal}
+
+// Error is the error object of a failed response. A *Error is also the Go error
+// the [Client] returns for it; errors.Is(err, ErrNotFound) and so on match by code.
+type Error struct {
+	Code    Code            `json:"code"`
+	Message string          `json:"message"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "controlplane: " + string(e.Code)
+	}
+	return "controlplane: " + string(e.Code) + ": " + e.Message
+}
+
+// Is matches the code sentinels ([ErrNotFound] ...).
+func (e *Error) Is(target error) bool {
+	c, ok := target.(*codeError)
+	return ok && c.code == e.Code
+}
+
+// CallDetails decodes the details of a Send error: ok is false when the error
+// carries none.
+func (e *Error) CallDetails() (d CallDetails, ok bool) {
+	if len(e.Details) == 0 {
+		return d, false
+	}
+	if err := json.Unmarshal(e.Details, &d); err != nil {
+		return CallDetails{}, false
+	}
+	return d, true
+}
+
+type codeError struct{ code Code }
+
+func (e *codeError) Error() string { return "controlplane: code " + string(e.code) }
+
+// Sentinels, one per code: errors.Is(err, ErrNotFound) reports a *Error with code
+// not_found.
+var (
+	ErrNotImplemented error = &codeError{CodeNotImplemented}
+	ErrUnknownMethod  error = &codeError{CodeUnknownMethod}
+	ErrInvalidParams  error = &codeError{CodeInvalidParams}
+	ErrTransport      error = &codeError{CodeTransportError}
+	ErrNotFound       error = &codeError{CodeNotFound}
+	ErrFrameTooLarge  error = &codeError{CodeFrameTooLarge}
+	ErrInternal       error = &codeError{CodeInternal}
+)
+
+func newError(code Code, details any, format string, args ...any) *Error {
+	e := &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	if details != nil {
+		if b, err := json.Marshal(details); err == nil {
+			e.Details = b
+		}
+	}
+	return e
+}
+
+// NewID returns a random UUID v4 (RFC 9562) in its canonical lower-case form.
+func NewID() string {
+	var u [16]byte
+	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (it panics if it cannot)
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	var b [36]byte
+	hex.Encode(b[0:8], u[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], u[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], u[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], u[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], u[10:])
+	return string(b[:])
+}
+
+// ValidID reports whether id is a UUID v4 in the 8-4-4-4-12 hexadecimal form
+// (either letter case): version nibble 4, variant bits 10.
+func ValidID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !isHex(c) {
+				return false
+			}
+		}
+	}
+	if id[14] != '4' {
+		return false
+	}
+	switch id[19] {
+	case '8', '9', 'a', 'b', 'A', 'B':
+		return true
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// envelope field names, for the strict decoder.
+var envelopeFields = map[string]bool{"id": true, "kind": true, "method": true,
+	"params": true, "result": true, "error": true}
+
+// maxEchoedID bounds an invalid id echoed back in an error response.
+const maxEchoedID = 128
+
+// decodeRequest decodes a request body strictly. On failure it returns an
+// invalid_params *Error and the id to answer with: the body's id when it is a JSON
+// string of reasonable length (even if not a UUID v4), else "".
+func decodeRequest(body []byte) (Envelope, string, *Error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return Envelope{}, "", newError(CodeInvalidParams, nil, "frame body is not one JSON object")
+	}
+	echo := ""
+	var id string
+	if raw, ok := fields["id"]; ok && json.Unmarshal(raw, &id) == nil && len(id) <= maxEchoedID {
+		echo = id
+	}
+	for k := range fields {
+		if !envelopeFields[k] {
+			return Envelope{}, echo, newError(CodeInvalidParams, nil, "unknown envelope field %q", k)
+		}
+	}
+	var env Envelope
+	if err := json.Unmarshal(body, &env); err != nil {
+		return Envelope{}, echo, newError(CodeInvalidParams, nil, "envelope does not match the schema: %v", err)
+	}
+	switch {
+	case !ValidID(env.ID):
+		return Envelope{}, echo, newError(CodeInvalidParams, nil, "id %q is not a UUID v4", env.ID)
+	case env.Kind != KindRequest:
+		return Envelope{}, echo, newError(CodeInvalidParams, nil, "kind %q: a client sends only requests", env.Kind)
+	case env.Method == "":
+		return Envelope{}, echo, newError(CodeInvalidParams, nil, "request without a method")
+	case fields["result"] != nil || fields["error"] != nil:
+		return Envelope{}, echo, newError(CodeInvalidParams, nil, "a request carries no result or error")
+	}
+	if p := bytes.TrimSpace(env.Params); len(p) > 0 && p[0] != '{' && !bytes.Equal(p, []byte("null")) {
+		return Envelope{}, echo, newError(CodeInvalidParams, nil, "params must be a JSON object")
+	}
+	return env, echo, nil
+}
+
+// decodeParams decodes params strictly into v: unknown fields are refused, and
+// absent or null params decode as {}.
+func decodeParams(params json.RawMessage, v any) *Error {
+	p := bytes.TrimSpace(params)
+	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		p = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(p))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return newError(CodeInvalidParams, nil, "params: %v", err)
+	}
+	if dec.More() {
+		return newError(CodeInvalidParams, nil, "params: trailing data")
+	}
+	return nil
+}
+
+// ErrProtocol is the cause of a connection a [Client] ended because the daemon
+// broke the protocol (a body that is not an envelope, a frame over the cap).
+var ErrProtocol = errors.New("controlplane: daemon broke the protocol")

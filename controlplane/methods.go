@@ -1,0 +1,186 @@
+package controlplane
+
+import (
+	"os"
+	goruntime "runtime"
+	"sort"
+	"time"
+
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/limits"
+)
+
+// dispatch answers one request. Every path ends with exactly one response.
+func (c *serverConn) dispatch(env Envelope) {
+	var (
+		result any
+		err    *Error
+	)
+	switch env.Method {
+	case MethodPing:
+		if err = decodeParams(env.Params, &struct{}{}); err == nil {
+			result = PingResult{ServerTime: time.Now().UTC()}
+		}
+	case MethodVersion:
+		if err = decodeParams(env.Params, &struct{}{}); err == nil {
+			result = VersionResult{Daemon: c.srv.cfg.Version, Protocol: ProtocolVersion,
+				AdapterProtocol: limits.ProtocolVersion, Go: goruntime.Version()}
+		}
+	case MethodCapabilities:
+		if err = decodeParams(env.Params, &struct{}{}); err == nil {
+			result, err = c.srv.set.capabilities(c.ctx)
+		}
+	case MethodStatus:
+		if err = decodeParams(env.Params, &struct{}{}); err == nil {
+			result = c.srv.status()
+		}
+	case MethodSend:
+		result, err = c.handleSend(env)
+	case MethodDiscover:
+		result, err = c.handleDiscover(env)
+	default:
+		err = newError(CodeUnknownMethod, nil, "method %q is not in the control-plane schema", env.Method)
+	}
+	if err != nil {
+		result = nil
+	}
+	c.respond(env.ID, result, err)
+}
+
+// sendWire is SendParams as decoded, to tell absent fields from empty ones.
+type sendWire struct {
+	Adapter   *string   `json:"adapter"`
+	Method    *string   `json:"method"`
+	Params    rawParams `json:"params"`
+	TimeoutMS *int64    `json:"timeout_ms"`
+}
+
+func (c *serverConn) handleSend(env Envelope) (any, *Error) {
+	var w sendWire
+	if err := decodeParams(env.Params, &w); err != nil {
+		return nil, err
+	}
+	lim := c.srv.cfg.Limits
+	switch {
+	case w.Adapter == nil || *w.Adapter == "":
+		return nil, newError(CodeInvalidParams, nil, "params: adapter is required")
+	case w.Method == nil || *w.Method == "":
+		return nil, newError(CodeInvalidParams, nil, "params: method is required")
+	case string(w.Params.raw) != "null" && !rawObject(w.Params.raw):
+		return nil, newError(CodeInvalidParams, nil, "params: params must be a JSON object")
+	case w.TimeoutMS != nil && (*w.TimeoutMS < 0 || time.Duration(*w.TimeoutMS)*time.Millisecond > lim.Call()):
+		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms must be from 0 to %d", lim.Call().Milliseconds())
+	}
+	if string(w.Params.raw) == "null" {
+		w.Params.raw = nil // null params stand for {}, as absent ones do
+	}
+	timeout := lim.Call()
+	if w.TimeoutMS != nil && *w.TimeoutMS > 0 {
+		timeout = time.Duration(*w.TimeoutMS) * time.Millisecond
+	}
+	p := SendParams{Adapter: *w.Adapter, Method: *w.Method, Params: w.Params.raw}
+	res, err := c.srv.set.send(c.ctx, p, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// rawParams keeps a JSON value as it is, telling an absent one (nil) from null.
+type rawParams struct{ raw []byte }
+
+func (r *rawParams) UnmarshalJSON(b []byte) error {
+	r.raw = append([]byte(nil), b...)
+	return nil
+}
+
+type discoverWire struct {
+	TimeoutMS *int64 `json:"timeout_ms"`
+}
+
+// discoverResult is the empty result that ends a Discover stream.
+type discoverResult struct{}
+
+// handleDiscover streams an event for every adapter found, then rescans every
+// RescanInterval and streams an event for every adapter new, changed or removed,
+// until the timeout; the final response has an empty result.
+func (c *serverConn) handleDiscover(env Envelope) (any, *Error) {
+	var w discoverWire
+	if err := decodeParams(env.Params, &w); err != nil {
+		return nil, err
+	}
+	if w.TimeoutMS == nil || *w.TimeoutMS < 1 || time.Duration(*w.TimeoutMS)*time.Millisecond > MaxDiscoverTimeout {
+		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms is required, from 1 to %d", MaxDiscoverTimeout.Milliseconds())
+	}
+	deadline := time.NewTimer(time.Duration(*w.TimeoutMS) * time.Millisecond)
+	defer deadline.Stop()
+	tick := time.NewTicker(c.srv.cfg.RescanInterval)
+	defer tick.Stop()
+	seen := make(map[string]AdapterInfo)
+	for {
+		res, err := c.srv.set.rescan(c.ctx)
+		if err != nil {
+			if c.ctx.Err() != nil {
+				return nil, newError(CodeInternal, nil, "request cancelled: the client left or the daemon is shutting down")
+			}
+			return nil, newError(CodeTransportError, nil, "scanning the adapter directories: %v", err)
+		}
+		for _, ev := range diffScan(seen, res) {
+			if err := c.event(env.ID, MethodDiscover, ev); err != nil {
+				return nil, newError(CodeInternal, nil, "client dropped")
+			}
+		}
+		select {
+		case <-deadline.C:
+			return discoverResult{}, nil
+		case <-c.ctx.Done():
+			return nil, newError(CodeInternal, nil, "request cancelled: the client left or the daemon is shutting down")
+		case <-tick.C:
+		}
+	}
+}
+
+// diffScan updates seen (by path) to res and returns the events that tell the change.
+func diffScan(seen map[string]AdapterInfo, res *discovery.Result) []DiscoverEvent {
+	var evs []DiscoverEvent
+	now := make(map[string]bool, len(res.Adapters))
+	for _, a := range res.Adapters {
+		info := infoOf(a)
+		now[info.Path] = true
+		old, ok := seen[info.Path]
+		switch {
+		case !ok:
+			evs = append(evs, DiscoverEvent{Change: ChangeFound, Adapter: info})
+		case old.Size != info.Size || !old.ModTime.Equal(info.ModTime) || old.Version != info.Version:
+			evs = append(evs, DiscoverEvent{Change: ChangeChanged, Adapter: info})
+		default:
+			continue
+		}
+		seen[info.Path] = info
+	}
+	var gone []string
+	for p := range seen {
+		if !now[p] {
+			gone = append(gone, p)
+		}
+	}
+	sort.Strings(gone)
+	for _, p := range gone {
+		evs = append(evs, DiscoverEvent{Change: ChangeRemoved, Adapter: seen[p]})
+		delete(seen, p)
+	}
+	return evs
+}
+
+// status reports the daemon's state.
+func (s *server) status() *StatusResult {
+	st := &StatusResult{PID: os.Getpid(), Started: s.started.UTC(), Dirs: s.cfg.Dirs,
+		Clients: s.clients(), RefusedClients: s.refused.Load(), DroppedClients: s.dropped.Load(),
+		Sweep: s.sweep}
+	s.set.status(st)
+	st.Health = HealthOK
+	if st.UnverifiedCleanups > 0 || len(s.sweep.Failed) > 0 {
+		st.Health = HealthDegraded
+	}
+	return st
+}

@@ -1,0 +1,285 @@
+package controlplane
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
+)
+
+// ServerConfig configures [Serve]. Only Socket and Dirs are required; the caller's
+// value is never written.
+type ServerConfig struct {
+	// Socket is the path of the Unix domain socket to create. A stale socket left by
+	// a daemon that is gone is replaced; a live one is refused ([ErrSocketInUse]).
+	Socket string
+	// Dirs are the absolute directories the adapters are discovered in (see package
+	// discovery for the naming convention); at least one.
+	Dirs []string
+	// Version is the daemon's version reported by Version; "" means "devel".
+	Version string
+	// Env is the environment every adapter receives; nil means an empty one.
+	Env []string
+	// Stderr receives the adapters' standard error; nil discards it.
+	Stderr io.Writer
+	// Limits lowers the Adapter process protocol's bounds (nil: the protocol's).
+	Limits *limits.Limits
+	// Restart is the adapters' restart policy; nil means [DefaultRestart].
+	Restart *lifecycle.RestartPolicy
+	// Logger receives the daemon's logs; nil is silent.
+	Logger hclog.Logger
+	// MaxClients caps the clients connected at once (default 256); one more is
+	// refused by closing its connection.
+	MaxClients int
+	// WriteTimeout is how long a client may leave its answers unread: a frame not
+	// written within it, or a full send queue not drained within it, drops the
+	// client (default 5 s).
+	WriteTimeout time.Duration
+	// RescanInterval is how often a Discover stream scans the directories again
+	// (default 200 ms).
+	RescanInterval time.Duration
+	// OnReady, if set, is called once the socket accepts connections.
+	OnReady func()
+}
+
+// DefaultRestart is the adapters' restart policy when ServerConfig.Restart is nil:
+// up to 10 restarts with the lifecycle package's backoff.
+var DefaultRestart = lifecycle.RestartPolicy{MaxRestarts: 10}
+
+// Defaults of ServerConfig.
+const (
+	DefaultMaxClients     = 256
+	DefaultWriteTimeout   = 5 * time.Second
+	DefaultRescanInterval = 200 * time.Millisecond
+	// maxConnRequests caps the requests a single client may have under way; its
+	// further requests are not read until one ends.
+	maxConnRequests = 64
+	// sendQueue is the number of frames queued for one client's writer.
+	sendQueue = 64
+)
+
+// Errors of Serve.
+var (
+	// ErrUnsupported: the daemon cannot run on this operating system (it has no
+	// way to learn a Unix-socket client's user: Windows).
+	ErrUnsupported = errors.New("controlplane: daemon not supported on this operating system")
+	// ErrSocketInUse: a daemon already answers on the socket path.
+	ErrSocketInUse = errors.New("controlplane: socket in use by a running daemon")
+	// ErrConfig: the ServerConfig is unusable.
+	ErrConfig = errors.New("controlplane: invalid server configuration")
+)
+
+// ShutdownError is returned by Serve when the daemon stopped but could not prove
+// every adapter's process tree gone (their package directories stay reserved).
+type ShutdownError struct{ Err error }
+
+func (e *ShutdownError) Error() string { return "controlplane: shutdown: " + e.Err.Error() }
+
+// Unwrap returns the cause (a *registry.CloseError).
+func (e *ShutdownError) Unwrap() error { return e.Err }
+
+// server is one running daemon.
+type server struct {
+	cfg     ServerConfig
+	log     hclog.Logger
+	uid     int // the only user whose clients are served
+	started time.Time
+	set     *adapterSet
+	sweep   SweepStatus
+
+	refused atomic.Uint64
+	dropped atomic.Uint64
+
+	mu    sync.Mutex
+	conns map[*serverConn]struct{}
+	wg    sync.WaitGroup // connections
+}
+
+// Serve runs the daemon until ctx ends: it sweeps what a crashed predecessor left
+// (platform.Sweep), creates the socket with owner-only permissions, and answers
+// clients of the same user, each connection concurrently. When ctx ends it stops
+// accepting, removes the socket, ends every connection (requests under way end
+// with an error), and closes every adapter verified. It returns nil after a clean
+// shutdown, a *ShutdownError when some process tree could not be proven gone, or
+// the error that kept it from starting. Serve never installs signal handlers: the
+// caller cancels ctx (e.g. with signal.NotifyContext).
+func Serve(ctx context.Context, cfg ServerConfig) error {
+	s, err := newServer(cfg)
+	if err != nil {
+		return err
+	}
+	return s.serve(ctx)
+}
+
+func newServer(cfg ServerConfig) (*server, error) {
+	if cfg.Socket == "" {
+		return nil, fmt.Errorf("%w: no socket path", ErrConfig)
+	}
+	if len(cfg.Dirs) == 0 {
+		return nil, fmt.Errorf("%w: no adapter directory", ErrConfig)
+	}
+	cfg.Dirs = append([]string(nil), cfg.Dirs...)
+	if cfg.Version == "" {
+		cfg.Version = "devel"
+	}
+	if cfg.MaxClients <= 0 {
+		cfg.MaxClients = DefaultMaxClients
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = DefaultWriteTimeout
+	}
+	if cfg.RescanInterval <= 0 {
+		cfg.RescanInterval = DefaultRescanInterval
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &server{cfg: cfg, log: log.Named("controlplane"), uid: os.Getuid(), conns: make(map[*serverConn]struct{})}, nil
+}
+
+func (s *server) serve(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, err := discovery.Scan(ctx, nil, s.cfg.Dirs...); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	s.runSweep(ctx)
+	ln, err := listen(s.cfg.Socket)
+	if err != nil {
+		return err
+	}
+	s.started = time.Now()
+	// base ends when the daemon stops; it bounds adapter opens, which no client owns.
+	base, stop := context.WithCancel(context.WithoutCancel(ctx))
+	defer stop()
+	s.set = newAdapterSet(base, &s.cfg, s.log)
+	s.log.Info("serving", "socket", s.cfg.Socket, "dirs", s.cfg.Dirs, "pid", os.Getpid())
+	if s.cfg.OnReady != nil {
+		s.cfg.OnReady()
+	}
+	acceptDone := make(chan struct{})
+	go func() {
+		defer close(acceptDone)
+		s.accept(base, ln)
+	}()
+	<-ctx.Done()
+	s.log.Info("shutting down")
+	_ = ln.Close()
+	<-acceptDone
+	stop()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.shutdown()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	cctx, cancel := context.WithTimeout(context.Background(), s.set.lim.Grace()+s.set.lim.Cleanup()+time.Second)
+	defer cancel()
+	if err := s.set.close(cctx); err != nil {
+		s.log.Error("adapters not all verified gone", "error", err)
+		return &ShutdownError{Err: err}
+	}
+	s.log.Info("stopped; every adapter verified gone")
+	return nil
+}
+
+func (s *server) runSweep(ctx context.Context) {
+	rep, err := platform.Sweep(ctx, s.log)
+	if err != nil {
+		s.sweep.Error = err.Error()
+		s.log.Warn("start-up sweep failed", "error", err)
+	}
+	conv := func(items []platform.SweptItem) []SweptItem {
+		out := make([]SweptItem, 0, len(items))
+		for _, it := range items {
+			si := SweptItem{Path: it.Path, HostPID: it.HostPid, Pids: it.Pids}
+			if it.Err != nil {
+				si.Error = it.Err.Error()
+			}
+			out = append(out, si)
+		}
+		return out
+	}
+	s.sweep.Swept, s.sweep.Failed = conv(rep.Swept), conv(rep.Failed)
+}
+
+// accept serves connections until the listener is closed.
+func (s *server) accept(ctx context.Context, ln net.Listener) {
+	var delay time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of descriptors and the like: back off, never spin.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed", "error", err, "retry_in", delay)
+			t := time.NewTimer(delay)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			continue
+		}
+		delay = 0
+		if !s.admit(nc) {
+			continue
+		}
+		c := newServerConn(ctx, s, nc)
+		s.mu.Lock()
+		if len(s.conns) >= s.cfg.MaxClients {
+			s.mu.Unlock()
+			s.refused.Add(1)
+			s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
+			c.cancel()
+			_ = nc.Close()
+			continue
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			c.run()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// admit checks the peer's user (SO_PEERCRED, LOCAL_PEERCRED): only the daemon's own
+// user is served; any other connection is closed without a word.
+func (s *server) admit(nc net.Conn) bool {
+	uid, err := peerUID(nc)
+	if err == nil && uid == s.uid {
+		return true
+	}
+	s.refused.Add(1)
+	s.log.Warn("connection refused", "peer_uid", uid, "error", err)
+	_ = nc.Close()
+	return false
+}
+
+func (s *server) clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}

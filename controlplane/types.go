@@ -1,0 +1,203 @@
+package controlplane
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Params and results of the methods, as they travel in envelopes. The [Client]
+// returns the result types; a daemon answers with them.
+
+// PingResult is the result of Ping. The daemon sends ServerTime; RoundTrip and
+// Skew are measured by the [Client].
+type PingResult struct {
+	// ServerTime is the daemon's clock when it answered.
+	ServerTime time.Time `json:"server_time"`
+	// RoundTrip is the time from sending the request to receiving the response.
+	RoundTrip time.Duration `json:"-"`
+	// Skew is ServerTime minus the client's clock at the midpoint of the round
+	// trip: positive when the daemon's clock is ahead.
+	Skew time.Duration `json:"-"`
+}
+
+// VersionResult is the result of Version.
+type VersionResult struct {
+	// Daemon is the daemon's own version (ServerConfig.Version).
+	Daemon string `json:"daemon"`
+	// Protocol is the control-plane protocol version, [ProtocolVersion].
+	Protocol int `json:"protocol"`
+	// AdapterProtocol is the Adapter process protocol version spoken with adapters.
+	AdapterProtocol int `json:"adapter_protocol"`
+	// Go is the Go version the daemon was built with.
+	Go string `json:"go"`
+}
+
+// AdapterInfo identifies one discovered adapter file.
+type AdapterInfo struct {
+	Name    string    `json:"name"`
+	Version string    `json:"version"`
+	Path    string    `json:"path"` // absolute
+	Dir     string    `json:"dir"`  // the package directory (the scanned directory)
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mod_time"`
+}
+
+// CapabilitiesResult is the result of Capabilities.
+type CapabilitiesResult struct {
+	// Adapters lists every discovered adapter, by name then version (newest first).
+	Adapters []AdapterCapabilities `json:"adapters"`
+}
+
+// AdapterCapabilities is one adapter's catalog, or why it could not be had.
+type AdapterCapabilities struct {
+	AdapterInfo
+	// Services is the catalog the adapter advertised in its handshake.
+	Services []wire.Service `json:"services,omitempty"`
+	// Error says why the adapter could not be opened (then Services is empty).
+	Error *Error `json:"error,omitempty"`
+}
+
+// DiscoverParams are the params of Discover.
+type DiscoverParams struct {
+	// TimeoutMS is how long the stream lasts, in milliseconds: required, from 1 to
+	// MaxDiscoverTimeout.
+	TimeoutMS int64 `json:"timeout_ms"`
+}
+
+// MaxDiscoverTimeout is the longest Discover stream a daemon accepts.
+const MaxDiscoverTimeout = 10 * time.Minute
+
+// Change says what a Discover event reports.
+type Change string
+
+// The changes a Discover event reports.
+const (
+	ChangeFound   Change = "found"   // first seen in this stream (at its start, or a new file)
+	ChangeChanged Change = "changed" // its file changed (size, time or identity)
+	ChangeRemoved Change = "removed" // no longer found
+)
+
+// DiscoverEvent is the params of one Discover event.
+type DiscoverEvent struct {
+	Change  Change      `json:"change"`
+	Adapter AdapterInfo `json:"adapter"`
+}
+
+// SendParams are the params of Send.
+type SendParams struct {
+	// Adapter is NAME, NAME@CONSTRAINT or the absolute path of a discovered adapter
+	// (required).
+	Adapter string `json:"adapter"`
+	// Method is the adapter method to call (required).
+	Method string `json:"method"`
+	// Params are the method's params, a JSON object; absent means {}.
+	Params json.RawMessage `json:"params,omitempty"`
+	// TimeoutMS bounds the call in milliseconds, from 1 to the call deadline
+	// (30000); 0 or absent means the call deadline.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+}
+
+// SendResult is the result of Send.
+type SendResult struct {
+	// Adapter is the adapter called (the reference resolved).
+	Adapter AdapterInfo `json:"adapter"`
+	// Value is the adapter's result, as it sent it.
+	Value json.RawMessage `json:"value"`
+}
+
+// CallDetails are the details of a failed Send: what the adapter layer said.
+type CallDetails struct {
+	// Adapter is the absolute path of the adapter, when the reference resolved.
+	Adapter string `json:"adapter,omitempty"`
+	Method  string `json:"method,omitempty"`
+	// AdapterCode is the Adapter process protocol code (invalid, closed, aborted,
+	// denied, unavailable, busy, failed, deadline) when a call was made or refused.
+	AdapterCode string `json:"adapter_code,omitempty"`
+	// RawCode is the code as the adapter sent it, when it differs (R29).
+	RawCode string `json:"raw_code,omitempty"`
+	// Uncertain: the request reached the adapter and no reply came; it may have acted.
+	Uncertain bool `json:"uncertain,omitempty"`
+	// NeverStarted: nothing was sent to the adapter.
+	NeverStarted bool `json:"never_started,omitempty"`
+	// Violation names the adapter's protocol violation that ended its connection.
+	Violation string `json:"violation,omitempty"`
+	// Stage is how far starting the adapter got, when that failed (spawn, handshake...).
+	Stage string `json:"stage,omitempty"`
+	// Cleanup says why the adapter's process tree could not be verified gone.
+	Cleanup string `json:"cleanup,omitempty"`
+}
+
+// Health is the daemon's summary of its state.
+type Health string
+
+// Health values.
+const (
+	// HealthOK: serving, every cleanup verified, the start-up sweep clean.
+	HealthOK Health = "ok"
+	// HealthDegraded: serving, but some process tree is not verified gone (an
+	// unverified cleanup, or a leftover the start-up sweep could not remove).
+	HealthDegraded Health = "degraded"
+)
+
+// StatusResult is the result of Status.
+type StatusResult struct {
+	Health  Health    `json:"health"`
+	PID     int       `json:"pid"`
+	Started time.Time `json:"started"`
+	Dirs    []string  `json:"dirs"`
+	// Clients is the number of connected clients, this one included.
+	Clients int `json:"clients"`
+	// RefusedClients counts connections refused: another user, or too many clients.
+	RefusedClients uint64 `json:"refused_clients"`
+	// DroppedClients counts clients dropped for not reading their answers in time.
+	DroppedClients uint64 `json:"dropped_clients"`
+	// InFlight is the number of Send calls under way.
+	InFlight int64 `json:"in_flight"`
+	// Calls counts Send calls made since start.
+	Calls uint64 `json:"calls"`
+	// Adapters lists the adapters open, by path.
+	Adapters []AdapterStatus `json:"adapters"`
+	// Restarts counts adapter restarts since start.
+	Restarts int `json:"restarts"`
+	// Exits counts adapters that ended without the daemon closing them.
+	Exits uint64 `json:"exits"`
+	// UnverifiedCleanups counts process trees not proven gone.
+	UnverifiedCleanups int `json:"unverified_cleanups"`
+	// Reserved lists package directories reserved (an adapter of it runs, or its
+	// cleanup was not verified).
+	Reserved []string `json:"reserved"`
+	// Sweep is what the start-up sweep found left by a crashed predecessor.
+	Sweep SweepStatus `json:"sweep"`
+}
+
+// AdapterStatus is one open adapter.
+type AdapterStatus struct {
+	AdapterInfo
+	// State is "running", or "restarting" while none runs.
+	State string `json:"state"`
+	// PID is the adapter process's id (0 when none runs).
+	PID int `json:"pid,omitempty"`
+	// Mechanism says how its process tree is supervised (e.g. "cgroup|pdeathsig").
+	Mechanism string `json:"mechanism,omitempty"`
+	Restarts  int    `json:"restarts"`
+	// InFlight is the number of requests in flight on its connection.
+	InFlight int `json:"in_flight"`
+}
+
+// SweepStatus reports the start-up sweep (platform.Sweep).
+type SweepStatus struct {
+	Swept  []SweptItem `json:"swept"`
+	Failed []SweptItem `json:"failed"`
+	// Error is why the sweep could not run, if it could not.
+	Error string `json:"error,omitempty"`
+}
+
+// SweptItem is one leftover the sweep found.
+type SweptItem struct {
+	Path    string `json:"path"`
+	HostPID int    `json:"host_pid"`
+	Pids    []int  `json:"pids,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
