@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -115,6 +116,21 @@ func TestCloseEndsWholeTree(t *testing.T) {
 			if want := len(tt.alive) + len(tt.gone); len(procsOf(rec)) != want {
 				t.Fatalf("record has %d processes, want %d: %v", len(procsOf(rec)), want, rec)
 			}
+			// The adapter's own report agrees with the record its processes wrote.
+			var reported []struct {
+				Role  string `json:"role"`
+				Pid   int    `json:"pid"`
+				Start uint64 `json:"start"`
+			}
+			raw, err := o.Call(ctxFor(t, 10*time.Second), "misbehave.proc.pids", nil)
+			if err != nil || json.Unmarshal(raw, &reported) != nil || len(reported) != len(procsOf(rec)) {
+				t.Fatalf("misbehave.proc.pids = %s, %v; record %v", raw, err, rec)
+			}
+			for i, r := range reported {
+				if p := procsOf(rec)[i]; r.Role != p.role || r.Pid != p.pid || r.Start != p.start {
+					t.Fatalf("adapter reports %+v, record has %v", r, p)
+				}
+			}
 			for _, role := range tt.alive {
 				if !byRole(t, rec, role).alive() {
 					t.Fatalf("%s is not running before Close", role)
@@ -128,7 +144,7 @@ func TestCloseEndsWholeTree(t *testing.T) {
 				tt.check(t, o, rec)
 			}
 			start := time.Now()
-			err := o.Close()
+			err = o.Close()
 			closed := time.Since(start)
 			verified := o.checkCleanup(t, err)
 			assertGone(t, o, verified)
