@@ -63,7 +63,9 @@ func junkDir(t *testing.T) string {
 	}
 	write("README.txt", "not an adapter", 0o644)
 	write("garbage_v1.0.0", "\x7fELF? no: random bytes \x00\x01\x02", 0o755)
-	write("script_v1.0.0", "#!/bin/sh\necho hello from a script adapter\n", 0o755)
+	// It stays alive after printing: one that exits at once races its own exit against
+	// the host reading the text, and either may be reported first.
+	write("script_v1.0.0", "#!/bin/sh\necho hello from a script adapter\nexec sleep 60\n", 0o755)
 	write("noexec_v1.0.0", "#!/bin/sh\n", 0o644)
 	write("badversion_v1.x", "#!/bin/sh\n", 0o755)
 	if err := os.Mkdir(filepath.Join(dir, "subdir_v1.0.0"), 0o755); err != nil {
@@ -165,9 +167,9 @@ func TestHostInput(t *testing.T) {
 
 	t.Run("nil context", func(t *testing.T) {
 		var nilCtx context.Context // a caller's mistake the API must answer with an error
-		panicked := func(f func() error) (err error, p any) {
+		panicked := func(f func() error) (p any, err error) {
 			defer func() { p = recover() }()
-			return f(), nil
+			return nil, f()
 		}
 		var panics []string
 		for _, c := range []struct {
@@ -180,7 +182,7 @@ func TestHostInput(t *testing.T) {
 			{"Registry.Open", func() error { _, err := reg.Open(nilCtx, rogue, nil); return err },
 				func(err error) bool { var oe *lifecycle.OpenError; return errors.As(err, &oe) }},
 		} {
-			err, p := panicked(c.f)
+			p, err := panicked(c.f)
 			switch {
 			case p != nil:
 				panics = append(panics, fmt.Sprintf("%s panics: %v", c.name, p))
