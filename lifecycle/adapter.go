@@ -37,6 +37,9 @@ type Config struct {
 	Stderr io.Writer
 	// Resources limits the adapter's tree where the platform supports it.
 	Resources platform.Resources
+	// Isolation chooses how the tree is contained (default: the strongest available;
+	// see platform.Isolation).
+	Isolation platform.Isolation
 	// Limits lowers the protocol's bounds (nil: the protocol's values).
 	Limits *limits.Limits
 	// Logger receives the adapter's lifecycle events; nil is silent.
@@ -159,7 +162,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	cfg.Reservations.acquire(a.pkgDir)
 	tree, err := platform.Start(ctx, platform.Config{
 		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir,
-		Stderr: cfg.Stderr, Resources: cfg.Resources, Logger: a.log,
+		Stderr: cfg.Stderr, Resources: cfg.Resources, Isolation: cfg.Isolation, Logger: a.log,
 	})
 	if err != nil {
 		cfg.Reservations.finish(a.pkgDir, nil, nil)
