@@ -78,7 +78,7 @@ func pattern(n int) []byte {
 
 // wait bounds every wait for an event so that a broken test fails instead of hanging;
 // nothing asserts on time.
-const wait = 10 * time.Second
+const wait = 30 * time.Second
 
 // self is the path of the test binary, the command of every helper.
 func self(t testing.TB) string {

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // wait bounds every wait for an event so that a broken test fails instead of hanging;
 // nothing asserts on time.
-const wait = 10 * time.Second
+const wait = 30 * time.Second
 
 // install copies adapter.py into a fresh directory as an executable named by the
 // discovery convention and returns its path and the environment it needs: a PATH in

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // wait bounds every wait for an event so that a broken test fails instead of hanging;
 // nothing asserts on time.
-const wait = 10 * time.Second
+const wait = 30 * time.Second
 
 // buildThermometer builds examples/thermometer into a fresh directory under the
 // discovery naming convention and returns the directory.
