@@ -37,6 +37,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -57,12 +58,24 @@ func run(args []string) error {
 	withJSON := fs.Bool("json", false, "also print one JSON line per (system, workload)")
 	out := fs.String("out", "", "also write the report (with the JSON lines) to this file")
 	binDir := fs.String("bin", "", "directory of already built child programs (default: build them)")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this host process to this file")
 	memhost := fs.String("memhost", "", "internal: run as the memory workload's host process for this system")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *memhost != "" {
 		return memHost(*memhost, *binDir)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	if *reps < 1 {
 		return fmt.Errorf("-reps must be at least 1")

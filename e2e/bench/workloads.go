@@ -31,10 +31,10 @@ type runEnv struct {
 const (
 	spawnTimes   = 5
 	rttWarmup    = 300
-	rttCalls     = 4000
+	rttCalls     = 8000
 	parCallers   = 32
-	parCalls     = 16000
-	bigCalls     = 6
+	parCalls     = 24000
+	bigCalls     = 12
 	fanoutConns  = 100
 	fanoutCalls  = 10
 	callTimeout  = 30 * time.Second

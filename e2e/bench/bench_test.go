@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMedianPercentile(t *testing.T) {
+	tests := []struct {
+		xs       []float64
+		median   float64
+		p50, p99 float64
+	}{
+		{[]float64{3}, 3, 3, 3},
+		{[]float64{4, 1, 3, 2}, 2.5, 2, 4},
+		{[]float64{5, 1, 4, 2, 3}, 3, 3, 5},
+	}
+	for _, tt := range tests {
+		in := slices.Clone(tt.xs)
+		if got := median(in); got != tt.median {
+			t.Errorf("median(%v) = %v, want %v", tt.xs, got, tt.median)
+		}
+		if !slices.Equal(in, tt.xs) {
+			t.Errorf("median modified its input: %v", in)
+		}
+		s := slices.Sorted(slices.Values(tt.xs))
+		if got := percentile(s, 50); got != tt.p50 {
+			t.Errorf("p50(%v) = %v, want %v", tt.xs, got, tt.p50)
+		}
+		if got := percentile(s, 99); got != tt.p99 {
+			t.Errorf("p99(%v) = %v, want %v", tt.xs, got, tt.p99)
+		}
+	}
+	if !math.IsNaN(median(nil)) || !math.IsNaN(percentile(nil, 50)) {
+		t.Error("median and percentile of nothing must be NaN")
+	}
+	m := medians([]metrics{{"a": 1, "b": 10}, {"a": 3}, {"a": 2, "b": 20}})
+	if m["a"] != 2 || m["b"] != 15 {
+		t.Errorf("medians = %v, want a=2 b=15", m)
+	}
+}
+
+func TestRotate(t *testing.T) {
+	xs := []string{"A", "B", "C"}
+	want := [][]string{{"A", "B", "C"}, {"B", "C", "A"}, {"C", "A", "B"}, {"A", "B", "C"}}
+	for k, w := range want {
+		if got := rotate(xs, k); !slices.Equal(got, w) {
+			t.Errorf("rotate(%v, %d) = %v, want %v", xs, k, got, w)
+		}
+	}
+	if !slices.Equal(xs, []string{"A", "B", "C"}) {
+		t.Errorf("rotate modified its input: %v", xs)
+	}
+}
+
+func TestPick(t *testing.T) {
+	got, err := pick(" rtt,spawn,rtt ,", workloadNames(), "workload")
+	if err != nil || !slices.Equal(got, []string{"rtt", "spawn"}) {
+		t.Errorf("pick = %v, %v; want [rtt spawn]", got, err)
+	}
+	if _, err := pick("rtt,nope", workloadNames(), "workload"); err == nil {
+		t.Error("an unknown workload was accepted")
+	}
+	if _, err := pick(",", allSystems, "system"); err == nil {
+		t.Error("an empty list was accepted")
+	}
+}
+
+func TestVmHWM(t *testing.T) {
+	kib, err := vmHWM("self")
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	if kib <= 0 {
+		t.Errorf("VmHWM of self = %d KiB", kib)
+	}
+}
+
+// TestSystemsEcho builds the child programs and checks every system's echo with the
+// workloads' payloads, sequential and concurrent, then its close (verified for
+// adapterkit).
+func TestSystemsEcho(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts processes")
+	}
+	dir := t.TempDir()
+	if err := build(dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, name := range allSystems {
+		t.Run(name, func(t *testing.T) {
+			s, err := newSystem(name, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := openInstance(ctx, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			payloads := [][]byte{smallParams, bigParams(bigSmallSize)}
+			if s.pipe {
+				payloads = append(payloads, bigParams(bigPipeSize))
+			}
+			for _, p := range payloads {
+				if err := call(ctx, in, p); err != nil {
+					t.Errorf("echo of %d bytes: %v", len(p), err)
+				}
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, parCallers)
+			for i := range parCallers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					p := []byte(`{"caller":` + strconv.Itoa(i) + `}`)
+					for range 20 {
+						if err := call(ctx, in, p); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if _, err := vmHWM(strconv.Itoa(in.Pid())); err != nil {
+				t.Errorf("child memory: %v", err)
+			}
+			verified, err := in.Close()
+			if name == sysAdapterkit && (!verified || err != nil) {
+				t.Errorf("adapterkit close: verified %v, %v", verified, err)
+			}
+			if name != sysAdapterkit && verified {
+				t.Errorf("%s claims a verified close", name)
+			}
+		})
+	}
+}
+
+func TestCheckEcho(t *testing.T) {
+	if err := checkEcho([]byte(`{"a":1}`), []byte(`{"a":1}`)); err != nil {
+		t.Error(err)
+	}
+	if err := checkEcho([]byte(`{"a":2}`), []byte(`{"a":1}`)); err == nil {
+		t.Error("a different reply passed")
+	}
+}
+
+func TestReport(t *testing.T) {
+	rs := &results{systems: []string{sysAdapterkit, sysFloor}, workloads: []string{"rtt"}, by: map[string]map[string]*result{}}
+	for s, v := range map[string]float64{sysAdapterkit: 10, sysFloor: 20} {
+		r := rs.get("rtt", s)
+		r.Runs = []metrics{{"p50_us": v, "p99_us": 2 * v, "calls_per_s": 1000}}
+		r.Reps = 1
+		r.Median = medians(r.Runs)
+	}
+	var buf bytes.Buffer
+	if err := rs.writeReport(&buf, "header", true); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{"header", "p50_us", "rtt p50 vs floor", "0.50x", "met", `"system":"adapterkit"`} {
+		if !bytes.Contains([]byte(out), []byte(want)) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if bytes.Contains([]byte(out), []byte("net/rpc")) {
+		t.Errorf("report evaluates a target whose system did not run:\n%s", out)
+	}
+}
