@@ -49,8 +49,13 @@ adapters:
 demo: adapters
 	$(GO) run ./examples/host -dir $(ADAPTERS)
 
-## bench: host hot-path benchmarks (allocations per call) and the cross-system bench tool.
+## bench: host hot-path benchmarks (allocations per call) and the cross-system bench tool
+## (e2e/bench, its own module: adapterkit vs go-plugin net/rpc and gRPC vs a plain floor).
+## BENCH_FLAGS passes flags to the tool, e.g. BENCH_FLAGS="-reps 3 -workloads rtt,par32".
+BENCH_FLAGS ?=
 bench: bench-go
+	@mkdir -p $(BUILD)
+	cd e2e/bench && $(GO) run . -json -out $(BUILD)/bench.txt $(BENCH_FLAGS)
 
 bench-go:
 	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/
