@@ -338,9 +338,9 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 
 // Identities near the end of the range (R33, R57, A15): the call that would need an id
 // above the maximum ends the connection with "identity space exhausted", pending calls
-// fail closed and uncertain, and nothing else breaks. runtime.Options has no first-id
-// option, so the top of the range is lowered with limits.Limits.MaxRequestID instead of
-// starting near 2^53-1.
+// fail closed and uncertain, and nothing else breaks. Here the top of the range is
+// lowered with limits.Limits.MaxRequestID, through lifecycle; TestRogueIDTopOfRange
+// starts a connection at 2^53-3.
 func TestRogueIDExhausted(t *testing.T) {
 	comp := openCompanion(t)
 	l := rogueLimits()
@@ -440,5 +440,61 @@ func TestRogueResourceLimits(t *testing.T) {
 		t.Fatalf("cleanup not verified: %v", ev.Cleanup)
 	}
 	requireGone(t, rogue)
+	comp.check(t)
+}
+
+// A connection whose calls start near 2^53-1 (runtime.Options.FirstCallID; lifecycle
+// does not expose it, so this test starts the process with platform and connects
+// runtime to its pipes as lifecycle does): the last identities reach the adapter (which
+// checks that they increase), the next call ends the connection with "identity space
+// exhausted", a pending call fails closed and uncertain, and the tree is verified gone.
+func TestRogueIDTopOfRange(t *testing.T) {
+	comp := openCompanion(t)
+	rogue := buildBinT(t, "rogue")
+	tree, err := platform.Start(stepCtx(t), platform.Config{Path: rogue, Env: rogueEnv("serve")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	const top = limits.MaxRequestID
+	c := runtime.NewConn(tree.Stdout(), tree.Stdin(), &runtime.Options{Limits: rogueLimits(), FirstCallID: top - 2})
+	defer c.Close()
+	if _, err := c.Initialize(stepCtx(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	hang := make(chan error, 1)
+	go func() { _, err := c.Call(stepCtx(t), "rogue.test.hang", nil); hang <- err }() // id top-2
+	pollUntil(t, "hang pending", func() bool { return c.InFlight() == 1 })
+	for id := top - 1; id <= top; id++ {
+		want := fmt.Sprintf(`{"id":%d}`, id)
+		if got, err := c.Call(stepCtx(t), "rogue.test.echo", json.RawMessage(want)); err != nil || string(got) != want {
+			t.Fatalf("id %d: %s, %v", id, got, err)
+		}
+	}
+	_, err = c.Call(stepCtx(t), "rogue.test.echo", nil)
+	if !errors.Is(err, runtime.ErrClosed) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrIDExhausted) {
+		t.Fatalf("call beyond 2^53-1 = %v", err)
+	}
+	requireClosedBy(t, <-hang, runtime.ErrIDExhausted)
+	if !errors.Is(c.Err(), runtime.ErrIDExhausted) {
+		t.Fatalf("cause = %v", c.Err())
+	}
+	// The adapter saw increasing ids up to the top and ends at the end of its input.
+	select {
+	case <-tree.Exited():
+	case <-time.After(20 * time.Second):
+		t.Fatal("adapter did not exit at the end of its input")
+	}
+	if code := tree.ExitState().ExitCode(); code != 0 {
+		t.Fatalf("adapter exit status %d: it saw a host violation (4: ids not increasing)", code)
+	}
+	ctx := stepCtx(t)
+	if err := tree.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Verify(ctx); err != nil {
+		t.Fatalf("tree not verified gone: %v", err)
+	}
+	requireGone(t, rogue, tree.Pid())
 	comp.check(t)
 }
