@@ -142,6 +142,9 @@ type Adapter struct {
 // handshake also has the call deadline (30 s). On failure nothing is left running or
 // the returned *OpenError says so in Cleanup.
 func Open(ctx context.Context, cfg Config) (*Adapter, error) {
+	if ctx == nil {
+		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: runtime.ErrNilContext}
+	}
 	if err := wire.ValidateParams(cfg.Configuration); err != nil {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("%w: %v", ErrInvalidConfiguration, err)}
 	}
@@ -172,7 +175,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	a.log.Debug("started", "pid", tree.Pid(), "mechanism", tree.Mechanism().String())
 	a.conn = runtime.NewConn(tree.Stdout(), tree.Stdin(), &runtime.Options{
 		Limits: cfg.Limits, Logger: a.log, Name: a.name, FailFast: cfg.FailFast,
-		OnOutputEnd: a.outputEnded,
+		OnPeerGone: a.peerGone,
 	})
 	go a.supervise()
 	cat, err := a.conn.Initialize(ctx, cfg.Configuration)
@@ -187,10 +190,10 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	return a, nil
 }
 
-// outputEnded runs on the connection's read loop when stdout ends cleanly: if the
-// process exited (within the cleanup bound) that is the cause, with its status;
-// otherwise a closed stdout alone is an output violation (R52, A26).
-func (a *Adapter) outputEnded() error {
+// peerGone runs when stdout ends cleanly or stdin breaks: if the process exited
+// (within the cleanup bound) that is the cause, with its status; otherwise the symptom
+// stands — a closed stdout alone is an output violation (R52, A26).
+func (a *Adapter) peerGone() error {
 	t := time.NewTimer(a.cfg.Limits.Cleanup())
 	defer t.Stop()
 	select {

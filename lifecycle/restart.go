@@ -197,6 +197,9 @@ func (s *Supervisor) wait(ctx context.Context) (*Adapter, error) {
 // way. A call that cannot reach any adapter fails with a *runtime.CallError with code
 // closed (or the context's code) that is never started.
 func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if ctx == nil {
+		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "nil context", NeverStarted: true, Cause: runtime.ErrNilContext}
+	}
 	a, err := s.wait(ctx)
 	if err != nil {
 		code := wire.CodeClosed

@@ -131,7 +131,7 @@ func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
 	var missing []string
 	var reasons []string
 	apply := func(limit, file, value string) {
-		err := os.WriteFile(filepath.Join(c.path, file), []byte(value), 0)
+		err := writeExisting(filepath.Join(c.path, file), value)
 		if err != nil {
 			missing = append(missing, limit)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -154,9 +154,24 @@ func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
 
 func (c *cgroup) file(name string) string { return filepath.Join(c.path, name) }
 
+// writeExisting writes a cgroup interface file, which must exist: a missing file means
+// a missing controller or kernel feature (fs.ErrNotExist), never a file to create —
+// creating one in a cgroup directory fails with a misleading permission error.
+func writeExisting(path, value string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(value)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // kill kills every process of the cgroup and its sub-cgroups.
 func (c *cgroup) kill() error {
-	err := os.WriteFile(c.file("cgroup.kill"), []byte("1"), 0)
+	err := writeExisting(c.file("cgroup.kill"), "1")
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, serr := os.Stat(c.path); serr != nil {
 			return nil // already removed: nothing left to kill

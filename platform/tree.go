@@ -3,6 +3,7 @@ package platform
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -43,6 +44,9 @@ type Tree struct {
 // returns its Tree. ctx bounds the start only; it does not limit the adapter's life.
 // Errors are *LaunchError.
 func Start(ctx context.Context, cfg Config) (*Tree, error) {
+	if ctx == nil {
+		return nil, &LaunchError{Path: cfg.Path, Err: fmt.Errorf("%w: nil context", ErrInvalidConfig)}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, &LaunchError{Path: cfg.Path, Err: errors.Join(ErrStart, err)}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // Config configures a Registry. A nil *Config is valid and means all defaults; the
@@ -97,6 +98,9 @@ func (r *Registry) Reservations() *lifecycle.Reservations { return r.res }
 // Discover scans the configured directories again and returns what was found and
 // every file that was not taken, with its reason.
 func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
+	if ctx == nil {
+		return nil, runtime.ErrNilContext
+	}
 	if err := r.check(); err != nil {
 		return nil, err
 	}
@@ -130,6 +134,9 @@ func IsPath(ref string) bool {
 // NAME or NAME@CONSTRAINT selects the newest matching version in the configured
 // directories (scanning them on first use).
 func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
+	if ctx == nil {
+		return "", runtime.ErrNilContext
+	}
 	if err := r.check(); err != nil {
 		return "", err
 	}

@@ -58,6 +58,9 @@ func putCall(cl *call) {
 // error reply or an invalid catalog matches wire.ErrInvalidCatalog.
 func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*wire.Catalog, error) {
 	const method = wire.MethodInitialize
+	if ctx == nil {
+		return nil, refused(method, wire.CodeInvalid, "nil context", ErrNilContext)
+	}
 	if err := wire.ValidateParams(configuration); err != nil {
 		return nil, refused(method, wire.CodeInvalid, "configuration is not a JSON object",
 			fmt.Errorf("%w: %w", ErrInvalidParams, err))
@@ -141,6 +144,9 @@ func (c *Conn) setState(from, to connState) bool {
 // waiting for a slot. If ctx ends after the request was sent, a cancel is queued and Call
 // returns at once with aborted or deadline, uncertain (R36, R39).
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if ctx == nil {
+		return nil, refused(method, wire.CodeInvalid, "nil context", ErrNilContext)
+	}
 	if c.ended() {
 		return nil, c.closedNotStarted(method)
 	}

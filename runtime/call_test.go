@@ -409,3 +409,19 @@ func (s *safeBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A nil context is refused with a typed error, not a panic, and changes nothing.
+func TestNilContext(t *testing.T) {
+	var nilCtx context.Context
+	c, f := newConn(t, ioPipe, nil)
+	if _, err := c.Initialize(nilCtx, nil); !errors.Is(err, runtime.ErrNilContext) || !runtime.IsNeverStarted(err) {
+		t.Fatalf("Initialize(nil) = %v", err)
+	}
+	f.handshake(c)
+	if _, err := c.Call(nilCtx, read, nil); !errors.Is(err, runtime.ErrNilContext) || !errors.Is(err, runtime.ErrInvalid) || !runtime.IsNeverStarted(err) {
+		t.Fatalf("Call(nil) = %v", err)
+	}
+	if c.Err() != nil || c.InFlight() != 0 {
+		t.Fatalf("connection changed: %v, %d in flight", c.Err(), c.InFlight())
+	}
+}

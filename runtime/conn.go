@@ -27,14 +27,17 @@ type Options struct {
 	// FailFast makes a call that finds no free in-flight slot fail at once with busy
 	// (never started) instead of waiting for one (A16).
 	FailFast bool
-	// OnOutputEnd, if set, is called once by the read loop when the adapter's output
-	// ends cleanly (end of stream between frames) while the host has not ended the
-	// connection. The error it returns becomes the connection's cause (package
-	// lifecycle returns a ProcessExited *ViolationError carrying the exit status); nil
-	// means an Output violation. It must return within a bounded time and must not call
-	// Close or Abort of the same Conn (they wait for the read loop); pending calls fail
-	// only after it returns.
-	OnOutputEnd func() error
+	// OnPeerGone, if set, is called when the adapter looks gone while the host has not
+	// ended the connection: its output ended cleanly (end of stream between frames), or
+	// a write to its input failed other than by the write timeout (a broken pipe). The
+	// error it returns becomes the connection's cause — package lifecycle returns a
+	// ProcessExited *ViolationError carrying the exit status when the process ended, so
+	// a crash is reported as "The adapter process exited" rather than as its symptom;
+	// nil keeps the symptom (an Output or InputPipe violation). It is called from the
+	// read loop or the writer, at most once from each; it must return within a bounded
+	// time and must not call Close or Abort of the same Conn (they wait for those
+	// goroutines); pending calls fail only after it returns.
+	OnPeerGone func() error
 	// FirstCallID is the identity of the first call after initialize (which is always
 	// id 1, R17). Identities must increase but may skip values (A14), so a host may
 	// start higher, e.g. to test how it and an adapter behave at the top of the id space
@@ -69,7 +72,7 @@ type Conn struct {
 	log          hclog.Logger
 	name         string
 	failFast     bool
-	onOutputEnd  func() error
+	onPeerGone   func() error
 	frameMax     int
 	maxID        uint64
 	firstCallID  uint64
@@ -125,7 +128,7 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		log:          o.Logger.Named(o.Name),
 		name:         o.Name,
 		failFast:     o.FailFast,
-		onOutputEnd:  o.OnOutputEnd,
+		onPeerGone:   o.OnPeerGone,
 		frameMax:     lim.Frame(),
 		maxID:        lim.RequestID(),
 		firstCallID:  o.FirstCallID,

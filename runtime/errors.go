@@ -54,6 +54,9 @@ var (
 	// ErrNoSlot is the cause of a busy refusal when [Options.FailFast] is set and all
 	// in-flight slots are taken (R40, A16).
 	ErrNoSlot = errors.New("runtime: no free in-flight slot")
+	// ErrNilContext refuses a call (or initialize) made with a nil context, instead of
+	// panicking in the caller's goroutine.
+	ErrNilContext = errors.New("runtime: nil context")
 )
 
 // CallError is the error of a call (or of initialize). It says what is known: the code,

@@ -37,8 +37,8 @@ func (c *Conn) readFailed(err error) {
 	}
 	if err == io.EOF {
 		var cause error
-		if c.onOutputEnd != nil {
-			cause = c.onOutputEnd()
+		if c.onPeerGone != nil {
+			cause = c.onPeerGone()
 		}
 		if cause == nil {
 			cause = NewViolation(Output, fmt.Errorf("output ended: %w", io.EOF))

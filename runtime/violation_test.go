@@ -129,12 +129,12 @@ func TestOutputViolation(t *testing.T) {
 	}
 }
 
-// R52, A26: OnOutputEnd decides the cause of a clean end of output, called once.
-func TestOnOutputEnd(t *testing.T) {
+// R52, A26: OnPeerGone decides the cause of a clean end of output, called once.
+func TestOnPeerGoneOutputEnd(t *testing.T) {
 	exit := errors.New("exit status 2")
 	for _, ret := range []error{runtime.NewViolation(runtime.ProcessExited, exit), nil} {
 		var calls atomic.Int32
-		c, f := newConn(t, ioPipe, &runtime.Options{OnOutputEnd: func() error {
+		c, f := newConn(t, ioPipe, &runtime.Options{OnPeerGone: func() error {
 			calls.Add(1)
 			if ret == nil {
 				return nil
@@ -156,17 +156,36 @@ func TestOnOutputEnd(t *testing.T) {
 			}
 		}
 		if n := calls.Load(); n != 1 {
-			t.Errorf("OnOutputEnd called %d times", n)
+			t.Errorf("OnPeerGone called %d times", n)
 		}
 	}
 	// Not called when the host closed first.
 	var calls atomic.Int32
-	c, _ := newConn(t, osPipe, &runtime.Options{OnOutputEnd: func() error { calls.Add(1); return nil }})
+	c, _ := newConn(t, osPipe, &runtime.Options{OnPeerGone: func() error { calls.Add(1); return nil }})
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if calls.Load() != 0 {
-		t.Error("OnOutputEnd called after Close")
+		t.Error("OnPeerGone called after Close")
+	}
+}
+
+// R56, R52: a write that fails because the adapter's input is gone (not a stall) asks
+// OnPeerGone for the cause, so a crash is reported as the process exit, not its symptom.
+func TestOnPeerGoneBrokenInput(t *testing.T) {
+	exit := runtime.NewViolation(runtime.ProcessExited, errors.New("exit status 9"))
+	for _, ret := range []error{exit, nil} {
+		c, f := newConn(t, osPipe, &runtime.Options{OnPeerGone: func() error { return ret }})
+		f.handshake(c)
+		_ = f.inEnd.Close() // the adapter's stdin is gone: the next write fails with EPIPE
+		_, err := c.Call(context.Background(), read, nil)
+		want := runtime.ErrInputPipe
+		if ret != nil {
+			want = runtime.ErrProcessExited
+		}
+		if !errors.Is(err, runtime.ErrClosed) || !errors.Is(err, want) || !errors.Is(ended(t, c), want) {
+			t.Fatalf("hook returned %v: err = %v, cause = %v", ret, err, c.Err())
+		}
 	}
 }
 

@@ -106,7 +106,14 @@ func (c *Conn) writeFailed(err error) {
 		return
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		err = fmt.Errorf("%w (%v): %w", ErrWriteTimeout, c.pipeWrite, err)
+		c.end(NewViolation(InputPipe, fmt.Errorf("%w (%v): %w", ErrWriteTimeout, c.pipeWrite, err)))
+		return
+	}
+	if c.onPeerGone != nil {
+		if cause := c.onPeerGone(); cause != nil {
+			c.end(cause)
+			return
+		}
 	}
 	c.end(NewViolation(InputPipe, err))
 }
