@@ -33,6 +33,7 @@ type adapterSet struct {
 	exits  atomic.Uint64
 	calls  atomic.Uint64
 	flight atomic.Int64
+	opens  sync.WaitGroup // openSlot goroutines
 
 	mu          sync.Mutex
 	scan        *discovery.Result
@@ -154,7 +155,7 @@ func (s *adapterSet) handle(ctx context.Context, a discovery.Adapter) (*registry
 	if sl == nil {
 		sl = &slot{info: infoOf(a), ready: make(chan struct{})}
 		s.open[a.Path] = sl
-		go s.openSlot(sl)
+		s.opens.Go(func() { s.openSlot(sl) })
 	}
 	s.mu.Unlock()
 	select {
@@ -291,9 +292,12 @@ func (s *adapterSet) status(st *StatusResult) {
 	}
 }
 
-// close closes every adapter verified; nil when every tree was proven gone.
+// close closes every adapter verified; nil when every tree was proven gone. Opens
+// under way end first (their context, base, has ended), so none outlives it.
 func (s *adapterSet) close(ctx context.Context) error {
-	return s.reg.Close(ctx)
+	err := s.reg.Close(ctx)
+	s.opens.Wait()
+	return err
 }
 
 // mapError turns an adapter-layer error into a control-plane error: the adapter

@@ -151,6 +151,9 @@ func newServer(cfg ServerConfig) (*server, error) {
 }
 
 func (s *server) serve(ctx context.Context) error {
+	if !serveSupported {
+		return ErrUnsupported
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}

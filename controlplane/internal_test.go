@@ -1,0 +1,263 @@
+package controlplane
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+func tempSocket(t *testing.T) (sock, dir string) {
+	t.Helper()
+	d, err := os.MkdirTemp("", "cpi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	adapters := filepath.Join(d, "a")
+	if err := os.Mkdir(adapters, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(d, "s"), adapters
+}
+
+// runServer runs s until the test ends.
+func runServer(t *testing.T, s *server) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	s.cfg.OnReady = func() { close(ready) }
+	done := make(chan error, 1)
+	go func() { done <- s.serve(ctx) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+}
+
+// TestPeerOfAnotherUser: a client whose user (read with SO_PEERCRED /
+// LOCAL_PEERCRED) is not the daemon's is closed without an answer. The test plays
+// the other user by making the daemon expect a different uid.
+func TestPeerOfAnotherUser(t *testing.T) {
+	sock, dir := tempSocket(t)
+	s, err := newServer(ServerConfig{Socket: sock, Dirs: []string{dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, err := func() (int, error) {
+		a, b := net.Pipe()
+		defer a.Close()
+		defer b.Close()
+		return peerUID(a) // not a Unix socket: refused
+	}()
+	if err == nil || uid != -1 {
+		t.Fatalf("peerUID of a pipe = %d, %v", uid, err)
+	}
+	s.uid = os.Getuid() + 1
+	runServer(t, s)
+	c, err := Dial(context.Background(), sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Closed unread, the connection ends with EOF or, when the request was still
+	// unread in the daemon's buffer, with a reset.
+	if _, err := c.Ping(context.Background()); !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("Ping from another user = %v, want the connection closed", err)
+	}
+	if n := s.refused.Load(); n != 1 {
+		t.Fatalf("refused %d, want 1", n)
+	}
+}
+
+// TestPeerUID: the kernel reports this process's own user for a real connection.
+func TestPeerUID(t *testing.T) {
+	sock, _ := tempSocket(t)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			defer c.Close()
+			_, _ = c.Read(make([]byte, 1))
+		}
+	}()
+	nc, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	uid, err := peerUID(nc)
+	if err != nil || uid != os.Getuid() {
+		t.Fatalf("peerUID = %d, %v; want %d", uid, err, os.Getuid())
+	}
+}
+
+// TestSocketFile: the socket is created owner-only, a second daemon on it is
+// refused, a stale socket is replaced, a file that is not a socket is not, and the
+// socket is removed at shutdown.
+func TestSocketFile(t *testing.T) {
+	sock, dir := tempSocket(t)
+
+	// A stale socket: bound, then abandoned without removing the file.
+	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetUnlinkOnClose(false)
+	_ = l.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, ServerConfig{Socket: sock, Dirs: []string{dir}, OnReady: func() { close(ready) }})
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode()&fs.ModeSocket == 0 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode %v, want a socket with 0600", fi.Mode())
+	}
+	entries, _ := os.ReadDir(filepath.Dir(sock))
+	if len(entries) != 2 { // the socket and the adapter directory: no leftover temp dir
+		t.Errorf("directory holds %d entries", len(entries))
+	}
+	if err := Serve(context.Background(), ServerConfig{Socket: sock, Dirs: []string{dir}}); !errors.Is(err, ErrSocketInUse) {
+		t.Errorf("second Serve = %v, want ErrSocketInUse", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(sock); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("socket left after shutdown: %v", err)
+	}
+
+	if err := os.WriteFile(sock, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Serve(context.Background(), ServerConfig{Socket: sock, Dirs: []string{dir}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("Serve over a regular file = %v, want ErrConfig", err)
+	}
+	if b, _ := os.ReadFile(sock); string(b) != "keep me" {
+		t.Error("a regular file was replaced")
+	}
+}
+
+func TestServeConfig(t *testing.T) {
+	sock, dir := tempSocket(t)
+	ctx := context.Background()
+	for _, cfg := range []ServerConfig{
+		{Dirs: []string{dir}},
+		{Socket: sock},
+		{Socket: sock, Dirs: []string{"relative"}},
+		{Socket: sock, Dirs: []string{filepath.Join(dir, "missing")}},
+	} {
+		if err := Serve(ctx, cfg); !errors.Is(err, ErrConfig) {
+			t.Errorf("Serve(%+v) = %v, want ErrConfig", cfg, err)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := Serve(cctx, ServerConfig{Socket: sock, Dirs: []string{dir}}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Serve with an ended context = %v", err)
+	}
+}
+
+// TestMapError: every adapter-layer outcome maps to its stable code; internal is
+// what nothing else explains.
+func TestMapError(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		code Code
+	}{
+		{"not advertised", &runtime.CallError{Code: wire.CodeUnavailable, NeverStarted: true, Cause: runtime.ErrUnknownMethod}, CodeNotImplemented},
+		{"adapter invalid", &runtime.CallError{Code: wire.CodeInvalid, RawCode: "invalid"}, CodeInvalidParams},
+		{"request too large", &runtime.CallError{Code: wire.CodeInvalid, NeverStarted: true, Cause: runtime.ErrRequestTooLarge}, CodeInvalidParams},
+		{"adapter busy", &runtime.CallError{Code: wire.CodeBusy, RawCode: "busy"}, CodeTransportError},
+		{"violation", &runtime.CallError{Code: wire.CodeClosed, Uncertain: true, Cause: runtime.NewViolation(runtime.UnknownReply, nil)}, CodeTransportError},
+		{"gave up", &runtime.CallError{Code: wire.CodeClosed, NeverStarted: true, Cause: lifecycle.ErrGaveUp}, CodeTransportError},
+		{"open failed", &lifecycle.OpenError{Stage: lifecycle.StageHandshake, Err: errors.New("x")}, CodeTransportError},
+		{"registry closed", fmt.Errorf("open: %w", registry.ErrClosed), CodeInternal},
+		{"cancelled", context.Canceled, CodeInternal},
+		{"deadline while opening", context.DeadlineExceeded, CodeTransportError},
+		{"unexpected", errors.New("boom"), CodeInternal},
+	} {
+		e := mapError(tc.err, "/a/x_v1.0.0", "x.y")
+		if e.Code != tc.code {
+			t.Errorf("%s: code %s, want %s", tc.name, e.Code, tc.code)
+		}
+		if d, ok := e.CallDetails(); !ok || d.Adapter != "/a/x_v1.0.0" {
+			t.Errorf("%s: details %+v", tc.name, d)
+		}
+	}
+	e := mapError(&runtime.CallError{Code: wire.CodeClosed, Uncertain: true, Cause: runtime.NewViolation(runtime.UnknownReply, nil)}, "/p", "m")
+	if d, _ := e.CallDetails(); d.Violation != runtime.UnknownReply.String() || !d.Uncertain || d.AdapterCode != "closed" {
+		t.Errorf("violation details %+v", d)
+	}
+}
+
+// TestOversizedAnswer: an answer that would exceed the frame cap is never sent; the
+// request is answered with internal instead.
+func TestOversizedAnswer(t *testing.T) {
+	a, b := net.Pipe()
+	defer b.Close()
+	s, err := newServer(ServerConfig{Socket: "x", Dirs: []string{"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newServerConn(context.Background(), s, a)
+	done := make(chan struct{})
+	go func() { defer close(done); c.writer() }()
+	id := NewID()
+	c.respond(id, map[string]string{"big": strings.Repeat("x", maxFrame)}, nil)
+	close(c.out)
+	fr := frameReader{r: b}
+	_ = b.SetReadDeadline(time.Now().Add(30 * time.Second))
+	body, err := fr.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	c.kill()
+	var got Envelope
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != id || got.Error == nil || got.Error.Code != CodeInternal {
+		t.Fatalf("answer %s", body)
+	}
+}

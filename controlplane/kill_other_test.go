@@ -1,0 +1,13 @@
+//go:build !unix
+
+package controlplane_test
+
+import "os"
+
+func killPid(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
+}

@@ -1,0 +1,239 @@
+//go:build linux
+
+package controlplane_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/adapterkit/adapterkit/controlplane"
+)
+
+// daemonProc is the test binary re-executed as a daemon (daemonMain).
+type daemonProc struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startDaemon(t *testing.T, sock, dir string) *daemonProc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), roleEnv+"=daemon", socketEnv+"="+sock, dirEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &daemonProc{cmd: cmd, done: make(chan error, 1)}
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		ready <- sc.Scan() && sc.Text() == "ready"
+		for sc.Scan() {
+		}
+		d.done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		d.wait(t)
+	})
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatalf("daemon did not start: %s", stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon not ready within 30 s")
+	}
+	return d
+}
+
+// wait returns the daemon's exit error (nil for status 0), once.
+func (d *daemonProc) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case err, ok := <-d.done:
+		if !ok {
+			return nil
+		}
+		close(d.done)
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("daemon did not exit within 30 s")
+		return nil
+	}
+}
+
+// running reports whether pid is a live process (a zombie is not).
+func running(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+func waitGone(t *testing.T, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for _, pid := range pids {
+		for running(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("process %d still running", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// openAdapters makes the daemon open both adapters and returns their pids and
+// mechanisms.
+func openAdapters(t *testing.T, sock string) ([]int, []string) {
+	t.Helper()
+	c := dial(t, sock)
+	ctx := testCtx(t)
+	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "thermometer", Method: "example.device.read", Params: []byte(`{"probe":"inlet"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Adapters) != 2 {
+		t.Fatalf("adapters %+v", st.Adapters)
+	}
+	var pids []int
+	var mechs []string
+	for _, a := range st.Adapters {
+		if !running(a.PID) {
+			t.Fatalf("adapter %s pid %d not running", a.Name, a.PID)
+		}
+		pids = append(pids, a.PID)
+		mechs = append(mechs, a.Mechanism)
+	}
+	_ = c.Close()
+	return pids, mechs
+}
+
+// TestDaemonSIGTERM: the daemon's main cancels Serve's context on SIGTERM; Serve
+// answers the request under way, closes every adapter verified (exit status 0 says
+// Serve returned nil) and removes the socket.
+func TestDaemonSIGTERM(t *testing.T) {
+	dir := adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")
+	sock := socketPath(t)
+	d := startDaemon(t, sock, dir)
+	pids, _ := openAdapters(t, sock)
+	c := dial(t, sock)
+	inflight := make(chan error, 1)
+	go func() {
+		_, err := c.Send(context.Background(), controlplane.SendParams{Adapter: "echo", Method: "example.echo.sleep", Params: []byte(`{"ms":25000}`)})
+		inflight <- err
+	}()
+	waitStatus(t, dial(t, sock), func(st *controlplane.StatusResult) bool { return st.InFlight == 1 })
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.wait(t); err != nil {
+		t.Fatalf("daemon exited with %v after SIGTERM, want status 0 (every adapter verified gone)", err)
+	}
+	// The call under way was answered (cancelled at the adapter), not left hanging.
+	err := <-inflight
+	wantCode(t, err, controlplane.CodeTransportError)
+	waitGone(t, pids...)
+	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket still there after shutdown: %v", err)
+	}
+}
+
+// TestDaemonSIGKILL: a daemon killed outright leaves no adapter running (each dies
+// with its host: parent-death signal, PID namespace), and the next daemon on the
+// same socket replaces the stale socket and sweeps the leftovers' cgroups.
+func TestDaemonSIGKILL(t *testing.T) {
+	dir := adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")
+	sock := socketPath(t)
+	d := startDaemon(t, sock, dir)
+	pids, mechs := openAdapters(t, sock)
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = d.wait(t)
+	waitGone(t, pids...)
+
+	d2 := startDaemon(t, sock, dir)
+	st, err := dial(t, sock).Status(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(mechs[0], "cgroup") {
+		n := 0
+		for _, it := range st.Sweep.Swept {
+			if it.HostPID == d.cmd.Process.Pid {
+				n++
+			}
+		}
+		if n != len(pids) || len(st.Sweep.Failed) != 0 {
+			t.Errorf("sweep %+v: want %d cgroups of host %d swept", st.Sweep, len(pids), d.cmd.Process.Pid)
+		}
+	} else {
+		t.Logf("adapters ran without cgroups (%v): nothing for the sweep to find", mechs)
+	}
+	if st.Health != controlplane.HealthOK {
+		t.Errorf("health %s after the sweep", st.Health)
+	}
+	if err := d2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.wait(t); err != nil {
+		t.Fatalf("second daemon exited with %v", err)
+	}
+}
+
+// TestClientKilledMidDiscover: a client process killed while its Discover streams
+// costs the daemon nothing: its connection is cleaned up and others are served.
+func TestClientKilledMidDiscover(t *testing.T) {
+	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}})
+	c := dial(t, sock)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), roleEnv+"=discover-client", socketEnv+"="+sock)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "found ") {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("client printed %q, want a found event", sc.Text())
+	}
+	waitStatus(t, c, func(st *controlplane.StatusResult) bool { return st.Clients == 2 })
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	waitStatus(t, c, func(st *controlplane.StatusResult) bool { return st.Clients == 1 })
+	if _, err := c.Ping(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The in-process daemon's goroutines for that client are gone too: goleak checks
+	// at the end of the test binary.
+}
