@@ -54,9 +54,10 @@ func (p RestartPolicy) resetAfter() time.Duration {
 var ErrGaveUp = errors.New("adapter ended and is not restarted")
 
 // Supervisor keeps one adapter running under a restart policy. A call made while the
-// adapter is being restarted waits for the new one within its context. Calls are never
-// retried: a call that was in flight when the adapter ended fails as closed with an
-// uncertain outcome, and the caller decides.
+// adapter is being restarted waits for the new one within its context. A call is made
+// again on the restarted adapter only when nothing of it had been sent (it found the
+// old connection ending); a call that was in flight when the adapter ended fails as
+// closed with an uncertain outcome, and the caller decides.
 type Supervisor struct {
 	cfg    Config
 	policy RestartPolicy
@@ -200,18 +201,26 @@ func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMes
 	if ctx == nil {
 		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "nil context", NeverStarted: true, Cause: runtime.ErrNilContext}
 	}
-	a, err := s.wait(ctx)
-	if err != nil {
-		code := wire.CodeClosed
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			code = wire.CodeDeadline
-		case errors.Is(err, context.Canceled):
-			code = wire.CodeAborted
+	for {
+		a, err := s.wait(ctx)
+		if err != nil {
+			code := wire.CodeClosed
+			switch {
+			case errors.Is(err, context.DeadlineExceeded):
+				code = wire.CodeDeadline
+			case errors.Is(err, context.Canceled):
+				code = wire.CodeAborted
+			}
+			return nil, &runtime.CallError{Method: method, Code: code, Message: err.Error(), NeverStarted: true, Cause: err}
 		}
-		return nil, &runtime.CallError{Method: method, Code: code, Message: err.Error(), NeverStarted: true, Cause: err}
+		res, err := a.Call(ctx, method, params)
+		// A call that found the adapter ending before anything was sent is safe to
+		// make again, on the restarted adapter; anything sent is the caller's to decide.
+		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && errors.Is(err, runtime.ErrClosed) {
+			continue
+		}
+		return res, err
 	}
-	return a.Call(ctx, method, params)
 }
 
 // Close stops restarting and closes the current adapter verified (see [Adapter.Close]).
