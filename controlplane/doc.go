@@ -46,7 +46,8 @@
 //     invalid_params too.
 //   - A client sends nothing but requests; a request carrying result or error is
 //     invalid_params. There is no cancel in v1: a client abandons a request by
-//     ignoring its answers; closing the connection cancels everything it started.
+//     ignoring its answers; closing the connection (even only its writing side)
+//     cancels everything it started.
 //
 // # The daemon
 //

@@ -4,9 +4,6 @@ package controlplane
 
 import "net"
 
-// serveSupported is false: Serve returns ErrUnsupported at once.
-const serveSupported = false
-
 // listen refuses: on Windows AF_UNIX sockets exist (Windows 10 and later), but the
 // daemon could not learn a client's user, so it could not refuse other users.
 func listen(string) (net.Listener, error) { return nil, ErrUnsupported }

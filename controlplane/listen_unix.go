@@ -13,10 +13,6 @@ import (
 	"time"
 )
 
-// serveSupported: the daemon runs here (peer credentials exist on Linux and macOS;
-// on other Unix systems peerUID refuses every client, see peercred_other.go).
-const serveSupported = true
-
 // socketListener removes its socket file when closed, if the file is still the one
 // it created.
 type socketListener struct {

@@ -109,7 +109,10 @@ func TestSend(t *testing.T) {
 }
 
 // TestSendErrors: each failure of Send maps to its control-plane code; the adapter
-// protocol's code and outcome stay in the details.
+// protocol's code and outcome stay in the details. Adapter-protocol rules seen
+// through the daemon: R61/A31 (a relative path is refused, never resolved), R41/A22
+// (a method not advertised never reaches the adapter: never started), R28/R29 (a
+// code outside the eight arrives as failed), R43 (a call's deadline: uncertain).
 func TestSendErrors(t *testing.T) {
 	dir := adapterDir(t, "echo_v1.2.0")
 	other := adapterDir(t, "thermometer_v1.0.0") // not served
@@ -169,7 +172,7 @@ func TestSendErrors(t *testing.T) {
 	}
 }
 
-// TestSendAdapterDied: an adapter that exits mid-call is a transport_error whose
+// TestSendAdapterDied (R51, R52): an adapter that exits mid-call is a transport_error whose
 // details name the violation; the restart policy brings it back for the next Send.
 func TestSendAdapterDied(t *testing.T) {
 	dir := adapterDir(t, "echo_v1.2.0")

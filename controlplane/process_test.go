@@ -132,7 +132,7 @@ func openAdapters(t *testing.T, sock string) ([]int, []string) {
 	return pids, mechs
 }
 
-// TestDaemonSIGTERM: the daemon's main cancels Serve's context on SIGTERM; Serve
+// TestDaemonSIGTERM (R47, R48, R63): the daemon's main cancels Serve's context on SIGTERM; Serve
 // answers the request under way, closes every adapter verified (exit status 0 says
 // Serve returned nil) and removes the socket.
 func TestDaemonSIGTERM(t *testing.T) {
@@ -162,7 +162,7 @@ func TestDaemonSIGTERM(t *testing.T) {
 	}
 }
 
-// TestDaemonSIGKILL: a daemon killed outright leaves no adapter running (each dies
+// TestDaemonSIGKILL (R64): a daemon killed outright leaves no adapter running (each dies
 // with its host: parent-death signal, PID namespace), and the next daemon on the
 // same socket replaces the stale socket and sweeps the leftovers' cgroups.
 func TestDaemonSIGKILL(t *testing.T) {
