@@ -104,7 +104,7 @@ func memWork(ctx context.Context, in instance) (int64, error) {
 	if e := failed.Load(); e != nil {
 		return 0, *e
 	}
-	p := bigParams(bigSmallSize)
+	p := bigSmall
 	for range memBigCalls {
 		if err := call(ctx, in, p); err != nil {
 			return 0, err

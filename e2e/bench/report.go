@@ -50,6 +50,20 @@ func (rs *results) get(workload, system string) *result {
 	return r
 }
 
+// record adds one repetition's outcome for (workload, system) and reports whether it
+// failed, printing the failure.
+func (rs *results) record(workload string, rep int, system string, m metrics, err error) bool {
+	r := rs.get(workload, system)
+	r.Reps++
+	if err != nil {
+		r.Errors = append(r.Errors, err.Error())
+		fmt.Fprintf(os.Stderr, "%-7s rep %d %-16s FAILED: %v\n", workload, rep+1, system, err)
+		return true
+	}
+	r.Runs = append(r.Runs, m)
+	return false
+}
+
 // value returns the median of metric for (workload, system), or NaN.
 func (rs *results) value(workload, system, metric string) float64 {
 	r := rs.by[workload][system]

@@ -4,20 +4,21 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
 // metrics are one run's measurements, by metric name.
 type metrics map[string]float64
 
-// workload measures one system once.
+// workload measures the systems once (one repetition). A workload has either run,
+// which measures one system at a time, or blocks, which measures all of them on open
+// connections in interleaved blocks of calls.
 type workload struct {
-	name string
-	run  func(ctx context.Context, s *system, env *runEnv) (metrics, error)
+	name   string
+	run    func(ctx context.Context, s *system, env *runEnv) (metrics, error)
+	blocks *blocked
 }
 
 // runEnv is what a workload needs beyond the system.
@@ -29,17 +30,19 @@ type runEnv struct {
 // Sizes of the workloads. A full default run (5 repetitions, 4 systems) stays within
 // about six minutes on a shared 2-core machine.
 const (
-	spawnTimes   = 5
-	rttWarmup    = 300
-	rttCalls     = 8000
-	parCallers   = 32
-	parCalls     = 24000
-	bigCalls     = 12
-	fanoutConns  = 100
-	fanoutCalls  = 10
-	callTimeout  = 30 * time.Second
-	openTimeout  = time.Minute
-	bigSmallSize = 1 << 20
+	spawnTimes    = 5
+	warmupCalls   = 300
+	blockCount    = 16 // interleaved blocks per repetition of rtt, par32 and big
+	rttBlock      = 500
+	parCallers    = 32
+	parBlock      = 1500
+	bigBlockCount = 8
+	bigTimed      = 2
+	fanoutConns   = 100
+	fanoutCalls   = 10
+	callTimeout   = 30 * time.Second
+	openTimeout   = time.Minute
+	bigSmallSize  = 1 << 20
 	// bigPipeSize is 3.9 MiB, which fits the 4 MiB frame of the pipe systems with the
 	// envelope around it.
 	bigPipeSize = 39 << 20 / 10
@@ -49,12 +52,12 @@ const (
 var smallParams = []byte(`{"probe":"inlet","seq":42,"unit":"celsius","pad":"0123456789ab"}`)
 
 var workloads = []workload{
-	{"spawn", runSpawn},
-	{"rtt", runRTT},
-	{"par32", runPar32},
-	{"big", runBig},
-	{"fanout", runFanout},
-	{"memory", runMemory},
+	{name: "spawn", run: runSpawn},
+	{name: "rtt", blocks: rttBlocks},
+	{name: "par32", blocks: par32Blocks},
+	{name: "big", blocks: bigBlocks},
+	{name: "fanout", run: runFanout},
+	{name: "memory", run: runMemory},
 }
 
 func workloadNames() []string {
@@ -81,25 +84,6 @@ func openInstance(ctx context.Context, s *system) (instance, error) {
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	return s.open(ctx)
-}
-
-// withInstance opens an instance, warms it up with n small calls, runs f and closes it.
-func withInstance(ctx context.Context, s *system, warmup int, f func(instance) (metrics, error)) (m metrics, err error) {
-	in, err := openInstance(ctx, s)
-	if err != nil {
-		return nil, fmt.Errorf("open: %w", err)
-	}
-	defer func() {
-		if _, cerr := in.Close(); err == nil && cerr != nil && s.name == sysAdapterkit {
-			err = fmt.Errorf("close: %w", cerr)
-		}
-	}()
-	for range warmup {
-		if err := call(ctx, in, smallParams); err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
-		}
-	}
-	return f(in)
 }
 
 // runSpawn launches the child, makes the first call, and stops it, spawnTimes times:
@@ -135,94 +119,6 @@ func runSpawn(ctx context.Context, s *system, _ *runEnv) (metrics, error) {
 		"stop_ms":  median(stops),
 		"verified": float64(verified) / spawnTimes,
 	}, nil
-}
-
-// runRTT times rttCalls sequential calls of one caller.
-func runRTT(ctx context.Context, s *system, _ *runEnv) (metrics, error) {
-	return withInstance(ctx, s, rttWarmup, func(in instance) (metrics, error) {
-		lat := make([]float64, 0, rttCalls)
-		start := time.Now()
-		for range rttCalls {
-			t := time.Now()
-			if err := call(ctx, in, smallParams); err != nil {
-				return nil, err
-			}
-			lat = append(lat, us(time.Since(t)))
-		}
-		total := time.Since(start)
-		slices.Sort(lat)
-		return metrics{
-			"p50_us":      percentile(lat, 50),
-			"p99_us":      percentile(lat, 99),
-			"calls_per_s": rttCalls / total.Seconds(),
-		}, nil
-	})
-}
-
-// runPar32 shares parCalls calls among 32 concurrent callers on one connection.
-func runPar32(ctx context.Context, s *system, _ *runEnv) (metrics, error) {
-	return withInstance(ctx, s, rttWarmup, func(in instance) (metrics, error) {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		errs := make(chan error, parCallers)
-		start := time.Now()
-		for range parCallers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for next.Add(1) <= parCalls {
-					if err := call(ctx, in, smallParams); err != nil {
-						errs <- err
-						return
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		total := time.Since(start)
-		close(errs)
-		if err := <-errs; err != nil {
-			return nil, err
-		}
-		return metrics{"calls_per_s": parCalls / total.Seconds()}, nil
-	})
-}
-
-// bigParams is {"s":"xxx..."} whose string has n characters.
-func bigParams(n int) []byte {
-	return []byte(`{"s":"` + strings.Repeat("x", n) + `"}`)
-}
-
-// runBig echoes a 1 MiB string (and 3.9 MiB for the pipe systems) bigCalls times each;
-// MB/s counts the payload both ways (10^6 bytes).
-func runBig(ctx context.Context, s *system, _ *runEnv) (metrics, error) {
-	sizes := []struct {
-		key string
-		n   int
-	}{{"mbps_1MiB", bigSmallSize}}
-	if s.pipe {
-		sizes = append(sizes, struct {
-			key string
-			n   int
-		}{"mbps_3.9MiB", bigPipeSize})
-	}
-	return withInstance(ctx, s, 10, func(in instance) (metrics, error) {
-		m := metrics{}
-		for _, sz := range sizes {
-			p := bigParams(sz.n)
-			if err := call(ctx, in, p); err != nil { // warm-up
-				return nil, err
-			}
-			start := time.Now()
-			for range bigCalls {
-				if err := call(ctx, in, p); err != nil {
-					return nil, err
-				}
-			}
-			m[sz.key] = float64(2*len(p)*bigCalls) / time.Since(start).Seconds() / 1e6
-		}
-		return m, nil
-	})
 }
 
 // runFanout opens fanoutConns instances at once, makes fanoutCalls calls on each, then
@@ -291,6 +187,11 @@ func hostMem() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse + ms.StackInuse
+}
+
+// bigParams is {"s":"xxx..."} whose string has n characters.
+func bigParams(n int) []byte {
+	return []byte(`{"s":"` + strings.Repeat("x", n) + `"}`)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
