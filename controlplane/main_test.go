@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 
 	"go.uber.org/goleak"
 
@@ -39,42 +39,8 @@ func TestMain(m *testing.M) {
 	case "discover-client":
 		os.Exit(discoverClientMain())
 	}
-	dir, err := os.MkdirTemp("", "controlplane-test-")
-	if err != nil {
-		panic(err)
-	}
-	built = dir
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		panic("the tests build adapters and need the go tool on PATH: " + err.Error())
-	}
-	for _, b := range []struct{ pkg, name string }{
-		{"../examples/echo", "echo_v1.2.0"},
-		{"../examples/thermometer", "thermometer_v1.0.0"},
-	} {
-		name := b.name
-		if runtime.GOOS == "windows" {
-			name += ".exe"
-		}
-		out, err := exec.Command(gobin, "build", "-o", filepath.Join(dir, name), b.pkg).CombinedOutput()
-		if err != nil {
-			panic(fmt.Sprintf("build %s: %v\n%s", b.pkg, err, out))
-		}
-	}
-	code := 0
-	func() {
-		defer func() { _ = os.RemoveAll(dir) }()
-		goleak.VerifyTestMain(exitCatcher{&code, m})
-	}()
-	os.Exit(code)
+	testkit.Main(m, &built, func(r testkit.Runner) { goleak.VerifyTestMain(r) }, testkit.Echo, testkit.Thermometer)
 }
-
-type exitCatcher struct {
-	code *int
-	m    *testing.M
-}
-
-func (e exitCatcher) Run() int { *e.code = e.m.Run(); return *e.code }
 
 // daemonMain is what `adapterctl serve` does: Serve until SIGTERM. Exit status 0
 // means every adapter was verified gone, 3 that some were not, 2 any other failure.

@@ -8,11 +8,12 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 
 	"github.com/adapterkit/adapterkit/controlplane"
 )
@@ -76,29 +77,9 @@ func (d *daemonProc) wait(t *testing.T) error {
 	}
 }
 
-// running reports whether pid is a live process (a zombie is not).
-func running(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
-}
+func running(pid int) bool { return testkit.Running(pid) }
 
-func waitGone(t *testing.T, pids ...int) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for _, pid := range pids {
-		for running(pid) {
-			if time.Now().After(deadline) {
-				t.Fatalf("process %d still running", pid)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-}
+func waitGone(t *testing.T, pids ...int) { t.Helper(); testkit.WaitGone(t, 15*time.Second, pids...) }
 
 // openAdapters makes the daemon open both adapters and returns their pids and
 // mechanisms.

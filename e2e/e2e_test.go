@@ -6,14 +6,13 @@
 package e2e
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 
 	"go.uber.org/goleak"
 )
@@ -62,20 +61,13 @@ func buildBin(name string) string {
 		if strings.Contains(name, "/") {
 			pkg = "../" + name
 		}
-		goTool, err := exec.LookPath("go")
+		out := strings.ReplaceAll(name, "/", "_")
+		paths, err := testkit.BuildInto(binDir, testkit.Build{Pkg: pkg, Name: out})
 		if err != nil {
-			b.err = fmt.Errorf("the go tool is not on PATH: %w", err)
+			b.err = err
 			return
 		}
-		out := filepath.Join(binDir, strings.ReplaceAll(name, "/", "_"))
-		cmd := exec.Command(goTool, "build", "-o", out, pkg)
-		var stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stderr, &stderr
-		if err := cmd.Run(); err != nil {
-			b.err = fmt.Errorf("go build %s: %w\n%s", pkg, err, stderr.Bytes())
-			return
-		}
-		b.path = out
+		b.path = paths[out]
 	})
 	if b.err != nil {
 		panic(b.err)

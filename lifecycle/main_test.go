@@ -10,13 +10,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -121,68 +121,11 @@ func stubborn() {
 
 func signalIgnore() { signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGPIPE) }
 
-// alive reports whether pid names a running (not zombie) process, read from /proc
-// rather than from the code under test.
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
-}
+func alive(pid int) bool { return testkit.Running(pid) }
 
-// childrenOf lists the pids whose parent is pid, read from /proc.
-func childrenOf(t *testing.T, pid int) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func childrenOf(_ *testing.T, pid int) []int { return testkit.Children(pid) }
 
-// waitGone waits (bounded) until no pid is alive.
-func waitGone(t *testing.T, pids ...int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var left []int
-		for _, p := range pids {
-			if alive(p) {
-				left = append(left, p)
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes still running: %v", left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+func waitGone(t *testing.T, pids ...int) { t.Helper(); testkit.WaitGone(t, 5*time.Second, pids...) }
 
 func mustInt(t *testing.T, raw json.RawMessage) int {
 	t.Helper()

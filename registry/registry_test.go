@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 )
@@ -24,40 +24,9 @@ import (
 var adapterDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "registry-test-")
-	if err != nil {
-		panic(err)
-	}
-	adapterDir = dir
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		panic("the tests build adapters and need the go tool on PATH: " + err.Error())
-	}
-	for _, b := range []struct{ pkg, name string }{
-		{"../examples/echo", "echo_v1.2.0"},
-		{"../examples/echo", "echo_v2.0.0-beta.1"},
-		{"../examples/thermometer", "thermometer_v1.0.0"},
-	} {
-		out, err := exec.Command(gobin, "build", "-o", filepath.Join(dir, b.name), b.pkg).CombinedOutput()
-		if err != nil {
-			panic(fmt.Sprintf("build %s: %v\n%s", b.pkg, err, out))
-		}
-	}
-	code := 0
-	func() {
-		defer func() { _ = os.RemoveAll(dir) }()
-		goleak.VerifyTestMain(exitCatcher{&code, m})
-	}()
-	os.Exit(code)
+	testkit.Main(m, &adapterDir, func(r testkit.Runner) { goleak.VerifyTestMain(r) },
+		testkit.Echo, testkit.Build{Pkg: testkit.Echo.Pkg, Name: "echo_v2.0.0-beta.1"}, testkit.Thermometer)
 }
-
-// exitCatcher lets TestMain remove the adapters after goleak's run.
-type exitCatcher struct {
-	code *int
-	m    *testing.M
-}
-
-func (e exitCatcher) Run() int { *e.code = e.m.Run(); return *e.code }
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -16,17 +16,7 @@ import (
 // convention and returns its path.
 func buildConsole(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
-	if err != nil {
-		t.Skipf("building the adapter needs the go command: %v", err)
-	}
-	out := filepath.Join(t.TempDir(), "console_v1.0.0")
-	cmd := exec.Command(goTool, "build", "-o", out, "github.com/adapterkit/adapterkit/examples/console")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	return out
+	return filepath.Join(testkit.BuildT(t, testkit.Console), testkit.Console.Name)
 }
 
 // The adapter as a host sees it: opened by the registry, its output read as a polled

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
+
 	"go.uber.org/goleak"
 )
 
@@ -22,22 +24,7 @@ const wait = time.Minute
 // adapters` does, plus a file that discovery rejects.
 func buildAdapters(t *testing.T, withPython bool) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
-	if err != nil {
-		t.Skipf("building the adapters needs the go command: %v", err)
-	}
-	dir := t.TempDir()
-	for name, pkg := range map[string]string{
-		"thermometer_v1.0.0": "thermometer",
-		"echo_v1.2.0":        "echo",
-		"console_v1.0.0":     "console",
-	} {
-		cmd := exec.Command(goTool, "build", "-o", filepath.Join(dir, name), "github.com/adapterkit/adapterkit/examples/"+pkg)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
-		}
-	}
+	dir := testkit.BuildT(t, testkit.Thermometer, testkit.Echo, testkit.Console)
 	if withPython {
 		src, err := os.ReadFile(filepath.Join("..", "python", "adapter.py"))
 		if err != nil {

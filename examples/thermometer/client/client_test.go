@@ -3,11 +3,10 @@ package client_test
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 
 	"go.uber.org/goleak"
 
@@ -27,18 +26,7 @@ const wait = 30 * time.Second
 // discovery naming convention and returns the directory.
 func buildThermometer(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
-	if err != nil {
-		t.Skipf("building the adapter needs the go command: %v", err)
-	}
-	dir := t.TempDir()
-	out := filepath.Join(dir, "thermometer_v1.0.0")
-	cmd := exec.Command(goTool, "build", "-o", out, "github.com/adapterkit/adapterkit/examples/thermometer")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
-	}
-	return dir
+	return testkit.BuildT(t, testkit.Thermometer)
 }
 
 // waitFor polls cond until it holds, failing the test after the bound.

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package testkit
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// Running reports whether pid names a live process, by signal 0; it is meaningful on
+// Unix only (adapterkit's process tests run on Linux).
+func Running(pid int) bool {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, os.ErrPermission)
+}
+
+// Children is only implemented on Linux; elsewhere it finds none.
+func Children(int) []int { return nil }

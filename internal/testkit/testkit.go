@@ -1,0 +1,125 @@
+// Package testkit holds what adapterkit's tests share: building the example adapters
+// into a directory under the discovery naming convention, and checking from outside
+// (/proc on Linux) that processes are gone. It is internal: no public API depends on
+// it, and nothing outside tests imports it.
+package testkit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// Build is one program to build: a package (an import path, or a directory relative to
+// the test's working directory) installed under Name (".exe" is added on Windows).
+type Build struct {
+	Pkg  string
+	Name string
+}
+
+// The example adapters, under the names `make adapters` gives them.
+var (
+	Echo        = Build{"github.com/adapterkit/adapterkit/examples/echo", "echo_v1.2.0"}
+	Thermometer = Build{"github.com/adapterkit/adapterkit/examples/thermometer", "thermometer_v1.0.0"}
+	Console     = Build{"github.com/adapterkit/adapterkit/examples/console", "console_v1.0.0"}
+)
+
+// ErrNoGo is returned when the go tool is not on PATH (go test puts its own first).
+var ErrNoGo = errors.New("testkit: building adapters needs the go tool on PATH")
+
+// BuildInto builds each program into dir and returns their paths by Name.
+func BuildInto(dir string, builds ...Build) (map[string]string, error) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoGo, err)
+	}
+	paths := make(map[string]string, len(builds))
+	for _, b := range builds {
+		name := b.Name
+		if runtime.GOOS == "windows" {
+			name += ".exe"
+		}
+		out := filepath.Join(dir, name)
+		cmd := exec.Command(goTool, "build", "-o", out, b.Pkg)
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("testkit: go build %s: %v\n%s", name, err, b)
+		}
+		paths[b.Name] = out
+	}
+	return paths, nil
+}
+
+// BuildT builds the programs into a fresh temporary directory of t and returns it;
+// without the go tool the test is skipped.
+func BuildT(t testing.TB, builds ...Build) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := BuildInto(dir, builds...); err != nil {
+		if errors.Is(err, ErrNoGo) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Runner is what a TestMain runs (a *testing.M, or goleak's wrapper of one).
+type Runner interface{ Run() int }
+
+// Main builds the programs into a temporary directory, stores its path in *dir, runs
+// the tests through run (e.g. func(m) { goleak.VerifyTestMain(m) }), removes the
+// directory and exits with the tests' status. Building failures panic: there is
+// nothing to test without the adapters.
+func Main(m *testing.M, dir *string, run func(Runner), builds ...Build) {
+	d, err := os.MkdirTemp("", "adapterkit-test-")
+	if err != nil {
+		panic(err)
+	}
+	*dir = d
+	if _, err := BuildInto(d, builds...); err != nil {
+		_ = os.RemoveAll(d)
+		panic(err)
+	}
+	code := 0
+	func() {
+		defer func() { _ = os.RemoveAll(d) }()
+		run(exitCatcher{&code, m})
+	}()
+	os.Exit(code)
+}
+
+// exitCatcher records the status of the run so Main can clean up before exiting.
+type exitCatcher struct {
+	code *int
+	m    *testing.M
+}
+
+func (e exitCatcher) Run() int { *e.code = e.m.Run(); return *e.code }
+
+// WaitGone waits until none of pids is running (see Running), polling up to timeout,
+// and fails t naming the survivors otherwise.
+func WaitGone(t testing.TB, timeout time.Duration, pids ...int) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		var left []int
+		for _, p := range pids {
+			if Running(p) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes still running after %v: %v", timeout, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
