@@ -28,6 +28,16 @@ error is one JSON object on stderr: {"command","error","exit","call":{"method","
 --timeout bounds the call (not the start); when it passes, a cancel is sent and the
 call fails with deadline, outcome uncertain.
 
+With --socket SOCKET the call is sent to the running daemon there ('adapterctl
+serve') instead of starting the adapter: ADAPTER is passed as given (NAME,
+NAME@CONSTRAINT or the absolute path of an adapter the daemon discovered), and
+--timeout bounds the start of the adapter (when the daemon has not opened it yet) and
+the call. --dir, --config, --env, --inherit-env and --adapter-stderr are refused with
+--socket (the daemon starts and configures its adapters). The output is the same; an
+error also names the control-plane code ("control":{"code","message","adapter",
+"stage"} with --json). See 'adapterctl help ping' for how control-plane errors map
+to exit statuses.
+
 ` + adapterHelp
 
 // maxStdinParams caps params read from stdin: a request larger than a frame could not
@@ -39,6 +49,7 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "call", "[flags] ADAPTER METHOD [PARAMS_JSON|-]", callHelp)
 	o.register(f)
 	timeout := f.Duration("timeout", limits.CallDeadline, "deadline of the call (at most the protocol's 30s)")
+	socket := f.String("socket", "", "send the call to the daemon at `SOCKET` instead of starting the adapter")
 	pos, done, status := f.parse(args)
 	if done {
 		return status
@@ -53,6 +64,9 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	params, err := readParams(e.stdin, pos[2:])
 	if err != nil {
 		return fail(e, "call", false, err, nil)
+	}
+	if isSet(f, "socket") {
+		return callDaemon(ctx, e, f, o.json, *socket, *timeout, pos[0], method, params)
 	}
 	_, cfg, err := o.prepare(ctx, e, pos[0])
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
@@ -26,10 +27,19 @@ func exitStatus(err error) int {
 		ce *runtime.CallError
 		re *discovery.RefError
 		le *platform.LaunchError
+		cp *controlplane.Error
+		se *controlplane.ShutdownError
+		de *daemonError
 	)
 	switch {
 	case errors.As(err, &ue), errors.As(err, &re), errors.Is(err, registry.ErrNotAbsolute):
 		return ExitUsage
+	case errors.As(err, &cp):
+		return controlStatus(cp)
+	case errors.As(err, &se):
+		return ExitUnverified
+	case errors.As(err, &de), errors.Is(err, controlplane.ErrSocketInUse), errors.Is(err, controlplane.ErrUnsupported):
+		return ExitBroken
 	case errors.As(err, &oe):
 		switch {
 		case oe.Cleanup != nil:
@@ -52,6 +62,8 @@ func exitStatus(err error) int {
 		return ExitBroken
 	case isNotFound(err):
 		return ExitNotFound
+	case errors.Is(err, controlplane.ErrConfig): // e.g. a --socket path that is not a socket
+		return ExitUsage
 	case errors.As(err, &ve):
 		return ExitBroken
 	case errors.As(err, &ce):
@@ -61,6 +73,40 @@ func exitStatus(err error) int {
 		return ExitFailed
 	}
 	return ExitFailed
+}
+
+// controlStatus maps a control-plane error to an exit status, consistently with a
+// local command: what the adapter answered is 1, a broken adapter connection 3, an
+// unverified cleanup 4, the user's bad request 2, an unknown adapter 5; a daemon that
+// cannot serve the request is 3.
+func controlStatus(e *controlplane.Error) int {
+	d, _ := e.CallDetails()
+	switch {
+	case d.Cleanup != "":
+		return ExitUnverified
+	case d.Violation != "", d.Stage != "":
+		return ExitBroken
+	}
+	switch e.Code {
+	case controlplane.CodeNotFound:
+		return ExitNotFound
+	case controlplane.CodeInvalidParams:
+		if d.AdapterCode != "" {
+			return ExitFailed // the adapter answered invalid
+		}
+		return ExitUsage
+	case controlplane.CodeFrameTooLarge:
+		return ExitUsage
+	case controlplane.CodeNotImplemented, controlplane.CodeTransportError:
+		switch {
+		case d.AdapterCode == "":
+			return ExitBroken
+		case d.AdapterCode == string(wire.CodeClosed) && (d.Uncertain || d.NeverStarted):
+			return ExitBroken // the daemon decided closed: the adapter's connection ended
+		}
+		return ExitFailed
+	}
+	return ExitBroken // internal, unknown_method, and codes added after this adapterctl
 }
 
 // isNotFound reports a discovery failure: nothing matched, or a directory is unusable.
@@ -114,6 +160,16 @@ type errorReport struct {
 	Violation string      `json:"violation,omitempty"`
 	Detail    string      `json:"detail,omitempty"`
 	Cleanup   string      `json:"cleanup,omitempty"`
+	// Control is the daemon's error, for a command sent to a daemon (--socket).
+	Control *controlReport `json:"control,omitempty"`
+}
+
+// controlReport is a *controlplane.Error for scripts.
+type controlReport struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Adapter string `json:"adapter,omitempty"`
+	Stage   string `json:"stage,omitempty"`
 }
 
 func newErrorReport(cmd string, err error, cleanup error, status int) errorReport {
@@ -136,6 +192,18 @@ func newErrorReport(cmd string, err error, cleanup error, status int) errorRepor
 			r.Violation = ve.Kind.String()
 			if ve.Err != nil {
 				r.Detail = ve.Err.Error()
+			}
+		}
+		var cp *controlplane.Error
+		if errors.As(err, &cp) {
+			r.Control = &controlReport{Code: string(cp.Code), Message: cp.Message}
+			if d, ok := cp.CallDetails(); ok {
+				r.Control.Adapter, r.Control.Stage = d.Adapter, d.Stage
+				if d.AdapterCode != "" {
+					r.Call = &callReport{Method: d.Method, Code: d.AdapterCode, RawCode: d.RawCode,
+						Message: cp.Message, Uncertain: d.Uncertain, NeverStarted: d.NeverStarted}
+				}
+				r.Violation, r.Cleanup = d.Violation, d.Cleanup
 			}
 		}
 	}
@@ -179,6 +247,12 @@ func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, statu
 		} else {
 			fmt.Fprintf(w, "adapterctl %s: %v\n", cmd, err)
 		}
+		if r.Control != nil && r.Call != nil {
+			fmt.Fprintf(w, "  daemon: %s\n", r.Control.Code)
+		}
+		if r.Control != nil && r.Control.Stage != "" {
+			fmt.Fprintf(w, "  stage: %s\n", r.Control.Stage)
+		}
 		if r.Violation != "" {
 			fmt.Fprintf(w, "  connection broken: %s\n", r.Violation)
 			if r.Detail != "" {
@@ -186,8 +260,8 @@ func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, statu
 			}
 		}
 	}
-	if cleanup != nil {
-		fmt.Fprintf(w, "adapterctl %s: cleanup NOT verified, processes may still run: %v\n", cmd, cleanup)
+	if r.Cleanup != "" {
+		fmt.Fprintf(w, "adapterctl %s: cleanup NOT verified, processes may still run: %s\n", cmd, r.Cleanup)
 	}
 }
 

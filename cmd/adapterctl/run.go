@@ -34,7 +34,8 @@ const exitCodesHelp = `Exit status:
   0  success
   1  the adapter answered with an error (call), or a check failed (check)
   2  usage error (bad flags or arguments, malformed JSON, relative paths)
-  3  the connection broke: start or handshake failure, protocol violation, process exited
+  3  the connection broke: start or handshake failure, protocol violation, process exited;
+     or the daemon (--socket) could not be reached, did not answer, or could not start
   4  the adapter's process tree could not be verified gone (takes precedence over 1 and 3)
   5  adapter not found, or a directory could not be scanned
 `
@@ -69,6 +70,12 @@ func init() {
 		{"inspect", "start an adapter, print its catalog and supervision, close it verified", runInspect},
 		{"call", "start an adapter, call one method, print the result, close it verified", runCall},
 		{"check", "check an adapter against the protocol (conformance checks by rule)", runCheck},
+		{"serve", "run the daemon: supervise the adapters of directories, answer on a Unix socket", runServe},
+		{"ping", "ask the daemon at --socket to answer; round trip and clock skew", runPing},
+		{"version", "the daemon's version and the protocols it speaks", runVersion},
+		{"capabilities", "every adapter the daemon discovered, with its catalog", runCapabilities},
+		{"discover", "stream the adapters the daemon finds, and their changes, for --timeout", runDiscover},
+		{"status", "the daemon's health, counters and open adapters", runStatus},
 	}
 }
 
@@ -79,18 +86,25 @@ Usage:
   adapterctl COMMAND [flags] [arguments]
   adapterctl help [COMMAND]
   adapterctl COMMAND --help
+  adapterctl serve --socket SOCKET [DIR...]     (a daemon keeping adapters supervised)
+  adapterctl COMMAND --socket SOCKET ...        (call, ping, version, capabilities,
+                                                 discover, status: ask that daemon)
 
 Commands:
 `)
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
+	}
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintf(w, "\n%s\n%s", adapterHelp, exitCodesHelp)
 }
 
 // run is the whole program: it parses args, runs one command and returns the exit
 // status. An interrupt (Ctrl-C) cancels the command, which still ends its adapter
-// verified.
+// verified; serve also stops on SIGTERM.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()

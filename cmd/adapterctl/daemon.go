@@ -1,0 +1,532 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/controlplane"
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/limits"
+)
+
+const serveHelp = `
+Runs the control-plane daemon: the adapters found in each DIR (absolute; without DIR,
+the directories of $ADAPTERKIT_PATH) are kept supervised (opened on first use,
+restarted when they fail) and clients of the same user are answered over the Unix
+domain socket --socket (created owner-only; a stale socket is replaced, a live one
+refused). Before serving, whatever a crashed predecessor left running is swept.
+
+When the socket accepts connections one line is printed on stdout:
+  adapterctl serve: serving N adapters from DIR, ... on SOCKET (pid P)
+SIGTERM or SIGINT stops the daemon: the socket is removed, requests under way end
+with an error, and every adapter is closed and its process tree verified gone; a last
+line says whether that was proven. With --json both lines are JSON objects:
+{"event":"ready","socket","dirs","adapters","pid"} and {"event":"stopped","verified"}.
+
+Exit status: 0 after a shutdown with every process tree verified gone; 4 when some
+could not be proven gone; 3 when the daemon could not start (the socket is in use by
+a running daemon, cannot be created, or daemons are unsupported on this OS); 5 when
+a DIR cannot be scanned; 2 for usage errors (also a --socket path that exists and is
+not a socket).
+`
+
+const daemonClientHelp = `
+SOCKET is the Unix domain socket of a running 'adapterctl serve'. The answer is
+printed on stdout: aligned text, or with --json one JSON object (the control-plane
+result as the daemon sent it). A daemon that cannot be reached, that closes the
+connection, or that does not answer within %v exits 3.
+
+Control-plane errors map to exit statuses as follows: not_found 5; invalid_params 2
+(the request was refused: e.g. a malformed ADAPTER reference), but 1 when the adapter
+itself answered invalid; not_implemented 1 (the adapter does not advertise the
+method: never started, as for a local call); transport_error 1 when the adapter
+answered with an error or the call's deadline passed, 3 when the adapter could not
+be started, broke the protocol or exited (its stage or violation is named); 4 when
+the adapter's process tree could not be verified gone; frame_too_large 2;
+unknown_method, internal (e.g. the daemon is shutting down) and codes unknown to
+this adapterctl 3.
+`
+
+// answerSlack is how long a client command waits for the daemon beyond the bound of
+// the request itself (a call's deadline, a Discover's duration).
+const answerSlack = 5 * time.Second
+
+// requestWait bounds the wait for an answer to Ping, Version, Capabilities (which
+// opens every adapter within the call deadline) and Status.
+const requestWait = limits.CallDeadline + answerSlack
+
+// daemonError: the daemon could not be reached, its connection ended before it
+// answered, or it did not answer in time.
+type daemonError struct {
+	socket string
+	what   string
+	err    error
+}
+
+func (e *daemonError) Error() string {
+	return fmt.Sprintf("daemon at %s: %s: %v", e.socket, e.what, e.err)
+}
+
+func (e *daemonError) Unwrap() error { return e.err }
+
+// daemonOpts are the flags of the client commands.
+type daemonOpts struct {
+	socket string
+	json   bool
+}
+
+func (o *daemonOpts) register(f *flags) {
+	f.StringVar(&o.socket, "socket", "", "`SOCKET` of the running daemon (required)")
+	f.BoolVar(&o.json, "json", false, "print machine-readable JSON (errors: one JSON object on stderr)")
+}
+
+// clientCommand parses the common flags of ping, version, capabilities, status and
+// discover; register adds a command's own flags. done is set with the exit status
+// when nothing is left to do.
+func clientCommand(e *env, name string, o *daemonOpts, register func(*flags), args []string) (done bool, status int) {
+	f := newFlags(e, name, "--socket SOCKET [flags]", commandSummary(name)+"\n"+fmt.Sprintf(daemonClientHelp, requestWait))
+	o.register(f)
+	if register != nil {
+		register(f)
+	}
+	pos, done, status := f.parse(args)
+	if done {
+		return true, status
+	}
+	switch {
+	case len(pos) > 0:
+		return true, fail(e, name, false, usagef("no arguments expected, got %q", pos), nil)
+	case o.socket == "":
+		return true, fail(e, name, false, usagef("--socket SOCKET is required"), nil)
+	}
+	return false, ExitOK
+}
+
+// commandSummary returns the summary of a registered command, capitalised as a
+// sentence.
+func commandSummary(name string) string {
+	for _, c := range commands {
+		if c.name == name {
+			return strings.ToUpper(c.summary[:1]) + c.summary[1:] + "."
+		}
+	}
+	return ""
+}
+
+// withDaemon connects to the daemon, runs fn with ctx bounded by wait, and closes
+// the connection. Errors of the connection are *daemonError, a refusal is the
+// daemon's *controlplane.Error, an interrupt is ctx's error.
+func withDaemon(ctx context.Context, socket string, wait time.Duration, fn func(context.Context, *controlplane.Client) error) error {
+	c, err := controlplane.Dial(ctx, socket)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &daemonError{socket: socket, what: "cannot connect", err: err}
+	}
+	defer c.Close()
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	err = fn(rctx, c)
+	var cpe *controlplane.Error
+	switch {
+	case err == nil, errors.As(err, &cpe):
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case rctx.Err() != nil:
+		return &daemonError{socket: socket, what: fmt.Sprintf("no answer within %v", wait), err: err}
+	}
+	return &daemonError{socket: socket, what: "connection ended", err: err}
+}
+
+// printJSON writes v indented on w.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// pingOutput is the JSON shape of ping.
+type pingOutput struct {
+	Socket      string    `json:"socket"`
+	ServerTime  time.Time `json:"server_time"`
+	RoundTripNS int64     `json:"round_trip_ns"`
+	SkewNS      int64     `json:"skew_ns"`
+}
+
+func runPing(ctx context.Context, e *env, args []string) int {
+	var o daemonOpts
+	if done, status := clientCommand(e, "ping", &o, nil, args); done {
+		return status
+	}
+	var r *controlplane.PingResult
+	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+		r, err = c.Ping(ctx)
+		return err
+	})
+	if err != nil {
+		return fail(e, "ping", o.json, err, nil)
+	}
+	out := pingOutput{Socket: o.socket, ServerTime: r.ServerTime, RoundTripNS: r.RoundTrip.Nanoseconds(), SkewNS: r.Skew.Nanoseconds()}
+	if o.json {
+		return finish(e, "ping", printJSON(e.stdout, out))
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "daemon\t%s\n", out.Socket)
+	fmt.Fprintf(tw, "server time\t%s\n", out.ServerTime.Format(time.RFC3339Nano))
+	fmt.Fprintf(tw, "round trip\t%v\n", r.RoundTrip)
+	sign := "+"
+	if r.Skew < 0 {
+		sign = "-"
+	}
+	fmt.Fprintf(tw, "clock skew\t%s%v (positive: the daemon's clock is ahead)\n", sign, r.Skew.Abs())
+	return finish(e, "ping", tw.Flush())
+}
+
+// finish ends a command whose answer was printed: err is a failed write.
+func finish(e *env, cmd string, err error) int {
+	if err != nil {
+		return fail(e, cmd, false, err, nil)
+	}
+	return ExitOK
+}
+
+func runVersion(ctx context.Context, e *env, args []string) int {
+	var o daemonOpts
+	if done, status := clientCommand(e, "version", &o, nil, args); done {
+		return status
+	}
+	var r *controlplane.VersionResult
+	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+		r, err = c.Version(ctx)
+		return err
+	})
+	if err != nil {
+		return fail(e, "version", o.json, err, nil)
+	}
+	if o.json {
+		return finish(e, "version", printJSON(e.stdout, r))
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "daemon\t%s\n", r.Daemon)
+	fmt.Fprintf(tw, "protocol\t%d (this adapterctl: %d)\n", r.Protocol, controlplane.ProtocolVersion)
+	fmt.Fprintf(tw, "adapter protocol\t%d\n", r.AdapterProtocol)
+	fmt.Fprintf(tw, "go\t%s\n", r.Go)
+	return finish(e, "version", tw.Flush())
+}
+
+func runCapabilities(ctx context.Context, e *env, args []string) int {
+	var o daemonOpts
+	if done, status := clientCommand(e, "capabilities", &o, nil, args); done {
+		return status
+	}
+	var r *controlplane.CapabilitiesResult
+	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+		r, err = c.Capabilities(ctx)
+		return err
+	})
+	if err != nil {
+		return fail(e, "capabilities", o.json, err, nil)
+	}
+	if o.json {
+		return finish(e, "capabilities", printJSON(e.stdout, r))
+	}
+	// One line per adapter, its name and version padded to align the paths, then its
+	// catalog (or why it could not be opened) indented below it.
+	nameW, verW := len("NAME"), len("VERSION")
+	for _, a := range r.Adapters {
+		nameW, verW = max(nameW, len(a.Name)), max(verW, len(a.Version))
+	}
+	w := &errWriter{w: e.stdout}
+	w.printf("%-*s  %-*s  %s\n", nameW, "NAME", verW, "VERSION", "PATH")
+	for _, a := range r.Adapters {
+		w.printf("%-*s  %-*s  %s\n", nameW, a.Name, verW, a.Version, a.Path)
+		if a.Error != nil {
+			w.printf("  not opened: %s: %s\n", a.Error.Code, a.Error.Message)
+		}
+		for _, s := range a.Services {
+			w.printf("  %s v%d (%s)\n", s.ID, s.Version, count(len(s.Methods), "method", "methods"))
+			for _, m := range s.Methods {
+				w.printf("    %s\n", m)
+			}
+		}
+	}
+	return finish(e, "capabilities", w.err)
+}
+
+func runStatus(ctx context.Context, e *env, args []string) int {
+	var o daemonOpts
+	if done, status := clientCommand(e, "status", &o, nil, args); done {
+		return status
+	}
+	var r *controlplane.StatusResult
+	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+		r, err = c.Status(ctx)
+		return err
+	})
+	if err != nil {
+		return fail(e, "status", o.json, err, nil)
+	}
+	if o.json {
+		return finish(e, "status", printJSON(e.stdout, r))
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "health\t%s\n", r.Health)
+	fmt.Fprintf(tw, "pid\t%d\n", r.PID)
+	fmt.Fprintf(tw, "started\t%s\n", r.Started.Format(time.RFC3339))
+	fmt.Fprintf(tw, "dirs\t%s\n", strings.Join(r.Dirs, ", "))
+	fmt.Fprintf(tw, "clients\t%d (refused %d, dropped %d)\n", r.Clients, r.RefusedClients, r.DroppedClients)
+	fmt.Fprintf(tw, "calls\t%d (%d in flight)\n", r.Calls, r.InFlight)
+	fmt.Fprintf(tw, "restarts\t%d\n", r.Restarts)
+	fmt.Fprintf(tw, "exits\t%d (adapters that ended on their own)\n", r.Exits)
+	fmt.Fprintf(tw, "unverified\t%d (process trees not proven gone)\n", r.UnverifiedCleanups)
+	fmt.Fprintf(tw, "reserved\t%s\n", orNone(strings.Join(r.Reserved, ", ")))
+	sweep := fmt.Sprintf("%d swept, %d failed", len(r.Sweep.Swept), len(r.Sweep.Failed))
+	if r.Sweep.Error != "" {
+		sweep += " (" + r.Sweep.Error + ")"
+	}
+	fmt.Fprintf(tw, "sweep\t%s\n", sweep)
+	fmt.Fprintf(tw, "adapters\t%d open\n", len(r.Adapters))
+	if err := tw.Flush(); err != nil {
+		return finish(e, "status", err)
+	}
+	if len(r.Adapters) == 0 {
+		return ExitOK
+	}
+	tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "  NAME\tVERSION\tSTATE\tPID\tRESTARTS\tIN FLIGHT\tSUPERVISION\tPATH\n")
+	for _, a := range r.Adapters {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Version, a.State, a.PID, a.Restarts,
+			a.InFlight, orNone(a.Mechanism), a.Path)
+	}
+	return finish(e, "status", tw.Flush())
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// errWriter keeps the first failed write.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (w *errWriter) printf(format string, a ...any) {
+	if w.err == nil {
+		_, w.err = fmt.Fprintf(w.w, format, a...)
+	}
+}
+
+// outputError is a failed write of the command's own output.
+type outputError struct{ err error }
+
+func (e *outputError) Error() string { return "writing the output: " + e.err.Error() }
+func (e *outputError) Unwrap() error { return e.err }
+
+func runDiscover(ctx context.Context, e *env, args []string) int {
+	var o daemonOpts
+	var timeout time.Duration
+	register := func(f *flags) {
+		f.DurationVar(&timeout, "timeout", 5*time.Second, "how long the stream lasts (at most "+controlplane.MaxDiscoverTimeout.String()+")")
+	}
+	if done, status := clientCommand(e, "discover", &o, register, args); done {
+		return status
+	}
+	if err := checkTimeout("--timeout", timeout, controlplane.MaxDiscoverTimeout); err != nil {
+		return fail(e, "discover", false, err, nil)
+	}
+	if timeout < time.Millisecond {
+		return fail(e, "discover", false, usagef("--timeout must be at least 1ms, not %v", timeout), nil)
+	}
+	enc := json.NewEncoder(e.stdout)
+	var werr error
+	onEvent := func(ev controlplane.DiscoverEvent) error {
+		if o.json {
+			werr = enc.Encode(ev)
+		} else {
+			_, werr = fmt.Fprintf(e.stdout, "%-7s  %s  %s  %s\n", ev.Change, ev.Adapter.Name, ev.Adapter.Version, ev.Adapter.Path)
+		}
+		if werr != nil {
+			werr = &outputError{werr}
+		}
+		return werr
+	}
+	err := withDaemon(ctx, o.socket, timeout+answerSlack, func(ctx context.Context, c *controlplane.Client) error {
+		return c.Discover(ctx, timeout, onEvent)
+	})
+	switch {
+	case werr != nil:
+		return fail(e, "discover", false, werr, nil)
+	case err != nil && ctx.Err() != nil:
+		return ExitOK // interrupted: the stream ends early, as documented
+	case err != nil:
+		return fail(e, "discover", o.json, err, nil)
+	}
+	return ExitOK
+}
+
+// callDaemon is "call --socket": the call is sent to the daemon, which resolves ref
+// among its adapters. The flags that configure a locally started adapter are refused.
+func callDaemon(ctx context.Context, e *env, f *flags, asJSON bool, socket string, timeout time.Duration, ref, method string, params []byte) int {
+	var local []string
+	f.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "dir", "config", "env", "inherit-env", "adapter-stderr":
+			local = append(local, "--"+fl.Name)
+		}
+	})
+	switch {
+	case socket == "":
+		return fail(e, "call", false, usagef("--socket is empty"), nil)
+	case len(local) > 0:
+		return fail(e, "call", false, usagef("%s cannot be used with --socket (the daemon starts and configures its adapters)", strings.Join(local, ", ")), nil)
+	}
+	p := controlplane.SendParams{Adapter: ref, Method: method, Params: params, TimeoutMS: max(timeout.Milliseconds(), 1)}
+	var r *controlplane.SendResult
+	err := withDaemon(ctx, socket, timeout+answerSlack, func(ctx context.Context, c *controlplane.Client) (err error) {
+		r, err = c.Send(ctx, p)
+		return err
+	})
+	if err != nil {
+		return fail(e, "call", asJSON, err, nil)
+	}
+	if _, err := fmt.Fprintf(e.stdout, "%s\n", r.Value); err != nil {
+		return fail(e, "call", asJSON, err, nil)
+	}
+	return ExitOK
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(f *flags, name string) bool {
+	set := false
+	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
+}
+
+// serveEvent is the JSON shape of the lines serve prints with --json.
+type serveEvent struct {
+	Event    string   `json:"event"` // "ready" or "stopped"
+	Socket   string   `json:"socket,omitempty"`
+	Dirs     []string `json:"dirs,omitempty"`
+	Adapters *int     `json:"adapters,omitempty"`
+	PID      int      `json:"pid,omitempty"`
+	Verified *bool    `json:"verified,omitempty"`
+}
+
+// lockedWriter serialises writes from the daemon's logger and its adapters' stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// runServe is the serve command: it stops the daemon on SIGTERM or SIGINT.
+func runServe(ctx context.Context, e *env, args []string) int {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return serve(ctx, e, args)
+}
+
+// serve runs the daemon until ctx ends.
+func serve(ctx context.Context, e *env, args []string) int {
+	var o adapterOpts
+	var socket, logLevel string
+	f := newFlags(e, "serve", "--socket SOCKET [flags] [DIR...]", serveHelp)
+	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (required)")
+	f.BoolVar(&o.json, "json", false, "print the ready and stopped lines, and errors, as JSON")
+	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
+	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
+	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
+	f.StringVar(&logLevel, "log", "off", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn, error or off")
+	dirs, isDone, status := f.parse(args)
+	if isDone {
+		return status
+	}
+	level := hclog.LevelFromString(logLevel)
+	environ, err := o.environ()
+	switch {
+	case err != nil:
+		return fail(e, "serve", false, err, nil)
+	case socket == "":
+		return fail(e, "serve", false, usagef("--socket SOCKET is required"), nil)
+	case level == hclog.NoLevel:
+		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
+	}
+	if len(dirs) == 0 {
+		if dirs = o.searchDirs(); len(dirs) == 0 {
+			return fail(e, "serve", false, usagef("no DIR given and $%s is empty", pathEnv), nil)
+		}
+	}
+	found, err := discovery.Scan(ctx, nil, dirs...)
+	if err != nil {
+		return fail(e, "serve", o.json, err, nil)
+	}
+	stderr := &lockedWriter{w: e.stderr}
+	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
+	if o.adapterStderr {
+		cfg.Stderr = stderr
+	}
+	var readyErr error
+	cfg.OnReady = func() {
+		n := len(found.Adapters)
+		if o.json {
+			readyErr = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "ready", Socket: socket, Dirs: dirs, Adapters: &n, PID: os.Getpid()})
+		} else {
+			_, readyErr = fmt.Fprintf(e.stdout, "adapterctl serve: serving %s from %s on %s (pid %d)\n",
+				count(n, "adapter", "adapters"), strings.Join(dirs, ", "), socket, os.Getpid())
+		}
+	}
+	err = controlplane.Serve(ctx, cfg)
+	var se *controlplane.ShutdownError
+	if err == nil || errors.As(err, &se) {
+		verified := err == nil
+		if o.json {
+			_ = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "stopped", Verified: &verified})
+		} else if verified {
+			fmt.Fprintln(e.stdout, "adapterctl serve: stopped; every adapter closed, process trees verified gone")
+		} else {
+			fmt.Fprintln(e.stdout, "adapterctl serve: stopped; NOT every adapter's process tree was verified gone")
+		}
+	}
+	if err == nil && readyErr != nil {
+		err = &outputError{readyErr}
+	}
+	if err != nil {
+		return fail(e, "serve", o.json, err, nil)
+	}
+	return ExitOK
+}
+
+// buildVersion is adapterctl's module version, reported by the daemon's Version;
+// "" (reported as "devel") for a build from a checkout.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return ""
+}
