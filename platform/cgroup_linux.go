@@ -209,6 +209,11 @@ func (c *cgroup) populated() (bool, error) {
 // waitEmpty returns nil once the cgroup is proven empty, or ctx's error. It wakes on
 // inotify events of cgroup.events, and polls with backoff as well.
 func (c *cgroup) waitEmpty(ctx context.Context) error {
+	// The common case — the tree already ended — is answered without an inotify
+	// instance, whose teardown costs the kernel milliseconds.
+	if pop, err := c.populated(); err != nil || !pop {
+		return err
+	}
 	var notify *os.File
 	if fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK); err == nil {
 		notify = os.NewFile(uintptr(fd), "inotify")

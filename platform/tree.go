@@ -97,6 +97,8 @@ func (t *Tree) openStdio(cfg *Config) (*stdio, error) {
 		t.closeStdio(s)
 		return nil, err
 	}
+	growPipe(s.stdinW)
+	growPipe(s.stdoutR)
 	switch w := cfg.Stderr.(type) {
 	case nil:
 		// R8, A27: the null device never blocks the writer.
