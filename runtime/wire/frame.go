@@ -56,8 +56,9 @@ type Reader struct {
 }
 
 // readBufferSize is the bufio buffer in front of the stream: small frames cost one read
-// system call for several frames, large payloads bypass the buffer.
-const readBufferSize = 64 << 10
+// system call for several frames, large payloads bypass the buffer. It is most of what
+// an idle connection costs the host, so it is kept small.
+const readBufferSize = 16 << 10
 
 // NewReader returns a Reader of frames whose payload is at most max bytes; max <= 0 or
 // above the protocol cap means the protocol cap ([limits.MaxFrameSize]).
