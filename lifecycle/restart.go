@@ -84,7 +84,16 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	exits := make(chan ExitEvent, 1)
-	cfg.OnExit = func(ev ExitEvent) { exits <- ev }
+	// The host's OnExit runs in the ended adapter's own goroutine, before the loop
+	// hears of the end: it may then call Close, which waits for the loop. (Each adapter
+	// ends at most once, and the next one starts only after the loop got the event, so
+	// calls are not concurrent and the 1-buffered send never blocks.)
+	cfg.OnExit = func(ev ExitEvent) {
+		if s.onExit != nil {
+			s.onExit(ev)
+		}
+		exits <- ev
+	}
 	s.cfg = cfg
 	a, err := Open(ctx, cfg)
 	if err != nil {
@@ -113,14 +122,10 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 	delay := s.policy.backoff()
 	started := time.Now()
 	for {
-		var ev ExitEvent
 		select {
-		case ev = <-exits:
+		case <-exits:
 		case <-s.stopCtx.Done():
 			return
-		}
-		if s.onExit != nil {
-			s.onExit(ev)
 		}
 		s.mu.Lock()
 		allowed := s.policy.MaxRestarts < 0 || s.restarts < s.policy.MaxRestarts

@@ -1,0 +1,43 @@
+//go:build linux
+
+package lifecycle_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/adapterkit/adapterkit/lifecycle"
+)
+
+// R63: Supervisor.Close called from within Config.OnExit (a host that gives up on a
+// crashed adapter) returns, closing the supervisor, instead of waiting for the restart
+// loop that is itself waiting for OnExit to return.
+func TestSuperviseCloseFromOnExit(t *testing.T) {
+	var s *lifecycle.Supervisor
+	ready := make(chan struct{})
+	closed := make(chan error, 1)
+	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("normal"),
+		OnExit: func(lifecycle.ExitEvent) {
+			<-ready
+			closed <- s.Close()
+		}},
+		lifecycle.RestartPolicy{MaxRestarts: -1, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(ready)
+	pid := s.Current().Pid()
+	_, _ = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":1}`))
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatalf("Close from OnExit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close called from OnExit did not return (deadlock with the restart loop)")
+	}
+	waitGone(t, pid)
+	if a := s.Current(); a != nil {
+		t.Fatalf("an adapter (pid %d) is running after Close", a.Pid())
+	}
+}
