@@ -63,22 +63,24 @@ type Supervisor struct {
 	policy RestartPolicy
 	onExit func(ExitEvent)
 
-	mu       sync.Mutex
-	cur      *Adapter
-	changed  chan struct{} // closed and replaced whenever cur changes or the end is reached
-	restarts int
-	final    error // set when no further adapter will come
-	closing  bool
-	loopDone chan struct{}
-	stopCtx  context.Context // cancelled by Close: ends the loop and any restart under way
-	stop     context.CancelFunc
+	mu        sync.Mutex
+	cur       *Adapter
+	changed   chan struct{} // closed and replaced whenever cur changes or the end is reached
+	restarts  int
+	final     error // set when no further adapter will come
+	closing   bool
+	closeErr  error         // the result of Close, set before closeDone is closed
+	closeDone chan struct{} // closed when the first Close has finished
+	loopDone  chan struct{}
+	stopCtx   context.Context // cancelled by Close: ends the loop and any restart under way
+	stop      context.CancelFunc
 }
 
 // Supervise opens the adapter and keeps it running under policy. The first open is
 // synchronous: its failure is returned. cfg.OnExit, if set, is called for each ending.
 func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervisor, error) {
 	s := &Supervisor{cfg: cfg, policy: policy, onExit: cfg.OnExit, changed: make(chan struct{}),
-		loopDone: make(chan struct{})}
+		loopDone: make(chan struct{}), closeDone: make(chan struct{})}
 	s.stopCtx, s.stop = context.WithCancel(context.Background())
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
@@ -229,15 +231,18 @@ func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMes
 }
 
 // Close stops restarting and closes the current adapter verified (see [Adapter.Close]).
+// It may be called more than once, also concurrently: every call returns once the
+// first has finished, with its result.
 func (s *Supervisor) Close() error {
 	s.mu.Lock()
 	if s.closing {
 		s.mu.Unlock()
-		<-s.loopDone
-		return nil
+		<-s.closeDone
+		return s.closeErr
 	}
 	s.closing = true
 	s.mu.Unlock()
+	defer close(s.closeDone)
 	s.stop()
 	<-s.loopDone
 	s.mu.Lock()
@@ -245,7 +250,7 @@ func (s *Supervisor) Close() error {
 	s.mu.Unlock()
 	s.set(nil, ErrGaveUp)
 	if a != nil {
-		return a.Close()
+		s.closeErr = a.Close()
 	}
-	return nil
+	return s.closeErr
 }

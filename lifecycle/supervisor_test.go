@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/limits"
 )
 
 // R63: Supervisor.Close called from within Config.OnExit (a host that gives up on a
@@ -40,4 +41,37 @@ func TestSuperviseCloseFromOnExit(t *testing.T) {
 	if a := s.Current(); a != nil {
 		t.Fatalf("an adapter (pid %d) is running after Close", a.Pid())
 	}
+}
+
+// R47, R63: a second Close made while the first is still closing the adapter waits
+// for it and returns the same result: it never reports a close that has not happened.
+func TestSuperviseConcurrentClose(t *testing.T) {
+	l := &limits.Limits{DisconnectGrace: time.Second}
+	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("stubborn"), Limits: l},
+		lifecycle.RestartPolicy{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.Current()
+	first := make(chan error, 1)
+	go func() { first <- s.Close() }()
+	// Close drops the current adapter before it closes it (through the grace).
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Current() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("first Close did not start")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	err2 := s.Close()
+	select {
+	case <-a.Done():
+	default:
+		t.Fatal("second Close returned while the adapter was still being closed")
+	}
+	err1 := <-first
+	if err1 != nil || err2 != nil {
+		t.Fatalf("Close results: first %v, second %v", err1, err2)
+	}
+	waitGone(t, a.Pid())
 }
