@@ -62,6 +62,10 @@ type Registry struct {
 	log hclog.Logger
 	res *lifecycle.Reservations
 
+	closing   context.Context // cancelled by Close: ends the opens under way
+	stopOpens context.CancelFunc
+	opening   sync.WaitGroup // opens under way; Add only under mu while !closed
+
 	mu      sync.Mutex
 	closed  bool
 	handles map[*Handle]struct{}
@@ -72,6 +76,7 @@ type Registry struct {
 // New returns a Registry. cfg may be nil.
 func New(cfg *Config) *Registry {
 	r := &Registry{handles: make(map[*Handle]struct{}), clients: make(map[clientKey]clientReg)}
+	r.closing, r.stopOpens = context.WithCancel(context.Background())
 	if cfg != nil {
 		r.cfg = *cfg
 		r.cfg.Dirs = append([]string(nil), cfg.Dirs...)
@@ -168,8 +173,31 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 // Open resolves ref (see Resolve), starts the adapter with the given configuration
 // (nil, a JSON object as json.RawMessage or []byte, or any value that encodes to a JSON
 // object), performs the handshake and returns a Handle. The adapter runs under the
-// configured restart policy until the Handle or the Registry is closed.
+// configured restart policy until the Handle or the Registry is closed. A Close of the
+// Registry while Open is under way ends the open: Open then fails with ErrClosed.
 func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Handle, error) {
+	if ctx == nil {
+		return nil, runtime.ErrNilContext
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	r.opening.Add(1)
+	r.mu.Unlock()
+	defer r.opening.Done()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(r.closing, func() { cancel(ErrClosed) })()
+	h, err := r.open(ctx, ref, configuration)
+	if err != nil && context.Cause(ctx) == ErrClosed && !errors.Is(err, ErrClosed) {
+		err = errors.Join(ErrClosed, err)
+	}
+	return h, err
+}
+
+func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Handle, error) {
 	path, err := r.Resolve(ctx, ref)
 	if err != nil {
 		return nil, err
@@ -248,11 +276,29 @@ func (e *CloseError) Unwrap() []error {
 }
 
 // Close closes every open adapter concurrently (each verified, see Handle.Close) and
-// refuses further use. It returns nil when every process tree was proven gone, else a
-// *CloseError. ctx bounds the wait; adapters still closing when it ends are reported.
+// refuses further use; opens under way are ended first (they fail with ErrClosed, and
+// their callers get their cleanup results). It returns nil when every process tree was
+// proven gone, else a *CloseError. ctx bounds the wait; adapters still closing when it
+// ends are reported.
 func (r *Registry) Close(ctx context.Context) error {
+	if ctx == nil {
+		return runtime.ErrNilContext
+	}
 	r.mu.Lock()
 	r.closed = true
+	r.mu.Unlock()
+	r.stopOpens()
+	opened := make(chan struct{})
+	go func() {
+		r.opening.Wait()
+		close(opened)
+	}()
+	select {
+	case <-opened:
+	case <-ctx.Done():
+		return &CloseError{Unverified: map[string]error{"(opens under way)": ctx.Err()}}
+	}
+	r.mu.Lock()
 	hs := make([]*Handle, 0, len(r.handles))
 	for h := range r.handles {
 		hs = append(hs, h)
