@@ -38,7 +38,7 @@ type Stream struct {
 	h      *Handle
 	opts   StreamOptions
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc // Close cancels with ErrStreamClosed
 	buf    []byte
 	eof    bool
 
@@ -56,7 +56,7 @@ func (h *Handle) Stream(ctx context.Context, opts StreamOptions) *Stream {
 	}
 	opts.Params = maps.Clone(opts.Params)
 	s := &Stream{h: h, opts: opts}
-	s.ctx, s.cancel = context.WithCancel(ctx)
+	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	return s
 }
 
@@ -65,7 +65,9 @@ type streamChunk struct {
 	EOF  bool   `json:"eof"`
 }
 
-// ErrStreamClosed is returned by Read after Close.
+// ErrStreamClosed is returned by Read after Close (and by a Read that Close cut short).
+// A Read stopped by the end of the stream's context returns the call's error instead
+// (aborted or deadline, see runtime.CallError).
 var ErrStreamClosed = errors.New("registry: stream closed")
 
 // Read returns the next bytes of the stream, waiting for them as long as the stream's
@@ -75,7 +77,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		if s.eof {
 			return 0, io.EOF
 		}
-		if s.ctx.Err() != nil {
+		if s.closed() {
 			return 0, ErrStreamClosed
 		}
 		params := make(map[string]any, len(s.opts.Params)+2)
@@ -84,7 +86,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		params["wait_ms"] = s.opts.Wait.Milliseconds()
 		var chunk streamChunk
 		if err := s.h.Invoke(s.ctx, s.opts.Read, params, &chunk); err != nil {
-			if s.ctx.Err() != nil && context.Cause(s.ctx) == context.Canceled {
+			if s.closed() {
 				return 0, ErrStreamClosed
 			}
 			return 0, err
@@ -103,11 +105,14 @@ func (s *Stream) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// closed reports whether Close ended the stream's context (rather than its parent).
+func (s *Stream) closed() bool { return context.Cause(s.ctx) == ErrStreamClosed }
+
 // Close ends the stream: a read under way is cancelled, and the Close method (if any)
 // is called within the console close bound.
 func (s *Stream) Close() error {
 	s.closeOnce.Do(func() {
-		s.cancel()
+		s.cancel(ErrStreamClosed)
 		if s.opts.Close == "" {
 			return
 		}
