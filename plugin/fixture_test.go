@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	goruntime "runtime"
 	"strings"
 	"sync/atomic"
 
@@ -99,6 +100,8 @@ func (f *fixture) service() *plugin.Service {
 			return struct{}{}, context.DeadlineExceeded
 		case "panic":
 			panic("boom")
+		case "goexit":
+			goruntime.Goexit()
 		case "badraw":
 			return struct{}{}, nil
 		}

@@ -333,6 +333,18 @@ func (c *conn) start(id uint64, h handlerFunc, params []byte) {
 }
 
 func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint64, h handlerFunc, params []byte) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		// The handler ended its goroutine with runtime.Goexit (t.FailNow, log.Fatal's
+		// cousins): the request still gets exactly one reply and its slot back (R16).
+		c.log.Error("handler exited its goroutine without returning", "id", id)
+		fb := getFrame()
+		*fb = errorFrame((*fb)[:0], id, Errorf(wire.CodeFailed, "handler exited without returning"))
+		c.complete(id, cancel, fb)
+	}()
 	buf := getFrame()
 	b := wire.BeginFrame((*buf)[:0])
 	head, fast := appendResultHead(b, id)
@@ -356,14 +368,19 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 		b = errorFrame((*buf)[:0], id, err)
 	}
 	*buf = b
+	returned = true
+	c.complete(id, cancel, buf)
+}
 
-	// The slot is free before the reply can reach the host, so a host that sends a new
-	// request on seeing the reply never meets a stale busy.
+// complete frees a request's slot and queues its reply frame. The slot is free before
+// the reply can reach the host, so a host that sends a new request on seeing the reply
+// never meets a stale busy.
+func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte) {
 	c.mu.Lock()
 	delete(c.calls, id)
 	c.mu.Unlock()
 	cancel(nil)
-	c.w.enqueue(buf)
+	c.w.enqueue(frame)
 	c.finished()
 }
 

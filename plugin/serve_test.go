@@ -208,6 +208,7 @@ func TestHandlerErrors(t *testing.T) {
 		{"R30 plain message capped", `{"mode":"plain","message":"` + long + `"}`, wire.CodeFailed, long[:limits.MaxErrorMessage]},
 		{"R30 cut on a character boundary", `{"mode":"plain","message":"` + straddle + `"}`, wire.CodeFailed, straddle[:limits.MaxErrorMessage-1]},
 		{"panic failed", `{"mode":"panic"}`, wire.CodeFailed, "handler panic: boom"},
+		{"R16 Goexit still answered", `{"mode":"goexit"}`, wire.CodeFailed, "handler exited without returning"},
 	}
 	h := serve(t, newFixture().adapter())
 	h.initialize()
