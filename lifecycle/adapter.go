@@ -250,7 +250,12 @@ func (a *Adapter) shutdown(grace bool) error {
 			}
 			a.cleanupErr = fmt.Errorf("lifecycle: %s: process tree not verified gone: %w", a.name, verr)
 			a.log.Warn("cleanup not verified; package directory stays reserved", "dir", a.pkgDir, "error", verr)
-			a.cfg.Reservations.finish(a.pkgDir, a.tree, a.cleanupErr)
+			if a.cfg.Reservations != nil {
+				// Kept open for Reservations.Reverify to try again later.
+				a.cfg.Reservations.finish(a.pkgDir, a.tree, a.cleanupErr)
+			} else {
+				_ = a.tree.Close() // nobody can reverify: release the handles now
+			}
 			return
 		}
 		_ = a.tree.Close()
