@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"syscall"
-	"time"
+	"strings"
 	"unsafe"
 
-	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/windows"
 )
 
@@ -18,50 +15,29 @@ import (
 // ProcThreadAttributeValue(13, FALSE, TRUE, FALSE). x/sys/windows does not name it.
 const procThreadAttributeJobList = 0x0002000D
 
-// jobBasicAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION, which x/sys/windows lacks.
-type jobBasicAccounting struct {
-	TotalUserTime             int64
-	TotalKernelTime           int64
-	ThisPeriodTotalUserTime   int64
-	ThisPeriodTotalKernelTime int64
-	TotalPageFaultCount       uint32
-	TotalProcesses            uint32
-	ActiveProcesses           uint32
-	TotalTerminatedProcesses  uint32
-}
-
-// jobProcessIDList is JOBOBJECT_BASIC_PROCESS_ID_LIST with room for 64 ids.
-type jobProcessIDList struct {
-	NumberOfAssignedProcesses uint32
-	NumberOfProcessIdsInList  uint32
-	ProcessIDList             [64]uintptr
-}
-
-// osTree is the Windows supervision state: a job object with kill-on-close.
-type osTree struct {
-	mu     sync.Mutex
-	job    windows.Handle // closed by release; kill-on-close ends whatever is left
-	closed bool
-}
-
-func checkExeName(path string) error { return checkWindowsExeName(path) }
-
-// checkExecutable: Windows has no execute bit; the .exe rule and CreateProcess decide.
-func checkExecutable(os.FileInfo) error { return nil }
-
-func (*osTree) cgroupPath() string { return "" }
-
-func osReaped(*Tree) {}
-
 func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	job, err := newJob(cfg.Resources)
+	// Everything the command line, environment and directory need is checked before a
+	// job exists, so that bad input is an ErrInvalidConfig and not an ErrStart.
+	argv, err := newLaunch(cfg, dir)
+	if err != nil {
+		return &LaunchError{Path: cfg.Path, Err: errors.Join(ErrInvalidConfig, err)}
+	}
+	std, err := childHandles(files)
+	if err != nil {
+		return &LaunchError{Path: cfg.Path, Err: errors.Join(ErrInvalidConfig, err)}
+	}
+	if err := disinherit(files); err != nil {
+		return err
+	}
+	limits, notApplied := jobLimits(cfg.Resources)
+	job, err := newJob(&limits)
 	if err != nil {
 		return fmt.Errorf("job object: %w", err)
 	}
-	pid, inJob, err := createInJob(cfg, dir, files, job)
+	pid, process, err := createInJob(argv, std, job)
 	if err != nil {
 		windows.CloseHandle(job)
 		return err
@@ -69,7 +45,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	// The process handle from CreateProcess is kept open until FindProcess has its own,
 	// so the pid cannot have been reused in between.
 	proc, err := os.FindProcess(int(pid))
-	windows.CloseHandle(inJob)
+	windows.CloseHandle(process)
 	if err != nil {
 		_ = windows.TerminateJobObject(job, 1)
 		windows.CloseHandle(job)
@@ -77,90 +53,158 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	}
 	t.proc, t.pid, t.mech = proc, int(pid), MechJobObject
 	t.sys = &osTree{job: job}
+	if notApplied != nil {
+		t.limitErr = notApplied
+		t.log.Warn("resource limits not applied", "error", notApplied)
+	}
 	return nil
 }
 
-// newJob creates an unnamed, non-inheritable job that kills its processes when its last
-// handle closes (so a host that dies takes its adapters with it) and forbids breakaway.
-func newJob(res Resources) (windows.Handle, error) {
-	job, err := windows.CreateJobObject(nil, nil)
-	if err != nil {
-		return 0, err
-	}
-	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
-	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
-	if res.MemoryBytes > 0 {
-		info.BasicLimitInformation.LimitFlags |= windows.JOB_OBJECT_LIMIT_JOB_MEMORY
-		info.JobMemoryLimit = uintptr(res.MemoryBytes)
-	}
-	if res.MaxProcesses > 0 {
-		info.BasicLimitInformation.LimitFlags |= windows.JOB_OBJECT_LIMIT_ACTIVE_PROCESS
-		info.BasicLimitInformation.ActiveProcessLimit = uint32(res.MaxProcesses)
-	}
-	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
-		windows.CloseHandle(job)
-		return 0, err
-	}
-	return job, nil
+// launch is what CreateProcessW takes, as UTF-16.
+type launch struct {
+	app, cmdline, dir []uint16
+	env               []uint16
 }
 
-// createInJob starts the adapter so that it runs no code of its own outside the job:
-// created suspended, in the job from creation where PROC_THREAD_ATTRIBUTE_JOB_LIST is
-// known (Windows 10+), else assigned before its main thread is resumed. Only the three
-// standard handles are inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST). It returns the pid
-// and the process handle, which the caller closes.
-func createInJob(cfg *Config, dir string, files *stdio, job windows.Handle) (uint32, windows.Handle, error) {
-	app, err := windows.UTF16PtrFromString(cfg.Path)
-	if err != nil {
-		return 0, 0, err
+// newLaunch converts the launch parameters. The program is lpApplicationName, so no
+// search path is used and no extension is added; argv[0] of the command line is the same
+// path, and arguments are quoted by the rules CommandLineToArgvW and the C runtimes parse
+// (windows.ComposeCommandLine), never by a shell.
+func newLaunch(cfg *Config, dir string) (*launch, error) {
+	for _, a := range cfg.Args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, errors.New("an argument contains NUL")
+		}
 	}
-	cmdline, err := windows.UTF16PtrFromString(windows.ComposeCommandLine(append([]string{cfg.Path}, cfg.Args...)))
-	if err != nil {
-		return 0, 0, err
-	}
-	wdir, err := windows.UTF16PtrFromString(dir)
-	if err != nil {
-		return 0, 0, err
+	if strings.IndexByte(dir, 0) >= 0 {
+		return nil, errors.New("the working directory contains NUL")
 	}
 	env, err := envBlock(cfg.env())
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	l := &launch{env: env}
+	// The command line buffer must be writable (CreateProcessW may modify it): it is a
+	// fresh slice here.
+	if l.app, err = windows.UTF16FromString(cfg.Path); err != nil {
+		return nil, err
+	}
+	if l.cmdline, err = windows.UTF16FromString(windows.ComposeCommandLine(append([]string{cfg.Path}, cfg.Args...))); err != nil {
+		return nil, err
+	}
+	if l.dir, err = windows.UTF16FromString(dir); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
 
-	// Inheritable duplicates of the child's ends, under ForkLock so that no other
-	// CreateProcess of this process inherits them by accident.
-	syscall.ForkLock.Lock()
-	defer syscall.ForkLock.Unlock()
-	self := windows.CurrentProcess()
+// envBlock builds a CREATE_UNICODE_ENVIRONMENT block: each "name=value" NUL-terminated,
+// then one more NUL. An empty env gives two NULs, never nil: nil would make the adapter
+// inherit the host's environment. Entries keep their order and duplicates, as with
+// execve on POSIX (GetEnvironmentVariable, like getenv, finds the first). An empty entry
+// would end the block early, silently dropping what follows, and an entry without a
+// name is not a variable: both are refused. A leading "=" belongs to the name (the
+// per-drive current directories, "=C:=C:\dir").
+func envBlock(env []string) ([]uint16, error) {
+	var block []uint16
+	for _, kv := range env {
+		if i := strings.IndexByte(kv, '='); i < 0 || (i == 0 && strings.IndexByte(kv[1:], '=') < 1) {
+			return nil, fmt.Errorf("environment entry %q is not name=value", kv)
+		}
+		u, err := windows.UTF16FromString(kv) // refuses NUL inside, adds the terminator
+		if err != nil {
+			return nil, fmt.Errorf("environment entry %q contains NUL", kv)
+		}
+		block = append(block, u...)
+	}
+	if len(block) == 0 {
+		block = append(block, 0)
+	}
+	return append(block, 0), nil
+}
+
+// childHandles returns the handles of the three files the child gets. A nil or closed
+// *os.File has the handle value INVALID_HANDLE_VALUE, which is also the pseudo-handle of
+// the current process: duplicating it would hand the adapter a full-access handle to
+// the host. Such a Config.Stderr is refused.
+func childHandles(files *stdio) ([3]windows.Handle, error) {
 	var std [3]windows.Handle
 	for i, f := range files.child {
-		if err := windows.DuplicateHandle(self, windows.Handle(f.Fd()), self, &std[i], 0, true, windows.DUPLICATE_SAME_ACCESS); err != nil {
-			closeHandles(std[:i])
-			return 0, 0, err
+		h := windows.InvalidHandle
+		if f != nil {
+			h = windows.Handle(f.Fd())
+		}
+		if h == 0 || h == windows.InvalidHandle {
+			return std, fmt.Errorf("standard handle %d of the adapter (Config.Stderr for 2) is a nil, closed or invalid file", i)
+		}
+		std[i] = h
+	}
+	return std, nil
+}
+
+// disinherit makes the pipe handles opened for this adapter non-inheritable: os.Pipe
+// creates inheritable handles, and a CreateProcess elsewhere in the host with
+// bInheritHandles and no handle list (C code) would otherwise inherit the host's end of
+// the adapter's stdin and keep the adapter from ever seeing end of input (R49). The
+// child gets inheritable duplicates of its ends (createInJob). A caller's Config.Stderr
+// file is left as it is.
+func disinherit(files *stdio) error {
+	fs := []*os.File{files.stdinW, files.stdoutR, files.stderrRead, files.child[0], files.child[1]}
+	if files.ownStderr {
+		fs = append(fs, files.child[2])
+	}
+	for _, f := range fs {
+		if f == nil {
+			continue
+		}
+		if err := windows.SetHandleInformation(windows.Handle(f.Fd()), windows.HANDLE_FLAG_INHERIT, 0); err != nil {
+			return fmt.Errorf("making a pipe handle non-inheritable: %w", err)
 		}
 	}
-	defer closeHandles(std[:])
+	return nil
+}
+
+// createInJob starts the adapter so that it runs no code of its own outside the job: it
+// is created suspended and inside the job (PROC_THREAD_ATTRIBUTE_JOB_LIST, Windows 10+,
+// which every Windows Go supports has); should the attribute be refused, it is assigned
+// to the job before its main thread is resumed. If anything fails after creation the
+// suspended process is terminated, never left behind. Only inheritable duplicates of
+// its three standard handles are inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST), and they
+// are closed here whatever happens. It returns the pid and the process handle, which the
+// caller closes.
+func createInJob(l *launch, std [3]windows.Handle, job windows.Handle) (uint32, windows.Handle, error) {
+	// A handle list needs inheritable handles. Go's own StartProcess always passes a
+	// handle list too, so these duplicates cannot leak into a process it starts meanwhile
+	// (syscall.ForkLock is not used on Windows).
+	self := windows.CurrentProcess()
+	var inherit [3]windows.Handle
+	defer closeHandles(inherit[:])
+	for i, h := range std {
+		if err := windows.DuplicateHandle(self, h, self, &inherit[i], 0, true, windows.DUPLICATE_SAME_ACCESS); err != nil {
+			return 0, 0, fmt.Errorf("duplicating standard handle %d: %w", i, err)
+		}
+	}
 
 	attrs, err := windows.NewProcThreadAttributeList(2)
 	if err != nil {
 		return 0, 0, err
 	}
 	defer attrs.Delete()
-	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_HANDLE_LIST, unsafe.Pointer(&std[0]), uintptr(len(std))*unsafe.Sizeof(std[0])); err != nil {
-		return 0, 0, err
+	// The container keeps the pointed-to arrays reachable until Delete.
+	if err := attrs.Update(windows.PROC_THREAD_ATTRIBUTE_HANDLE_LIST, unsafe.Pointer(&inherit[0]), uintptr(len(inherit))*unsafe.Sizeof(inherit[0])); err != nil {
+		return 0, 0, fmt.Errorf("handle list attribute: %w", err)
 	}
-	jobs := [1]windows.Handle{job}
+	jobs := &[1]windows.Handle{job}
 	inJob := attrs.Update(procThreadAttributeJobList, unsafe.Pointer(&jobs[0]), unsafe.Sizeof(jobs[0])) == nil
 
 	si := &windows.StartupInfoEx{ProcThreadAttributeList: attrs.List()}
 	si.Cb = uint32(unsafe.Sizeof(*si))
 	si.Flags = windows.STARTF_USESTDHANDLES
-	si.StdInput, si.StdOutput, si.StdErr = std[0], std[1], std[2]
+	si.StdInput, si.StdOutput, si.StdErr = inherit[0], inherit[1], inherit[2]
 	flags := uint32(windows.CREATE_SUSPENDED | windows.CREATE_UNICODE_ENVIRONMENT |
 		windows.EXTENDED_STARTUPINFO_PRESENT | windows.CREATE_NO_WINDOW)
 	var pi windows.ProcessInformation
-	if err := windows.CreateProcess(app, cmdline, nil, nil, true, flags, env, wdir, &si.StartupInfo, &pi); err != nil {
+	if err := windows.CreateProcess(&l.app[0], &l.cmdline[0], nil, nil, true, flags, &l.env[0], &l.dir[0], &si.StartupInfo, &pi); err != nil {
 		return 0, 0, err
 	}
 	defer windows.CloseHandle(pi.Thread)
@@ -187,100 +231,3 @@ func closeHandles(hs []windows.Handle) {
 		}
 	}
 }
-
-// envBlock builds a CREATE_UNICODE_ENVIRONMENT block. An empty env gives an empty block
-// (two NULs), never nil: nil would make the adapter inherit the host's environment.
-func envBlock(env []string) (*uint16, error) {
-	var block []uint16
-	for _, kv := range env {
-		u, err := windows.UTF16FromString(kv) // refuses NUL inside, adds the terminator
-		if err != nil {
-			return nil, err
-		}
-		block = append(block, u...)
-	}
-	if len(block) == 0 {
-		block = append(block, 0)
-	}
-	block = append(block, 0)
-	return &block[0], nil
-}
-
-func (s *osTree) handle() (windows.Handle, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return 0, ErrClosed
-	}
-	return s.job, nil
-}
-
-func (s *osTree) kill(_ context.Context, t *Tree) error {
-	job, err := s.handle()
-	if err != nil {
-		return err
-	}
-	return windows.TerminateJobObject(job, 1)
-}
-
-func (s *osTree) accounting(job windows.Handle) (jobBasicAccounting, error) {
-	var info jobBasicAccounting
-	err := windows.QueryInformationJobObject(job, windows.JobObjectBasicAccountingInformation,
-		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil)
-	return info, err
-}
-
-func (s *osTree) survivors(job windows.Handle) []int {
-	var list jobProcessIDList
-	err := windows.QueryInformationJobObject(job, windows.JobObjectBasicProcessIdList,
-		uintptr(unsafe.Pointer(&list)), uint32(unsafe.Sizeof(list)), nil)
-	if err != nil && !errors.Is(err, windows.ERROR_MORE_DATA) {
-		return nil
-	}
-	n := min(int(list.NumberOfProcessIdsInList), len(list.ProcessIDList))
-	out := make([]int, n)
-	for i := range n {
-		out[i] = int(list.ProcessIDList[i])
-	}
-	return out
-}
-
-// verify polls ActiveProcesses with backoff until it is 0 and the direct child is reaped.
-// ActiveProcesses drops only when a terminated process has released all its resources.
-func (s *osTree) verify(ctx context.Context, t *Tree) error {
-	job, err := s.handle()
-	if err != nil {
-		return err
-	}
-	backoff := time.Millisecond
-	for {
-		info, err := s.accounting(job)
-		if err == nil && info.ActiveProcesses == 0 && t.ExitState() != nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			reason := fmt.Sprintf("job still has %d active processes: %v", info.ActiveProcesses, context.Cause(ctx))
-			if err != nil {
-				reason = "job accounting cannot be queried: " + err.Error()
-			}
-			return &UnverifiedError{Mechanism: t.mech, Pids: s.survivors(job), Reason: reason}
-		}
-		sleepUntil(ctx, time.Now().Add(backoff))
-		backoff = min(backoff*2, 100*time.Millisecond)
-	}
-}
-
-// release closes the job handle; with kill-on-close that also ends anything left.
-func (s *osTree) release(*Tree) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	return windows.CloseHandle(s.job)
-}
-
-// osSweep has nothing to do on Windows: a job's last handle closes when its host dies,
-// and kill-on-close ends the tree then.
-func osSweep(context.Context, hclog.Logger) (SweepReport, error) { return SweepReport{}, nil }
