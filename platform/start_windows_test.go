@@ -1,0 +1,271 @@
+package platform
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// R62: the Windows-only part of the name rule (checkWin32Path), on top of the portable
+// cases of TestWindowsExeName.
+func TestWin32PathRules(t *testing.T) {
+	cases := []struct {
+		path string
+		ok   bool
+	}{
+		{`C:\adapters\a.exe`, true},
+		{`C:/adapters/a.exe`, true},
+		{`\\server\share\dir\a.exe`, true},
+		{`C:\adapters\PROGRA~1.EXE`, true},
+		{`C:\adapters\console.exe`, true},
+		{`C:\adapters\com10.exe`, true},
+		{`C:\adapters\nul.exe`, false},
+		{`C:\adapters\NUL .exe`, false},
+		{`C:\adapters\con.x.exe`, false},
+		{`C:\adapters\aux.exe`, false},
+		{`C:\adapters\PRN.exe`, false},
+		{`C:\adapters\com1.exe`, false},
+		{`C:\adapters\LPT9.exe`, false},
+		{`C:\adapters\COM0.exe`, false},
+		{`C:\adapters\com².exe`, false},
+		{`C:\adapters\conin$.exe`, false},
+		{`C:\adapters\a*.exe`, false},
+		{`C:\adapters\a?.exe`, false},
+		{`C:\adapters\"a".exe`, false},
+		{`C:\adapters\a<b.exe`, false},
+		{`C:\adapters\a|b.exe`, false},
+		{"C:\\adapters\\a\tb.exe", false},
+		{"C:\\adapters\\a\x00.exe", false},
+		{`//./C:/adapters/a.exe`, false},
+		{`//./pipe/a.exe`, false},
+		{`\\.\pipe\a.exe`, false},
+		{`//?/C:/adapters/a.exe`, false},
+		{`\??\C:\adapters\a.exe`, false},
+		{`\\?\UNC\server\share\a.exe`, false},
+	}
+	for _, tc := range cases {
+		err := checkExeName(tc.path)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNotExe)) {
+			t.Errorf("checkExeName(%q) = %v, want ok=%v", tc.path, err, tc.ok)
+		}
+	}
+}
+
+func TestEnvBlock(t *testing.T) {
+	good := []struct {
+		env  []string
+		want string // the block with NULs as "|"
+	}{
+		{nil, "||"},
+		{[]string{}, "||"},
+		{[]string{"A=1"}, "A=1||"},
+		{[]string{"A=1", "B=two words", "EMPTY="}, "A=1|B=two words|EMPTY=||"},
+		{[]string{"=C:=C:\\dir", "Path=C:\\Windows"}, "=C:=C:\\dir|Path=C:\\Windows||"},
+		{[]string{"b=2", "A=1", "a=3"}, "b=2|A=1|a=3||"}, // order and duplicates kept
+		{[]string{"X=é€😀"}, "X=é€😀||"},
+	}
+	for _, tc := range good {
+		block, err := envBlock(tc.env)
+		if err != nil {
+			t.Errorf("envBlock(%q): %v", tc.env, err)
+			continue
+		}
+		got := strings.ReplaceAll(string(utf16.Decode(block)), "\x00", "|")
+		if got != tc.want {
+			t.Errorf("envBlock(%q) = %q, want %q", tc.env, got, tc.want)
+		}
+	}
+	for _, env := range [][]string{{""}, {"A=1", "", "B=2"}, {"NOVALUE"}, {"=C:"}, {"=="}, {"A=1\x00B=2"}} {
+		if _, err := envBlock(env); err == nil {
+			t.Errorf("envBlock(%q) accepted", env)
+		}
+	}
+}
+
+// R61: arguments reach the adapter verbatim, whatever they hold.
+func TestCommandLineRoundTrip(t *testing.T) {
+	args := []string{"", "plain", "two words", `quote"inside`, `trailing\`, `trailing space\ `,
+		`\\server\share\`, `a\\"b`, "tab\there", `"`, `\"`, "é😀", "%PATH%", "^&|<>"}
+	path := `C:\Program Files\adapters\a.exe`
+	l, err := newLaunch(&Config{Path: path, Args: args}, `C:\work dir`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline := windows.UTF16ToString(l.cmdline)
+	got, err := windows.DecomposeCommandLine(cmdline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := append([]string{path}, args...); !slices.Equal(got, want) {
+		t.Errorf("command line %s decomposes to %q, want %q", cmdline, got, want)
+	}
+	if windows.UTF16ToString(l.app) != path || windows.UTF16ToString(l.dir) != `C:\work dir` {
+		t.Errorf("application %q, directory %q", windows.UTF16ToString(l.app), windows.UTF16ToString(l.dir))
+	}
+	for _, cfg := range []Config{{Path: path, Args: []string{"a\x00b"}}, {Path: path, Env: []string{""}}} {
+		if _, err := newLaunch(&cfg, `C:\`); err == nil {
+			t.Errorf("newLaunch(%+v) accepted", cfg)
+		}
+	}
+	if _, err := newLaunch(&Config{Path: path}, "C:\\\x00"); err == nil {
+		t.Error("a working directory with NUL was accepted")
+	}
+}
+
+// The hand-declared structures and the x/sys one used have the sizes winnt.h gives
+// (also checked at compile time in job_windows.go, for every GOARCH).
+func TestJobStructSizes(t *testing.T) {
+	ptr := unsafe.Sizeof(uintptr(0))
+	ext, basic := uintptr(112), uintptr(48)
+	if ptr == 8 {
+		ext, basic = 144, 64
+	}
+	cases := []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"JOBOBJECT_BASIC_ACCOUNTING_INFORMATION", unsafe.Sizeof(jobBasicAccounting{}), 48},
+		{"ActiveProcesses offset", unsafe.Offsetof(jobBasicAccounting{}.ActiveProcesses), 40},
+		{"JOBOBJECT_BASIC_PROCESS_ID_LIST(64)", unsafe.Sizeof(jobProcessIDList{}), 8 + 64*ptr},
+		{"JOBOBJECT_BASIC_LIMIT_INFORMATION", unsafe.Sizeof(windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{}), basic},
+		{"JOBOBJECT_EXTENDED_LIMIT_INFORMATION", unsafe.Sizeof(windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{}), ext},
+		{"JobMemoryLimit offset", unsafe.Offsetof(windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{}.JobMemoryLimit), basic + 48 + ptr},
+		{"STARTUPINFOEXW", unsafe.Sizeof(windows.StartupInfoEx{}), map[uintptr]uintptr{4: 72, 8: 112}[ptr]},
+	}
+	for _, tc := range cases {
+		if tc.got != tc.want {
+			t.Errorf("%s: %d bytes, want %d", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestJobLimits(t *testing.T) {
+	const forbidden = windows.JOB_OBJECT_LIMIT_BREAKAWAY_OK | windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK
+	info, na := jobLimits(Resources{})
+	if f := info.BasicLimitInformation.LimitFlags; f != windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE || na != nil {
+		t.Errorf("no resources: flags %#x, not applied %v", f, na)
+	}
+	info, na = jobLimits(Resources{MemoryBytes: 64 << 20, MaxProcesses: 3})
+	f := info.BasicLimitInformation.LimitFlags
+	if f&windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE == 0 || f&forbidden != 0 || na != nil ||
+		f&windows.JOB_OBJECT_LIMIT_JOB_MEMORY == 0 || info.JobMemoryLimit != 64<<20 ||
+		f&windows.JOB_OBJECT_LIMIT_ACTIVE_PROCESS == 0 || info.BasicLimitInformation.ActiveProcessLimit != 3 {
+		t.Errorf("limits: %+v, not applied %v", info, na)
+	}
+	info, na = jobLimits(Resources{MemoryBytes: math.MaxInt64, MaxProcesses: math.MaxInt})
+	if info.BasicLimitInformation.ActiveProcessLimit != uint32(min(uint64(math.MaxInt), math.MaxUint32)) {
+		t.Errorf("process limit %d", info.BasicLimitInformation.ActiveProcessLimit)
+	}
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		if na == nil || !errors.Is(na, ErrLimitUnsupported) || info.BasicLimitInformation.LimitFlags&windows.JOB_OBJECT_LIMIT_JOB_MEMORY != 0 {
+			t.Errorf("a memory limit over 4 GiB on 32-bit: %+v, not applied %v", info, na)
+		}
+	} else if na != nil || uint64(info.JobMemoryLimit) != math.MaxInt64 {
+		t.Errorf("a large memory limit on 64-bit: %d, not applied %v", info.JobMemoryLimit, na)
+	}
+}
+
+// A nil or closed Config.Stderr file is refused: its handle value would be the current
+// process pseudo-handle.
+func TestStderrInvalidFile(t *testing.T) {
+	closed, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	for _, f := range []*os.File{nil, closed} {
+		tree, err := Start(context.Background(), Config{Path: mustExecutable(), Args: []string{helperArg, "block"}, Stderr: f})
+		if err == nil {
+			_ = tree.Close()
+			t.Fatalf("Start with Stderr %v succeeded", f)
+		}
+		if !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("Start with Stderr %v: %v, want ErrInvalidConfig", f, err)
+		}
+	}
+	_, err = Start(context.Background(), Config{Path: mustExecutable(), Env: []string{"A=1", ""}})
+	if !errors.Is(err, ErrInvalidConfig) {
+		t.Errorf("Start with an empty environment entry: %v, want ErrInvalidConfig", err)
+	}
+}
+
+// R62, R63, R64: the adapter is in its own job with kill-on-close and no breakaway; Kill
+// ends a tree with a detached grandchild, Verify proves it, and each recorded process is
+// gone.
+func TestJobKillsWholeTree(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	tree, err := Start(context.Background(), Config{
+		Path: mustExecutable(), Args: []string{helperArg, "tree", pidfile},
+		Env:       []string{"SystemRoot=" + os.Getenv("SystemRoot")},
+		Resources: Resources{MemoryBytes: 2 << 30, MaxProcesses: 16},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Close()
+	if !tree.Mechanism().Has(MechJobObject) || tree.LimitErr() != nil {
+		t.Fatalf("mechanism %v, limit error %v", tree.Mechanism(), tree.LimitErr())
+	}
+	if line, err := bufio.NewReader(tree.Stdout()).ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
+		t.Fatalf("adapter said %q, %v", line, err)
+	}
+	var info windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	var inJob []int
+	if err := tree.sys.withJob(func(job windows.Handle) error {
+		inJob = querySurvivors(job)
+		return windows.QueryInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+			uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	flags := info.BasicLimitInformation.LimitFlags
+	if flags&windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE == 0 || flags&(windows.JOB_OBJECT_LIMIT_BREAKAWAY_OK|windows.JOB_OBJECT_LIMIT_SILENT_BREAKAWAY_OK) != 0 ||
+		info.JobMemoryLimit != 2<<30 || info.BasicLimitInformation.ActiveProcessLimit != 16 {
+		t.Errorf("job limits %#x, memory %d, processes %d", flags, info.JobMemoryLimit, info.BasicLimitInformation.ActiveProcessLimit)
+	}
+	roles, err := readPidFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, role := range []string{"adapter", "sleeper", "daemon"} {
+		if !slices.Contains(inJob, roles[role]) {
+			t.Errorf("%s (pid %d) is not in the job %v", role, roles[role], inJob)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := tree.Kill(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Verify(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for role, pid := range roles {
+		if running(pid) {
+			t.Errorf("%s (pid %d) still runs after Verify", role, pid)
+		}
+	}
+}
+
+// running reports whether pid names a process that has not terminated: its handle is
+// not yet signaled.
+func running(pid int) bool {
+	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
+	if err != nil {
+		return false // no such process (or a reused pid we may not open)
+	}
+	defer windows.CloseHandle(h)
+	ev, err := windows.WaitForSingleObject(h, 0)
+	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
+}
