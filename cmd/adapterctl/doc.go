@@ -7,6 +7,15 @@
 //	adapterctl check   [--json] [--timeout D] [--config JSON] ADAPTER
 //	adapterctl help    [COMMAND]
 //
+//	adapterctl serve   --socket SOCKET [--json] [--env KEY=VALUE]... [--inherit-env]
+//	                   [--adapter-stderr] [--log LEVEL] [DIR...]
+//	adapterctl ping         --socket SOCKET [--json]
+//	adapterctl version      --socket SOCKET [--json]
+//	adapterctl capabilities --socket SOCKET [--json]
+//	adapterctl status       --socket SOCKET [--json]
+//	adapterctl discover     --socket SOCKET [--timeout D] [--json]
+//	adapterctl call    --socket SOCKET [--json] [--timeout D] ADAPTER METHOD [PARAMS_JSON|-]
+//
 // ADAPTER is an absolute path to an executable, or NAME[@CONSTRAINT] (for example
 // "thermometer@~> 1.0") looked up in the directories given with --dir (repeatable) or,
 // when there is none, in the ADAPTERKIT_PATH environment variable (a list of absolute
@@ -18,15 +27,46 @@
 // killed and proven gone; when that proof cannot be had, adapterctl says so and exits
 // with status 4.
 //
+// # The daemon
+//
+// "adapterctl serve" runs the control-plane daemon (package controlplane): the
+// adapters found in each DIR (default: $ADAPTERKIT_PATH) are kept supervised and
+// clients of the same user are answered over the Unix domain socket SOCKET. It prints
+// one line when the socket accepts connections ("serving N adapters from DIRS on
+// SOCKET (pid P)") and stops on SIGTERM or SIGINT, closing every adapter verified; a
+// last line says whether every process tree was proven gone (exit 0) or not (exit
+// 4). It exits 3 when it cannot start (a daemon already answers on SOCKET, the socket
+// cannot be created, or the OS is unsupported: Windows), 5 when a DIR cannot be
+// scanned. With --json both lines are JSON objects ({"event":"ready",...} and
+// {"event":"stopped","verified":...}).
+//
+// ping, version, capabilities, status and discover ask that daemon, printing aligned
+// text or, with --json, the control-plane result (discover: one line per event as it
+// arrives, JSON lines with --json, until the stream's --timeout). "call --socket" sends
+// the call to the daemon instead of starting the adapter: ADAPTER is passed as given,
+// and --dir, --config, --env, --inherit-env and --adapter-stderr are usage errors with
+// it. Its output is that of a local call: the result on stdout, the error on stderr
+// with the adapter protocol's code, the outcome (uncertain, never started) and the
+// violation where the daemon reported them, and the control-plane code.
+//
 // # Exit status
 //
 //	0  success
 //	1  the adapter answered with an error (call), or a check failed (check)
 //	2  usage error (bad flags or arguments, malformed JSON, relative paths)
 //	3  the connection broke: the adapter could not be started, the handshake failed,
-//	   the adapter violated the protocol or its process exited
+//	   the adapter violated the protocol or its process exited; or the daemon could
+//	   not be reached, closed the connection, did not answer, or could not start
 //	4  the adapter's process tree could not be verified gone (takes precedence)
 //	5  the adapter was not found, or a directory could not be scanned
+//
+// A control-plane error of the daemon maps to the same statuses: not_found 5;
+// invalid_params 2 (the request was refused, e.g. a malformed ADAPTER reference) but 1
+// when the adapter itself answered invalid; not_implemented 1 (the adapter does not
+// advertise the method); transport_error 1 when the adapter answered with an error or
+// the call's deadline passed, 3 when the adapter could not be started, broke the
+// protocol or exited; 4 when its process tree was not verified gone; frame_too_large
+// 2; unknown_method, internal and codes unknown to this adapterctl 3.
 //
 // Errors go to stderr, as text, or as one JSON object with --json. Run
 // "adapterctl help COMMAND" for the details of each command, and "adapterctl help check"
