@@ -98,7 +98,17 @@ func (o *daemonOpts) register(f *flags) {
 // discover; register adds a command's own flags. done is set with the exit status
 // when nothing is left to do.
 func clientCommand(e *env, name string, o *daemonOpts, register func(*flags), args []string) (done bool, status int) {
-	f := newFlags(e, name, "--socket SOCKET [flags]", commandSummary(name)+"\n"+fmt.Sprintf(daemonClientHelp, requestWait))
+	help := commandSummary(name) + "\n"
+	if name == "discover" {
+		help += `
+Each event is printed as it arrives, one line each ("found", "changed" or "removed",
+then the adapter's name, version and path; with --json one DiscoverEvent object per
+line: {"change","adapter":{"name","version","path","dir","size","mod_time"}}), until
+the daemon ends the stream after --timeout. An interrupt (Ctrl-C) ends it early, with
+exit status 0.
+`
+	}
+	f := newFlags(e, name, "--socket SOCKET [flags]", help+fmt.Sprintf(daemonClientHelp, requestWait))
 	o.register(f)
 	if register != nil {
 		register(f)
@@ -502,6 +512,9 @@ func serve(ctx context.Context, e *env, args []string) int {
 		}
 	}
 	err = controlplane.Serve(ctx, cfg)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		err = nil // stopped by a signal before it served: nothing was opened
+	}
 	var se *controlplane.ShutdownError
 	if err == nil || errors.As(err, &se) {
 		verified := err == nil

@@ -1,5 +1,6 @@
 // Command adapterctl lists, inspects, calls and checks adapters: executables that speak
-// the Adapter process protocol v1 over their stdin and stdout.
+// the Adapter process protocol v1 over their stdin and stdout. It also runs the
+// control-plane daemon that keeps adapters supervised, and asks it.
 //
 //	adapterctl list    [--json] DIR...
 //	adapterctl inspect [--json] [--config JSON] ADAPTER
