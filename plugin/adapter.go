@@ -46,7 +46,9 @@ type Adapter struct {
 
 // handlerFunc runs one request: it decodes params, runs the user's handler and
 // appends the encoded result value to dst.
-type handlerFunc func(ctx context.Context, params []byte, dst []byte) ([]byte, error)
+// When raw is not nil it is a large JSON value (a json.RawMessage result, validated) to
+// send after out without copying it into the frame.
+type handlerFunc func(ctx context.Context, params []byte, dst []byte) (out, raw []byte, err error)
 
 // Service is one service of the catalog: an id, a version and its methods. Create it
 // with [NewService] and add methods with [Handle].
@@ -96,20 +98,31 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 	}
 	s.methods = append(s.methods, method)
 	dec := paramsDecoder[P]()
-	s.handlers[method] = func(ctx context.Context, params []byte, dst []byte) ([]byte, error) {
+	s.handlers[method] = func(ctx context.Context, params []byte, dst []byte) ([]byte, []byte, error) {
 		var p P
 		if err := dec(params, &p); err != nil {
-			return dst, err
+			return dst, nil, err
 		}
 		r, err := h(ctx, p)
 		if err != nil {
-			return dst, err
+			return dst, nil, err
 		}
-		if raw, ok := any(&r).(*json.RawMessage); ok && aliases(*raw, params) {
-			// The params returned unchanged: validated on arrival, not scanned again.
-			return append(dst, params...), nil
+		if raw, ok := any(&r).(*json.RawMessage); ok {
+			if !aliases(*raw, params) { // params returned unchanged were validated on arrival
+				if err := validRaw(*raw); err != nil {
+					return dst, nil, err
+				}
+			}
+			if len(*raw) > smallFrame {
+				return dst, *raw, nil // written after the head, not copied
+			}
+			if len(*raw) == 0 {
+				return append(dst, "null"...), nil, nil
+			}
+			return append(dst, *raw...), nil, nil
 		}
-		return appendResult(dst, r)
+		out, err := appendResult(dst, r)
+		return out, nil, err
 	}
 }
 

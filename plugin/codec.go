@@ -112,17 +112,17 @@ var encoders = sync.Pool{New: func() any {
 	return e
 }}
 
-// appendResult appends r encoded as one JSON value to dst.
-func appendResult[R any](dst []byte, r R) ([]byte, error) {
-	if raw, ok := any(&r).(*json.RawMessage); ok {
-		if len(*raw) == 0 {
-			return append(dst, "null"...), nil
-		}
-		if err := wire.ValidateValue(*raw); err != nil {
-			return dst, fmt.Errorf("plugin: handler result is not one JSON value: %w", err)
-		}
-		return append(dst, *raw...), nil
+// validRaw checks a json.RawMessage result: empty (sent as null) or one JSON value.
+func validRaw(raw json.RawMessage) error {
+	if err := wire.ValidateValue(raw); err != nil {
+		return fmt.Errorf("plugin: handler result is not one JSON value: %w", err)
 	}
+	return nil
+}
+
+// appendResult appends r encoded as one JSON value to dst (json.RawMessage results are
+// handled by the caller).
+func appendResult[R any](dst []byte, r R) ([]byte, error) {
 	e := encoders.Get().(*resultEncoder)
 	e.w.b = dst
 	err := e.enc.Encode(r)

@@ -3,6 +3,7 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -343,44 +345,69 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 		c.log.Error("handler exited its goroutine without returning", "id", id)
 		fb := getFrame()
 		*fb = errorFrame((*fb)[:0], id, Errorf(wire.CodeFailed, "handler exited without returning"))
-		c.complete(id, cancel, fb)
+		c.complete(id, cancel, fb, nil)
 	}()
 	buf := getFrame()
 	b := wire.BeginFrame((*buf)[:0])
 	head, fast := appendResultHead(b, id)
+	var raw []byte
 	var err error
 	if fast {
-		if b, err = c.invoke(ctx, h, params, head); err == nil {
+		if b, raw, err = c.invoke(ctx, h, params, head); err == nil && raw == nil {
 			b = append(b, '}')
 		}
 	} else {
 		var v []byte
-		if v, err = c.invoke(ctx, h, params, nil); err == nil {
-			b = wire.AppendResult(b, id, v)
+		if v, raw, err = c.invoke(ctx, h, params, nil); err == nil {
+			b, raw = wire.AppendResult(b, id, append(v, raw...)), nil
 		}
 	}
 	if err == nil {
-		if b, err = wire.FinishFrame(b, c.maxFrame); err != nil {
+		if raw != nil {
+			// Head, value and closing brace go out as three writes of one frame: a large
+			// value is never copied (R1: the length covers all three).
+			err = finishSplitFrame(b, len(raw)+len(closeBrace), c.maxFrame)
+		} else {
+			b, err = wire.FinishFrame(b, c.maxFrame)
+		}
+		if err != nil {
 			err = Errorf(wire.CodeFailed, "Result exceeds the adapter frame limit")
 		}
 	}
 	if err != nil {
-		b = errorFrame((*buf)[:0], id, err)
+		b, raw = errorFrame((*buf)[:0], id, err), nil
 	}
 	*buf = b
 	returned = true
-	c.complete(id, cancel, buf)
+	c.complete(id, cancel, buf, raw)
+}
+
+var closeBrace = []byte("}")
+
+// finishSplitFrame fills in the header of a frame whose payload continues with more
+// bytes after head (which starts with the header).
+func finishSplitFrame(head []byte, more, max int) error {
+	n := len(head) - limits.FrameHeaderSize + more
+	if n > max {
+		return wire.ErrFrameTooLarge
+	}
+	binary.BigEndian.PutUint32(head, uint32(n))
+	return nil
 }
 
 // complete frees a request's slot and queues its reply frame. The slot is free before
 // the reply can reach the host, so a host that sends a new request on seeing the reply
 // never meets a stale busy.
-func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte) {
+func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte, raw []byte) {
 	c.mu.Lock()
 	delete(c.calls, id)
 	c.mu.Unlock()
 	cancel(nil)
-	c.w.enqueue(frame)
+	if raw != nil {
+		c.w.enqueueSplit(frame, raw, closeBrace)
+	} else {
+		c.w.enqueue(frame)
+	}
 	c.finished()
 }
 
@@ -401,11 +428,11 @@ type panicError struct{ value any }
 func (e *panicError) Error() string { return fmt.Sprintf("handler panic: %v", e.value) }
 
 // invoke runs a handler, turning a panic into an error: the adapter keeps running.
-func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (out []byte, err error) {
+func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (out, raw []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", "panic", r, "stack", string(debug.Stack()))
-			out, err = dst, &panicError{value: r}
+			out, raw, err = dst, nil, &panicError{value: r}
 		}
 	}()
 	return h(ctx, params, dst)

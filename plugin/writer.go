@@ -37,13 +37,20 @@ type writer struct {
 	work    sync.Cond // signalled when something is queued or the writer closes
 	room    sync.Cond // broadcast after each write and on failure
 	batch   []byte
-	bigs    []*[]byte
+	bigs    []bigFrame
 	queued  int
 	closing bool
 	err     error
 
 	failed chan struct{} // closed on the first write error
 	done   chan struct{} // closed when the write loop has returned
+}
+
+// bigFrame is a large frame written without copying: its buffer, then the parts that
+// follow it (a large value and its closing brace), which belong to the caller.
+type bigFrame struct {
+	buf   *[]byte
+	parts [][]byte
 }
 
 func newWriter(out io.Writer, maxQueue int) *writer {
@@ -72,7 +79,25 @@ func (w *writer) enqueue(frame *[]byte) {
 		putFrame(frame)
 		return
 	}
-	w.bigs = append(w.bigs, frame)
+	w.bigs = append(w.bigs, bigFrame{buf: frame})
+	w.work.Signal()
+	w.mu.Unlock()
+}
+
+// enqueueSplit hands the writer a frame whose payload continues with parts (not
+// copied; they must not change until written).
+func (w *writer) enqueueSplit(frame *[]byte, parts ...[]byte) {
+	w.mu.Lock()
+	if w.err != nil || w.closing {
+		w.mu.Unlock()
+		putFrame(frame)
+		return
+	}
+	w.queued += len(*frame)
+	for _, p := range parts {
+		w.queued += len(p)
+	}
+	w.bigs = append(w.bigs, bigFrame{buf: frame, parts: parts})
 	w.work.Signal()
 	w.mu.Unlock()
 }
@@ -106,7 +131,7 @@ func (w *writer) error() error {
 func (w *writer) loop() {
 	defer close(w.done)
 	var spare []byte
-	var spareBigs []*[]byte
+	var spareBigs []bigFrame
 	for {
 		w.mu.Lock()
 		for len(w.batch) == 0 && len(w.bigs) == 0 && !w.closing {
@@ -124,10 +149,15 @@ func (w *writer) loop() {
 		err := w.write(batch)
 		for i, b := range bigs {
 			if err == nil {
-				err = w.write(*b)
+				err = w.write(*b.buf)
 			}
-			putFrame(b)
-			bigs[i] = nil
+			for _, p := range b.parts {
+				if err == nil {
+					err = w.write(p)
+				}
+			}
+			putFrame(b.buf)
+			bigs[i] = bigFrame{}
 		}
 		spare, spareBigs = batch, bigs
 		if cap(spare) > batchRetainCap {
