@@ -40,9 +40,9 @@ tools:
 ## adapters: build the example adapters into $(ADAPTERS) under the discovery naming convention.
 adapters:
 	@mkdir -p $(ADAPTERS)
-	$(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
-	$(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
-	$(GO) build -o $(ADAPTERS)/console_v1.0.0 ./examples/console
+	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
+	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
+	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/console_v1.0.0 ./examples/console
 	install -m 0755 examples/python/adapter.py $(ADAPTERS)/pyecho_v0.1.0
 
 ## demo: discover the example adapters, start them, call them, shut them down verified.

@@ -207,6 +207,9 @@ func build(dir string) error {
 		{bench, binGP, "./cmd/gpecho"},
 		{bench, binFloor, "./cmd/floorecho"},
 	}
+	// Every child is built the same way, as a Go adapter is best shipped: statically
+	// linked (CGO_ENABLED=0), so that starting it loads no C library. The net package
+	// (go-plugin's sockets, and the SDK through mapstructure) would otherwise link libc.
 	for _, s := range steps {
 		if _, err := goOutput(s.dir, "build", "-o", filepath.Join(dir, s.out), s.pkg); err != nil {
 			return fmt.Errorf("building %s: %w", s.pkg, err)
@@ -215,11 +218,12 @@ func build(dir string) error {
 	return nil
 }
 
-// goOutput runs the go command in dir ("" means the current directory) and returns its
-// trimmed standard output.
+// goOutput runs the go command in dir ("" means the current directory), without cgo,
+// and returns its trimmed standard output.
 func goOutput(dir string, args ...string) (string, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
