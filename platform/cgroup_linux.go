@@ -113,17 +113,18 @@ func ownCgroupDir() (string, error) {
 // cgroup is one per-adapter cgroup directory.
 type cgroup struct {
 	path     string
+	v1       bool  // a cgroup v1 directory: no cgroup.events, no cgroup.kill
+	memLimit bool  // memory.max was applied
 	limitErr error // *LimitError for the Resources that could not be applied
 }
 
 // newCgroup creates <parent>/adapterkit-<pid>-<start>-<seq> and applies res where the
 // controllers exist; the limits it could not apply are recorded in limitErr.
 func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
-	start, err := selfStart()
+	name, err := cgroupName(seq)
 	if err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("%s%d-%d-%d", cgroupPrefix, os.Getpid(), start, seq)
 	c := &cgroup{path: filepath.Join(parent, name)}
 	if err := os.Mkdir(c.path, 0o755); err != nil {
 		return nil, err
@@ -142,6 +143,7 @@ func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
 	}
 	if res.MemoryBytes > 0 {
 		apply("memory", "memory.max", strconv.FormatInt(res.MemoryBytes, 10))
+		c.memLimit = len(missing) == 0
 	}
 	if res.MaxProcesses > 0 {
 		apply("processes", "pids.max", strconv.Itoa(res.MaxProcesses))
@@ -150,6 +152,15 @@ func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
 		c.limitErr = &LimitError{Limits: missing, Reason: strings.Join(reasons, "; ")}
 	}
 	return c, nil
+}
+
+// cgroupName is the name of a per-adapter cgroup: adapterkit-<pid>-<start>-<seq>.
+func cgroupName(seq uint64) (string, error) {
+	start, err := selfStart()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s%d-%d-%d", cgroupPrefix, os.Getpid(), start, seq), nil
 }
 
 func (c *cgroup) file(name string) string { return filepath.Join(c.path, name) }
@@ -192,8 +203,12 @@ func (c *cgroup) kill() error {
 	return err
 }
 
-// populated reads "populated" from cgroup.events (covers the whole subtree).
+// populated reads "populated" from cgroup.events (covers the whole subtree); a v1
+// cgroup is populated while it or a sub-cgroup lists a process.
 func (c *cgroup) populated() (bool, error) {
+	if c.v1 {
+		return len(c.pids()) > 0, nil
+	}
 	b, err := os.ReadFile(c.file("cgroup.events"))
 	if err != nil {
 		return false, err

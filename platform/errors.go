@@ -90,3 +90,7 @@ func (e *LimitError) Error() string {
 
 // Is makes errors.Is(err, ErrLimitUnsupported) true.
 func (e *LimitError) Is(target error) bool { return target == ErrLimitUnsupported }
+
+// ErrMemoryLimit is reported by [Tree.LimitHit] when the tree hit its memory limit
+// ([Resources.MemoryBytes]) and the kernel killed a process of it for that.
+var ErrMemoryLimit = errors.New("process tree killed at its memory limit")

@@ -3,6 +3,7 @@ package platform
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -173,6 +174,23 @@ func runHelper(mode string, args []string) int {
 		record(args[0], "host")
 		fmt.Printf("%s %s\n", strings.TrimSpace(line), tree.Mechanism())
 		select {}
+	case "pause": // a child of forkbomb
+		time.Sleep(time.Hour)
+	case "forkbomb": // start children until refused, report, end them, then echo
+		n, ferr := forkUntilRefused()
+		fmt.Printf("refused %d %v\n", n, errors.Is(ferr, syscall.EAGAIN))
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+	case "alloc": // allocate and touch memory without end (up to 8 GiB), then say so
+		fmt.Println("allocating")
+		var hoard [][]byte
+		for range 8 << 10 {
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			hoard = append(hoard, b)
+		}
+		fmt.Println("survived", len(hoard))
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 		return 2
@@ -186,4 +204,31 @@ func mustExecutable() string {
 		panic(err)
 	}
 	return exe
+}
+
+// forkUntilRefused starts "pause" children until starting one fails, then kills and
+// reaps them all; it returns how many ran and the error that stopped it.
+func forkUntilRefused() (int, error) {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer null.Close()
+	var kids []*os.Process
+	defer func() {
+		for _, k := range kids {
+			_ = k.Kill()
+			_, _ = k.Wait()
+		}
+	}()
+	exe := mustExecutable()
+	for range 1 << 16 {
+		p, err := os.StartProcess(exe, []string{exe, helperArg, "pause"},
+			&os.ProcAttr{Files: []*os.File{null, null, null}})
+		if err != nil {
+			return len(kids), err
+		}
+		kids = append(kids, p)
+	}
+	return len(kids), errors.New("never refused")
 }

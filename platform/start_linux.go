@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,12 +27,15 @@ var (
 
 // osTree is the Linux supervision state of one Tree.
 type osTree struct {
-	cg    *cgroup // nil when no cgroup is used
+	cg    *cgroup   // nil when no cgroup is used
+	v1    *v1Limits // nil when no cgroup v1 holds limits
 	pidns bool
 	pgid  int
 
-	mu    sync.Mutex
-	known map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
+	mu       sync.Mutex
+	known    map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
+	released bool           // the cgroups are removed: hit is final
+	hit      error          // LimitHit as read before the cgroups were removed
 }
 
 func (s *osTree) cgroupPath() string {
@@ -54,6 +59,17 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 			s.cg = cg
 		}
 	}
+	if want := v2Missing(s.cg, cfg.Resources); len(want) > 0 && cfg.Isolation != IsolationProcessGroup {
+		name := ""
+		if s.cg != nil {
+			name = filepath.Base(s.cg.path)
+		} else if n, err := cgroupName(cgroupSeq.Add(1)); err == nil {
+			name = n
+		}
+		if name != "" {
+			s.v1 = newV1Limits(want, cfg.Resources, name)
+		}
+	}
 	wantNS := cfg.Isolation == IsolationAuto && !pidnsDenied.Load() && hasCapSysAdmin()
 	if s.cg != nil && wantNS {
 		attempts = append(attempts, attempt{cgroup: true, pidns: true})
@@ -71,7 +87,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	var used attempt
 	var err error
 	for _, a := range attempts {
-		proc, err = startAttempt(ctx, cfg, dir, argv, files, s.cg, a)
+		proc, err = startAttempt(ctx, cfg, dir, argv, files, s.cg, s.v1, a)
 		if err == nil {
 			used = a
 			break
@@ -90,6 +106,15 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 		}
 		s.cg = nil
 	}
+	if err == nil {
+		t.limitErr = s.limitError(cfg.Resources, used.cgroup)
+	}
+	if s.v1 != nil && (err != nil || len(s.v1.applied()) == 0) {
+		if rerr := s.v1.release(); rerr != nil {
+			log.Warn("could not remove unused adapter cgroup v1", "error", rerr)
+		}
+		s.v1 = nil
+	}
 	if err != nil {
 		return err
 	}
@@ -98,9 +123,9 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	t.mech = MechProcessGroup | MechParentDeathSignal
 	if used.cgroup {
 		t.mech |= MechCgroup
-		t.limitErr = s.cg.limitErr
-	} else if cfg.Resources != (Resources{}) {
-		t.limitErr = &LimitError{Limits: requestedLimits(cfg.Resources), Reason: "no cgroup v2 is used for this adapter"}
+	}
+	if s.v1 != nil {
+		log.Debug("resource limits applied through cgroup v1", "limits", s.v1.applied())
 	}
 	if used.pidns {
 		t.mech |= MechPidNamespace
@@ -130,7 +155,51 @@ func prepareCgroup(cfg *Config) (*cgroup, error) {
 	return cg, err
 }
 
-func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, files *stdio, cg *cgroup, a attempt) (*os.Process, error) {
+// v2Missing names the limits of res that the cgroup v2 cg does not apply (all of them
+// when cg is nil).
+func v2Missing(cg *cgroup, res Resources) []string {
+	if cg == nil {
+		return requestedLimits(res)
+	}
+	var le *LimitError
+	if errors.As(cg.limitErr, &le) {
+		return le.Limits
+	}
+	return nil
+}
+
+// limitError is the *LimitError for the limits of res that neither the cgroup v2 (when
+// used) nor the cgroup v1 fallback applies, nil when all are applied.
+func (s *osTree) limitError(res Resources, v2used bool) error {
+	var reasons []string
+	var missing []string
+	v2missing := requestedLimits(res)
+	if v2used {
+		v2missing = v2Missing(s.cg, res)
+		var le *LimitError
+		if errors.As(s.cg.limitErr, &le) {
+			reasons = append(reasons, le.Reason)
+		}
+	} else if len(v2missing) > 0 {
+		reasons = append(reasons, "no cgroup v2 is used for this adapter")
+	}
+	var byV1 []string
+	if s.v1 != nil {
+		byV1 = s.v1.applied()
+		reasons = append(reasons, s.v1.reasons...)
+	}
+	for _, l := range v2missing {
+		if !slices.Contains(byV1, l) {
+			missing = append(missing, l)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &LimitError{Limits: missing, Reason: strings.Join(reasons, "; ")}
+}
+
+func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, files *stdio, cg *cgroup, v1 *v1Limits, a attempt) (*os.Process, error) {
 	sys := &syscall.SysProcAttr{
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
@@ -157,7 +226,7 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		if fds := markInheritedCloexec(); len(fds) > 0 {
 			log.Debug("marked inherited descriptors close-on-exec so that they do not leak into adapters", "fds", fds)
 		}
-		return os.StartProcess(cfg.Path, argv, attr)
+		return v1.fork(func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
 	})
 }
 
@@ -173,6 +242,9 @@ func (s *osTree) kill(_ context.Context, t *Tree) error {
 	// pidfd-based: never hits a recycled pid. In a PID namespace this kills all of it.
 	if err := t.proc.Signal(os.Kill); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		errs = append(errs, err)
+	}
+	if s.cg == nil && s.v1 != nil {
+		errs = append(errs, s.v1.kill())
 	}
 	if s.cg == nil && !s.pidns {
 		errs = append(errs, s.killWalk(t))
@@ -266,13 +338,49 @@ func (s *osTree) verify(ctx context.Context, t *Tree) error {
 }
 
 func (s *osTree) release(*Tree) error {
+	s.mu.Lock()
+	s.hit, s.released = s.readLimitHit(), true
+	s.mu.Unlock()
+	var errs []error
+	if s.v1 != nil {
+		errs = append(errs, s.v1.release())
+	}
 	if s.cg == nil {
-		return nil
+		return errors.Join(errs...)
 	}
 	if pop, err := s.cg.populated(); err == nil && pop {
-		return fmt.Errorf("cgroup %s still has processes %v: left for Sweep", s.cg.path, s.cg.pids())
+		return errors.Join(append(errs, fmt.Errorf("cgroup %s still has processes %v: left for Sweep", s.cg.path, s.cg.pids()))...)
 	}
-	return s.cg.remove()
+	return errors.Join(append(errs, s.cg.remove())...)
+}
+
+// limitHit reports ErrMemoryLimit when the out-of-memory killer of the tree's memory
+// cgroup killed a process of it; after release, what was read before.
+func (s *osTree) limitHit() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return s.hit
+	}
+	return s.readLimitHit()
+}
+
+func (s *osTree) readLimitHit() error {
+	var n int64
+	switch {
+	case s.v1 != nil && s.v1.mem != nil:
+		n, _ = s.v1.oomKills()
+	case s.cg != nil && s.cg.memLimit:
+		b, err := os.ReadFile(s.cg.file("memory.events"))
+		if err != nil {
+			return nil
+		}
+		n, _ = keyedValue(b, "oom_kill")
+	}
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: the out-of-memory killer of its memory cgroup killed %d process(es)", ErrMemoryLimit, n)
 }
 
 // waitExited waits for the direct child to be reaped, or for ctx to end.

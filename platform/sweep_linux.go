@@ -33,20 +33,36 @@ func parseCgroupName(name string) (pid int, start uint64, ok bool) {
 // osSweep looks for per-adapter cgroups under this host's own cgroup (where Start puts
 // them by default) and removes those whose host is gone: its pid is not running, or
 // runs a process with another start time (the pid was reused).
+// The cgroup v1 fallback's cgroups (memory, pids) are swept the same way after the v2
+// ones; v1 has no cgroup.kill, so their members are signalled until none is listed.
 func osSweep(ctx context.Context, log hclog.Logger) (SweepReport, error) {
 	var rep SweepReport
 	parent, err := ownCgroupDir()
-	if err != nil {
-		return rep, err
+	if err == nil {
+		err = sweepDir(ctx, log, parent, false, &rep)
 	}
-	return sweepDir(ctx, log, parent)
+	v1swept := false
+	for _, controller := range []string{"memory", "pids"} {
+		dir, verr := ownV1Dir(controller)
+		if verr != nil {
+			continue // no such hierarchy: nothing of the fallback can be there
+		}
+		if verr = sweepDir(ctx, log, dir, true, &rep); verr != nil {
+			err = errors.Join(err, verr)
+		} else {
+			v1swept = true
+		}
+	}
+	if v1swept && errors.Is(err, errNoCgroup2) {
+		err = nil // a v1-only system: what there was got swept
+	}
+	return rep, err
 }
 
-func sweepDir(ctx context.Context, log hclog.Logger, parent string) (SweepReport, error) {
-	var rep SweepReport
+func sweepDir(ctx context.Context, log hclog.Logger, parent string, v1 bool, rep *SweepReport) error {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
-		return rep, err
+		return err
 	}
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -57,9 +73,9 @@ func sweepDir(ctx context.Context, log hclog.Logger, parent string) (SweepReport
 			continue // not ours, or its host is alive (this one included)
 		}
 		if err := ctx.Err(); err != nil {
-			return rep, err
+			return err
 		}
-		cg := &cgroup{path: filepath.Join(parent, e.Name())}
+		cg := &cgroup{path: filepath.Join(parent, e.Name()), v1: v1}
 		item := SweptItem{Path: cg.path, HostPid: pid, Pids: cg.pids()}
 		item.Err = sweepOne(ctx, cg)
 		if item.Err != nil {
@@ -70,7 +86,7 @@ func sweepDir(ctx context.Context, log hclog.Logger, parent string) (SweepReport
 		log.Info("swept leftover adapter cgroup", "path", cg.path, "host_pid", pid, "pids", item.Pids)
 		rep.Swept = append(rep.Swept, item)
 	}
-	return rep, nil
+	return nil
 }
 
 func sweepOne(ctx context.Context, cg *cgroup) error {

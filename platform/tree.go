@@ -173,6 +173,12 @@ func (t *Tree) Mechanism() Mechanism { return t.mech }
 // (errors.Is(err, ErrLimitUnsupported)) naming those that were not.
 func (t *Tree) LimitErr() error { return t.limitErr }
 
+// LimitHit tells why the kernel stopped the tree, where it can: an error wrapping
+// [ErrMemoryLimit] once the out-of-memory killer of the tree's memory cgroup (Linux, with
+// Resources.MemoryBytes applied) has killed a process of it, else nil. Ask after
+// [Tree.Exited]; after Close it returns what was read before the cgroup was removed.
+func (t *Tree) LimitHit() error { return t.sys.limitHit() }
+
 // Exited is closed when the direct child has exited and been reaped. It says nothing
 // about descendants, and does not wait for output pipes held open by them.
 func (t *Tree) Exited() <-chan struct{} { return t.exited }

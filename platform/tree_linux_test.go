@@ -312,17 +312,29 @@ func TestResourceLimits(t *testing.T) {
 	tree := startHelper(t, Config{Resources: res}, "block")
 	var le *LimitError
 	hasErr := errors.As(tree.LimitErr(), &le)
-	if tree.CgroupPath() == "" {
+	v1 := tree.sys.v1
+	if tree.CgroupPath() == "" && v1 == nil {
 		if !hasErr || !slices.Equal(le.Limits, []string{"memory", "processes"}) {
 			t.Fatalf("without a cgroup both limits must be reported unsupported, got %v", tree.LimitErr())
 		}
 		return
+	}
+	// Applied through cgroup v2, or else through the v1 fallback.
+	v1files := map[string]string{"memory": "/nonexistent", "processes": "/nonexistent"}
+	if v1 != nil && v1.mem != nil {
+		v1files["memory"] = v1.mem.file("memory.limit_in_bytes")
+	}
+	if v1 != nil && v1.pids != nil {
+		v1files["processes"] = v1.pids.file("pids.max")
 	}
 	for _, c := range []struct{ limit, file, want string }{
 		{"memory", "memory.max", strconv.FormatInt(res.MemoryBytes, 10)},
 		{"processes", "pids.max", strconv.Itoa(res.MaxProcesses)},
 	} {
 		b, err := os.ReadFile(filepath.Join(tree.CgroupPath(), c.file))
+		if tree.CgroupPath() == "" || err != nil {
+			b, err = os.ReadFile(v1files[c.limit])
+		}
 		applied := err == nil && strings.TrimSpace(string(b)) == c.want
 		reported := hasErr && slices.Contains(le.Limits, c.limit) && errors.Is(le, ErrLimitUnsupported)
 		if applied == reported {
