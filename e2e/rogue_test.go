@@ -436,8 +436,16 @@ func TestRogueResourceLimits(t *testing.T) {
 	if ws, ok := xe.State.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("exit status %v, want killed by SIGKILL (the memory limit)", xe.State)
 	}
-	if ev := b.awaitExit(t); ev.Cleanup != nil {
+	// The host says why: the pending call and the exit event both carry the limit.
+	if !errors.Is(err, platform.ErrMemoryLimit) {
+		t.Fatalf("call error %v, want it to wrap platform.ErrMemoryLimit", err)
+	}
+	ev := b.awaitExit(t)
+	if ev.Cleanup != nil {
 		t.Fatalf("cleanup not verified: %v", ev.Cleanup)
+	}
+	if !errors.Is(ev.Cause, platform.ErrMemoryLimit) {
+		t.Fatalf("exit cause %v, want it to wrap platform.ErrMemoryLimit", ev.Cause)
 	}
 	requireGone(t, rogue)
 	comp.check(t)

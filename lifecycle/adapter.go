@@ -112,14 +112,25 @@ var ErrInvalidConfiguration = errors.New("configuration is not a JSON object")
 // status carries no meaning in the protocol (A26); it is kept for diagnostics.
 type ExitError struct {
 	State *os.ProcessState
+	// Limit is why the kernel stopped the tree when it hit a limit of Config.Resources
+	// (errors.Is(Limit, platform.ErrMemoryLimit)), else nil; see platform.Tree.LimitHit.
+	Limit error
 }
 
 func (e *ExitError) Error() string {
-	if e.State == nil {
-		return "adapter process exited"
+	msg := "adapter process exited"
+	if e.State != nil {
+		msg = "adapter process " + e.State.String()
 	}
-	return "adapter process " + e.State.String()
+	if e.Limit != nil {
+		msg += ": " + e.Limit.Error()
+	}
+	return msg
 }
+
+// Unwrap returns Limit, so that errors.Is(err, platform.ErrMemoryLimit) holds for an
+// adapter killed at its memory limit.
+func (e *ExitError) Unwrap() error { return e.Limit }
 
 // Adapter is one open adapter: a process tree and its connection.
 type Adapter struct {
@@ -198,10 +209,15 @@ func (a *Adapter) peerGone() error {
 	defer t.Stop()
 	select {
 	case <-a.tree.Exited():
-		return &runtime.ViolationError{Kind: runtime.ProcessExited, Err: &ExitError{State: a.tree.ExitState()}}
+		return &runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()}
 	case <-t.C:
 		return nil
 	}
+}
+
+// exitError describes the exited process: its status and any limit it was stopped at.
+func (a *Adapter) exitError() *ExitError {
+	return &ExitError{State: a.tree.ExitState(), Limit: a.tree.LimitHit()}
 }
 
 // supervise watches the process and the connection until either ends.
@@ -210,7 +226,7 @@ func (a *Adapter) supervise() {
 	case <-a.tree.Exited():
 		// The process may exit while a grandchild holds its stdout: the connection
 		// must not wait for an EOF that never comes.
-		a.conn.Abort(&runtime.ViolationError{Kind: runtime.ProcessExited, Err: &ExitError{State: a.tree.ExitState()}})
+		a.conn.Abort(&runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()})
 	case <-a.conn.Done():
 	case <-a.done:
 		return
