@@ -37,7 +37,8 @@ type Config struct {
 	// CgroupParent (Linux) is the cgroup v2 directory under which per-adapter cgroups are
 	// created, as an absolute filesystem path inside the cgroup2 mount. "" means the
 	// host's own cgroup. Use it with a delegated cgroup (systemd Delegate=yes) whose
-	// subtree_control enables memory/pids to get Resources applied.
+	// subtree_control enables memory/pids to get Resources applied. The cgroup v1
+	// fallback for Resources always uses the host's own v1 cgroups.
 	CgroupParent string
 	// Logger receives debug and warning messages; nil means hclog.NewNullLogger().
 	Logger hclog.Logger
@@ -45,11 +46,12 @@ type Config struct {
 
 // Resources are optional limits on the whole process tree. Zero means no limit.
 type Resources struct {
-	// MemoryBytes caps the memory of the whole tree (Linux: memory.max of its cgroup,
-	// Windows: JobMemoryLimit).
+	// MemoryBytes caps the memory of the whole tree (Linux: memory.max of its cgroup, or
+	// memory.limit_in_bytes of its cgroup v1; the kernel kills at the cap, see
+	// [Tree.LimitHit]. Windows: JobMemoryLimit).
 	MemoryBytes int64
-	// MaxProcesses caps the number of processes of the tree (Linux: pids.max,
-	// Windows: ActiveProcessLimit).
+	// MaxProcesses caps the number of processes of the tree (Linux: pids.max, which
+	// counts threads too; a fork beyond it fails with EAGAIN. Windows: ActiveProcessLimit).
 	MaxProcesses int
 }
 

@@ -27,9 +27,19 @@
 //     found in /proc/self/mountinfo. Kill writes cgroup.kill; proof is "populated 0" in
 //     cgroup.events (inotify wake-ups plus polling with backoff); Close removes it.
 //     Resources are applied through memory.max and pids.max when the parent delegates
-//     those controllers; otherwise [Tree.LimitErr] reports them as not applied (the
-//     process still starts). When cgroups cannot be created (permission, read-only, no
+//     those controllers. When cgroups cannot be created (permission, read-only, no
 //     cgroup2) the next mechanism is used.
+//   - cgroup v1, for Resources only: where cgroup2 lacks the memory or pids controller
+//     (hybrid hierarchies) and a writable v1 hierarchy has it, the adapter gets a v1
+//     cgroup of the same name under the host's own v1 cgroup, with
+//     memory.limit_in_bytes (and memory.memsw.limit_in_bytes, so swap cannot dodge it)
+//     or pids.max. It is born inside: the spawner thread enters the v1 cgroups just
+//     before the fork and leaves right after (v1 membership is per thread and inherited
+//     by a fork), the limits relaxed while it is a member so that the host never hits
+//     them. A limit applied by neither is reported by [Tree.LimitErr] (the process
+//     still starts). [Tree.LimitHit] tells, from the memory cgroup's oom_kill counter,
+//     that the kernel killed part of the tree at its memory limit ([ErrMemoryLimit]);
+//     at the process limit a fork fails with EAGAIN and the adapter lives on.
 //   - PID namespace ([IsolationAuto], when the host is privileged): the adapter is
 //     process 1 of a new namespace, so when it exits or is killed the kernel kills
 //     every process of the namespace, including double-forked setsid daemons, and

@@ -66,3 +66,62 @@ func TestParseCgroupName(t *testing.T) {
 		}
 	}
 }
+
+func TestParseV1Mountinfo(t *testing.T) {
+	in := `31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755
+32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw,relatime - cgroup cgroup rw,cpu,cpuacct
+35 31 0:32 /sub /sys/fs/cgroup/mem\040ory rw,relatime shared:5 - cgroup cgroup rw,memory
+39 31 0:36 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids
+41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw,memory_recursiveprot
+`
+	m, err := parseV1Mountinfo(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]v1Mount{
+		"memory":  {"/sys/fs/cgroup/mem ory", "/sub"},
+		"pids":    {"/sys/fs/cgroup/pids", "/"},
+		"cpuacct": {"/sys/fs/cgroup/cpu,cpuacct", "/"},
+	}
+	for c, w := range want {
+		if m[c] != w {
+			t.Errorf("%s: got %+v, want %+v", c, m[c], w)
+		}
+	}
+	if _, ok := m["memory_recursiveprot"]; ok {
+		t.Error("a cgroup2 mount option was taken for a v1 controller")
+	}
+}
+
+func TestParseProcCgroup(t *testing.T) {
+	in := "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/ab\n2:cpu,cpuacct:/x\n0::/\n"
+	got := parseProcCgroup([]byte(in))
+	want := map[string]string{"name=systemd": "/", "pids": "/", "memory": "/process_api/ab", "cpu": "/x", "cpuacct": "/x"}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+func TestKeyedValue(t *testing.T) {
+	file := []byte("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+	cases := []struct {
+		key  string
+		n    int64
+		okay bool
+	}{
+		{"oom_kill", 3, true},
+		{"oom_kill_disable", 0, true},
+		{"oom", 0, false},
+		{"missing", 0, false},
+	}
+	for _, tc := range cases {
+		if n, ok := keyedValue(file, tc.key); n != tc.n || ok != tc.okay {
+			t.Errorf("keyedValue(%q) = %d, %v", tc.key, n, ok)
+		}
+	}
+}

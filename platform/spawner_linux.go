@@ -16,7 +16,9 @@ import (
 // long as any adapter it started has not been reaped. When the last one is reaped it
 // returns while still locked, so the runtime ends the thread; it has no living children
 // then, so nothing is signalled. A host that dies takes the thread, and so every
-// adapter, with it.
+// adapter, with it. The same thread briefly enters an adapter's cgroup v1 cgroups
+// around its fork (see cgroupv1_linux.go): the lock also keeps that per-thread state
+// off every other goroutine.
 
 type spawnRequest struct {
 	start func() (*os.Process, error)
