@@ -112,8 +112,7 @@ func (c *serverConn) read() {
 		go func() {
 			defer c.handlers.Done()
 			defer func() { <-c.sem }()
-			defer c.end(env.ID)
-			c.dispatch(env)
+			c.dispatch(env) // releases env.ID before its final response
 		}()
 	}
 }

@@ -44,6 +44,9 @@ func (c *serverConn) dispatch(env Envelope) {
 	if err != nil {
 		result = nil
 	}
+	// The id is free again before its final response can reach the client, so a client
+	// may reuse an id as soon as it has its answer.
+	c.end(env.ID)
 	c.respond(env.ID, result, err)
 }
 

@@ -37,11 +37,12 @@ func TestSpecExampleExchange(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// Wait closes the stdout pipe, so it is called only after stdout reached EOF.
+	waited := false
 	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
+		if !waited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
 	}()
 	r := wire.NewReader(stdout, 0)
@@ -72,15 +73,22 @@ func TestSpecExampleExchange(t *testing.T) {
 		}
 	}
 	stdin.Close()
-	if rest, err := io.ReadAll(stdout); err != nil || len(rest) != 0 {
-		t.Fatalf("stdout after the exchange: %q %v", rest, err)
+	type rest struct {
+		b   []byte
+		err error
 	}
+	eof := make(chan rest, 1)
+	go func() { b, err := io.ReadAll(stdout); eof <- rest{b, err} }()
 	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("adapter exit: %v", err)
+	case r := <-eof:
+		if r.err != nil || len(r.b) != 0 {
+			t.Fatalf("stdout after the exchange: %q %v", r.b, r.err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("adapter did not exit after stdin EOF")
+		t.Fatal("adapter did not end its output after stdin EOF")
+	}
+	waited = true
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("adapter exit: %v", err)
 	}
 }
