@@ -258,7 +258,8 @@ func TestDaemon(t *testing.T) {
 		r.want(t, ExitOK, nil, nil)
 		var out controlplane.StatusResult
 		decodeStrict(t, r.stdout, &out)
-		if out.Health != controlplane.HealthOK || out.PID != os.Getpid() || out.Clients != 1 || out.Calls == 0 ||
+		if out.Health != controlplane.HealthOK || out.PID != os.Getpid() || out.Clients < 1 || // earlier clients may still be leaving
+			out.Calls == 0 ||
 			strings.Join(out.Dirs, ",") != goodDir+","+crashDir {
 			t.Errorf("status --json: %+v", out)
 		}
