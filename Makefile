@@ -47,6 +47,21 @@ adapters:
 
 ## demo: discover the example adapters, start them, call them, shut them down verified.
 demo: adapters
+	@mkdir -p $(BUILD)
+	CGO_ENABLED=0 $(GO) build -o $(BUILD)/adapterctl ./cmd/adapterctl
+	$(BUILD)/adapterctl list $(ADAPTERS)
+	$(BUILD)/adapterctl inspect --dir $(ADAPTERS) thermometer
+	$(BUILD)/adapterctl call --dir $(ADAPTERS) thermometer example.device.read '{"probe":"inlet"}'
+	$(BUILD)/adapterctl check --dir $(ADAPTERS) echo
+	@# The control plane: a daemon keeps the adapters supervised; clients reach them over its socket.
+	@set -e; sock=$(BUILD)/adapterd.sock; rm -f $$sock; \
+	  $(BUILD)/adapterctl serve --socket $$sock $(ADAPTERS) & pid=$$!; \
+	  trap 'kill -TERM $$pid 2>/dev/null || true' EXIT; \
+	  for i in $$(seq 100); do [ -S $$sock ] && break; sleep 0.05; done; \
+	  echo "+ adapterctl call --socket $$sock echo example.echo.echo '{\"via\":\"daemon\"}'"; \
+	  $(BUILD)/adapterctl call --socket $$sock echo example.echo.echo '{"via":"daemon"}'; \
+	  echo "+ adapterctl status --socket $$sock"; $(BUILD)/adapterctl status --socket $$sock; \
+	  kill -TERM $$pid; wait $$pid; trap - EXIT
 	$(GO) run ./examples/host -dir $(ADAPTERS)
 
 ## bench: host hot-path benchmarks (allocations per call) and the cross-system bench tool
