@@ -262,3 +262,25 @@ func TestOversizedAnswer(t *testing.T) {
 		t.Fatalf("answer %s", body)
 	}
 }
+
+// TestSocketCannotBeCreated: a socket path whose directory is missing, or that is too
+// long for a socket address (the socket is bound under a shorter temporary name, so
+// bind alone would not notice), is refused with ErrSocket, and nothing is left behind.
+func TestSocketCannotBeCreated(t *testing.T) {
+	sock, dir := tempSocket(t)
+	for _, p := range []string{
+		filepath.Join(filepath.Dir(sock), "missing", "s"),
+		filepath.Join(filepath.Dir(sock), strings.Repeat("x", 200)),
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // only a bound
+		err := Serve(ctx, ServerConfig{Socket: p, Dirs: []string{dir}})
+		cancel()
+		if !errors.Is(err, ErrSocket) {
+			t.Errorf("Serve on %s = %v, want ErrSocket", p, err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(sock))
+	if len(entries) != 1 { // the adapter directory
+		t.Errorf("directory holds %d entries", len(entries))
+	}
+}

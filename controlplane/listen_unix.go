@@ -36,23 +36,30 @@ func (l *socketListener) Close() error {
 // touched (it is process-wide). A live daemon's socket is never replaced, nor is a
 // file that is not a socket.
 func listen(path string) (net.Listener, error) {
+	// The socket is bound under a temporary name, so bind would not notice a final
+	// path too long for a socket address: the daemon would serve a socket nobody can
+	// dial.
+	if len(path) >= len(syscall.RawSockaddrUnix{}.Path) {
+		return nil, fmt.Errorf("%w: %s: %d bytes, longer than a Unix socket address allows: %w",
+			ErrSocket, path, len(path), syscall.ENAMETOOLONG)
+	}
 	if err := checkStale(path); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp(filepath.Dir(path), ".cp")
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: socket %s: %w", path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrSocket, path, err)
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	tmp := filepath.Join(dir, "s")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
-		return nil, fmt.Errorf("controlplane: socket %s: %w", path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrSocket, path, err)
 	}
 	ln.SetUnlinkOnClose(false)
 	fail := func(err error) (net.Listener, error) {
 		_ = ln.Close()
-		return nil, fmt.Errorf("controlplane: socket %s: %w", path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrSocket, path, err)
 	}
 	if err := os.Chmod(tmp, 0o600); err != nil {
 		return fail(err)
@@ -74,7 +81,7 @@ func checkStale(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("controlplane: socket %s: %w", path, err)
+		return fmt.Errorf("%w: %s: %w", ErrSocket, path, err)
 	}
 	if fi.Mode()&fs.ModeSocket == 0 {
 		return fmt.Errorf("%w: %s exists and is not a socket", ErrConfig, path)
@@ -87,5 +94,5 @@ func checkStale(path string) error {
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, fs.ErrNotExist) {
 		return nil // stale: replaced by the rename
 	}
-	return fmt.Errorf("controlplane: socket %s: %w", path, err)
+	return fmt.Errorf("%w: %s: %w", ErrSocket, path, err)
 }

@@ -77,6 +77,10 @@ var (
 	ErrUnsupported = errors.New("controlplane: daemon not supported on this operating system")
 	// ErrSocketInUse: a daemon already answers on the socket path.
 	ErrSocketInUse = errors.New("controlplane: socket in use by a running daemon")
+	// ErrSocket: the socket could not be created (its directory is missing or not
+	// writable, the path is too long for a Unix socket address, ...); the cause is
+	// wrapped too.
+	ErrSocket = errors.New("controlplane: cannot create the socket")
 	// ErrConfig: the ServerConfig is unusable.
 	ErrConfig = errors.New("controlplane: invalid server configuration")
 )

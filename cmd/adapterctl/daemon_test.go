@@ -520,3 +520,35 @@ func TestServeSignal(t *testing.T) {
 		t.Errorf("socket left after SIGTERM: %v", err)
 	}
 }
+
+// TestServeSocketCannotBeCreated: a socket that cannot be created (its directory is
+// missing, or the path is longer than sun_path) means the daemon could not start:
+// exit 3 as documented, with or without --json, and nothing on stdout.
+func TestServeSocketCannotBeCreated(t *testing.T) {
+	d := shortDir(t)
+	for _, sock := range []string{
+		filepath.Join(d, "missing", "ctl.sock"),
+		filepath.Join(d, strings.Repeat("x", 200)),
+	} {
+		for _, asJSON := range []bool{false, true} {
+			args := []string{"--socket", sock, goodDir}
+			if asJSON {
+				args = append([]string{"--json"}, args...)
+			}
+			var out, errOut bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			code := serve(ctx, &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errOut}, args)
+			cancel()
+			if code != ExitBroken || out.Len() != 0 {
+				t.Errorf("serve %q: exit %d, stdout %q, stderr %q; want %d and no output", args, code, out.String(), errOut.String(), ExitBroken)
+			}
+			if asJSON {
+				var rep errorReport
+				decodeStrict(t, errOut.String(), &rep)
+				if rep.Exit != ExitBroken || rep.Command != "serve" {
+					t.Errorf("report %+v", rep)
+				}
+			}
+		}
+	}
+}

@@ -38,7 +38,8 @@ func exitStatus(err error) int {
 		return controlStatus(cp)
 	case errors.As(err, &se):
 		return ExitUnverified
-	case errors.As(err, &de), errors.Is(err, controlplane.ErrSocketInUse), errors.Is(err, controlplane.ErrUnsupported):
+	case errors.As(err, &de), errors.Is(err, controlplane.ErrSocketInUse), errors.Is(err, controlplane.ErrSocket),
+		errors.Is(err, controlplane.ErrUnsupported):
 		return ExitBroken
 	case errors.As(err, &oe):
 		switch {
