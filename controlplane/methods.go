@@ -71,7 +71,8 @@ func (c *serverConn) handleSend(env Envelope) (any, *Error) {
 		return nil, newError(CodeInvalidParams, nil, "params: method is required")
 	case string(w.Params.raw) != "null" && !rawObject(w.Params.raw):
 		return nil, newError(CodeInvalidParams, nil, "params: params must be a JSON object")
-	case w.TimeoutMS != nil && (*w.TimeoutMS < 0 || time.Duration(*w.TimeoutMS)*time.Millisecond > lim.Call()):
+	// Bounds are compared in milliseconds: converted first, a huge value would wrap.
+	case w.TimeoutMS != nil && (*w.TimeoutMS < 0 || *w.TimeoutMS > lim.Call().Milliseconds()):
 		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms must be from 0 to %d", lim.Call().Milliseconds())
 	}
 	if string(w.Params.raw) == "null" {
@@ -112,7 +113,7 @@ func (c *serverConn) handleDiscover(env Envelope) (any, *Error) {
 	if err := decodeParams(env.Params, &w); err != nil {
 		return nil, err
 	}
-	if w.TimeoutMS == nil || *w.TimeoutMS < 1 || time.Duration(*w.TimeoutMS)*time.Millisecond > MaxDiscoverTimeout {
+	if w.TimeoutMS == nil || *w.TimeoutMS < 1 || *w.TimeoutMS > MaxDiscoverTimeout.Milliseconds() {
 		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms is required, from 1 to %d", MaxDiscoverTimeout.Milliseconds())
 	}
 	deadline := time.NewTimer(time.Duration(*w.TimeoutMS) * time.Millisecond)

@@ -3,6 +3,7 @@ package controlplane_test
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -251,5 +252,24 @@ func TestUnknownMethodAndParams(t *testing.T) {
 	wantCode(t, err, controlplane.CodeFrameTooLarge)
 	if _, err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestTimeoutOverflow: a timeout_ms whose nanoseconds overflow int64 is out of range
+// (invalid_params), not wrapped around into a negative or a tiny timeout that passes
+// the bound.
+func TestTimeoutOverflow(t *testing.T) {
+	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	c := dial(t, sock)
+	ctx := testCtx(t)
+	for _, ms := range []int64{
+		9223372036855,  // ×1e6 wraps to a negative duration
+		18446744073710, // ×1e6 wraps to +448384 ns
+		math.MaxInt64,
+	} {
+		_, err := c.Call(ctx, controlplane.MethodSend, map[string]any{"adapter": "nosuch", "method": "x.y", "timeout_ms": ms}, nil)
+		wantCode(t, err, controlplane.CodeInvalidParams)
+		_, err = c.Call(ctx, controlplane.MethodDiscover, map[string]any{"timeout_ms": ms}, func(json.RawMessage) error { return nil })
+		wantCode(t, err, controlplane.CodeInvalidParams)
 	}
 }
