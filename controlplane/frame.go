@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/adapterkit/adapterkit/limits"
 )
@@ -59,15 +60,26 @@ func (f *frameReader) read() ([]byte, error) {
 	if n > limits.ControlMaxFrameSize {
 		return nil, &FrameError{Size: n, Err: ErrFrameOversized}
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(f.r, body); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			err = ErrFrameTruncated
+	// The body grows as its bytes arrive (doubling, from frameChunk): a peer that
+	// announces 16 MiB and then stalls costs what it sent, not what it announced.
+	size := int(n)
+	body := make([]byte, 0, min(size, frameChunk))
+	for len(body) < size {
+		have := len(body)
+		next := min(size, max(2*have, frameChunk))
+		body = slices.Grow(body, next-have)[:next]
+		if _, err := io.ReadFull(f.r, body[have:]); err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				err = ErrFrameTruncated
+			}
+			return nil, &FrameError{Size: n, Err: err}
 		}
-		return nil, &FrameError{Size: n, Err: err}
 	}
 	return body, nil
 }
+
+// frameChunk is the first allocation for a frame's body.
+const frameChunk = 64 << 10
 
 // appendFrame returns body framed: its length, big-endian, then the body. It
 // refuses a body over the cap.

@@ -1,7 +1,9 @@
 package controlplane
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,9 +12,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
@@ -282,5 +286,34 @@ func TestSocketCannotBeCreated(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(sock))
 	if len(entries) != 1 { // the adapter directory
 		t.Errorf("directory holds %d entries", len(entries))
+	}
+}
+
+// TestFrameMemoryFollowsBytes: a frame header announcing 16 MiB followed by a few
+// bytes (a client that then stalls, or leaves) costs memory for the bytes that came,
+// not for the size announced: otherwise MaxClients stalled clients would pin
+// MaxClients × 16 MiB.
+func TestFrameMemoryFollowsBytes(t *testing.T) {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], maxFrame)
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for range 4 {
+		fr := frameReader{r: io.MultiReader(bytes.NewReader(hdr[:]), strings.NewReader(`{"id":`))}
+		if _, err := fr.read(); !errors.Is(err, ErrFrameTruncated) {
+			t.Fatalf("read = %v, want ErrFrameTruncated", err)
+		}
+	}
+	goruntime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("4 truncated frames of a few bytes allocated %d bytes", got)
+	}
+	// A whole frame still reads whole.
+	body := bytes.Repeat([]byte("x"), 3<<20+17)
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(body)))
+	fr := frameReader{r: io.MultiReader(bytes.NewReader(hdr[:]), iotest.OneByteReader(bytes.NewReader(body[:100])), bytes.NewReader(body[100:]))}
+	got, err := fr.read()
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("read %d bytes, %v; want %d", len(got), err, len(body))
 	}
 }
