@@ -34,6 +34,7 @@ type osTree struct {
 
 	mu       sync.Mutex
 	known    map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
+	reaped   bool           // the direct child is (about to be) reaped: its pid and pgid may be reused
 	released bool           // the cgroups are removed: hit is final
 	hit      error          // LimitHit as read before the cgroups were removed
 }
@@ -120,6 +121,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	}
 	t.proc, t.pid, t.sys = proc, proc.Pid, s
 	s.pidns, s.pgid = used.pidns, proc.Pid
+	t.beforeReap = func() { s.beforeReap(t) }
 	t.mech = MechProcessGroup | MechParentDeathSignal
 	if used.cgroup {
 		t.mech |= MechCgroup
@@ -263,7 +265,12 @@ func (s *osTree) killWalk(t *Tree) error {
 		if len(found) == 0 {
 			return nil
 		}
-		_ = unix.Kill(-s.pgid, unix.SIGKILL) // members keep the pgid from being recycled
+		s.mu.Lock()
+		if !s.reaped {
+			// The unreaped child holds its pid, so the group is still the tree's.
+			_ = unix.Kill(-s.pgid, unix.SIGKILL)
+		}
+		s.mu.Unlock()
 		for _, p := range found {
 			if sameProcess(p.pid, p.start) {
 				_ = unix.Kill(p.pid, unix.SIGKILL)
@@ -273,15 +280,44 @@ func (s *osTree) killWalk(t *Tree) error {
 	return nil
 }
 
+// beforeReap runs when the direct child has exited, before it is reaped. Until then
+// its pid, which is also the process group id, cannot be reused; once it is reaped both
+// may name unrelated processes. So the process-group fallback records the group's
+// members now, and from then on follows only processes it recorded (by pid and start
+// time) and their descendants.
+func (s *osTree) beforeReap(t *Tree) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, t.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			break // on an error Wait reports it; the snapshot is then best effort
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cg == nil && !s.pidns {
+		_, _ = s.scanLocked(t)
+	}
+	s.reaped = true
+}
+
 // scan finds the living descendants and group members, and remembers them so that a
 // later scan still finds them after they were re-parented.
 func (s *osTree) scan(t *Tree) ([]procStat, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.scanLocked(t)
+}
+
+func (s *osTree) scanLocked(t *Tree) ([]procStat, error) {
 	if s.known == nil {
 		s.known = make(map[int]uint64)
 	}
-	found, err := descendants([]int{t.pid}, s.pgid, s.known)
+	roots, pgid := []int{t.pid}, s.pgid
+	if s.reaped {
+		roots, pgid = nil, 0 // recycled ids: only recorded processes are the tree's
+	}
+	found, err := descendants(roots, pgid, s.known)
 	for _, p := range found {
 		s.known[p.pid] = p.start
 	}

@@ -28,10 +28,13 @@ type Tree struct {
 	stderrR    *os.File
 	stderrDone chan struct{}
 
-	exited   chan struct{}
-	state    atomic.Pointer[os.ProcessState]
-	limitErr error
-	verified atomic.Bool
+	exited chan struct{}
+	// beforeReap, when set (Linux), runs once the direct child has exited and before it
+	// is reaped, while its pid cannot be given to another process yet.
+	beforeReap func()
+	state      atomic.Pointer[os.ProcessState]
+	limitErr   error
+	verified   atomic.Bool
 
 	sys *osTree // per-OS state
 
@@ -141,6 +144,9 @@ func (t *Tree) copyStderr(w io.Writer) {
 
 // reap is the only place that waits for the direct child.
 func (t *Tree) reap() {
+	if t.beforeReap != nil {
+		t.beforeReap()
+	}
 	st, err := t.proc.Wait()
 	if err != nil {
 		t.log.Warn("waiting for adapter failed", "pid", t.pid, "error", err)
