@@ -419,8 +419,14 @@ func (s *osTree) readLimitHit() error {
 	return fmt.Errorf("%w: the out-of-memory killer of its memory cgroup killed %d process(es)", ErrMemoryLimit, n)
 }
 
-// waitExited waits for the direct child to be reaped, or for ctx to end.
+// waitExited waits for the direct child to be reaped, or for ctx to end. A child
+// already reaped counts even when ctx has ended too.
 func (t *Tree) waitExited(ctx context.Context) bool {
+	select {
+	case <-t.exited:
+		return true
+	default:
+	}
 	select {
 	case <-t.exited:
 		return true
