@@ -27,8 +27,9 @@
 //
 // Methods: Ping, Version, Capabilities, Discover, Send, Status (see [Client] for
 // each, and the types in types.go for params and results). Params are a JSON
-// object (absent or null means {}); an unknown field, a missing required field or
-// a mistyped one is invalid_params.
+// object (absent or null means {}); an unknown field (names match exactly, case
+// included), a field given twice, a missing required field or a mistyped one is
+// invalid_params.
 //
 // # Decisions where the specification is silent
 //

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 )
 
 // Kind is the kind of an envelope.
@@ -242,6 +244,9 @@ func decodeParams(params json.RawMessage, v any) *Error {
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		p = []byte("{}")
 	}
+	if err := exactFields(p, v); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(p))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -256,3 +261,44 @@ func decodeParams(params json.RawMessage, v any) *Error {
 // ErrProtocol is the cause of a connection a [Client] ended because the daemon
 // broke the protocol (a body that is not an envelope, a frame over the cap).
 var ErrProtocol = errors.New("controlplane: daemon broke the protocol")
+
+// exactFields refuses params whose top-level field names are not exactly those of
+// the struct v points to (encoding/json would match them ignoring case), or that
+// give a field twice. Malformed JSON is left to the decoder to report.
+func exactFields(p []byte, v any) *Error {
+	t := reflect.TypeOf(v).Elem()
+	known := make(map[string]bool, t.NumField())
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name == "" {
+			name = t.Field(i).Name
+		}
+		if name != "-" {
+			known[name] = true
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(p))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		name, _ := tok.(string)
+		switch {
+		case !known[name]:
+			return newError(CodeInvalidParams, nil, "params: unknown field %q", name)
+		case seen[name]:
+			return newError(CodeInvalidParams, nil, "params: field %q given twice", name)
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
+}

@@ -273,3 +273,32 @@ func TestTimeoutOverflow(t *testing.T) {
 		wantCode(t, err, controlplane.CodeInvalidParams)
 	}
 }
+
+// TestParamsFieldNamesExact: params field names match exactly: encoding/json would
+// take "Adapter" or "TIMEOUT_MS" for adapter and timeout_ms, but they are unknown
+// fields (invalid_params), as is a field given twice.
+func TestParamsFieldNamesExact(t *testing.T) {
+	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	c := dial(t, sock)
+	ctx := testCtx(t)
+	for _, tc := range []struct {
+		method string
+		params string
+	}{
+		{controlplane.MethodSend, `{"Adapter":"nosuch","method":"x.y"}`},
+		{controlplane.MethodSend, `{"adapter":"nosuch","METHOD":"x.y"}`},
+		{controlplane.MethodSend, `{"adapter":"nosuch","method":"x.y","Timeout_ms":5}`},
+		{controlplane.MethodSend, `{"adapter":"echo","adapter":"nosuch","method":"x.y"}`},
+		{controlplane.MethodDiscover, `{"Timeout_MS":5}`},
+		{controlplane.MethodDiscover, `{"timeout_ms":600000,"timeout_ms":5}`},
+	} {
+		_, err := c.Call(ctx, tc.method, json.RawMessage(tc.params), func(json.RawMessage) error { return nil })
+		var e *controlplane.Error
+		if !errors.As(err, &e) || e.Code != controlplane.CodeInvalidParams {
+			t.Errorf("%s %s: %v, want invalid_params", tc.method, tc.params, err)
+		}
+	}
+	// The exact names still work.
+	_, err := c.Call(ctx, controlplane.MethodSend, json.RawMessage(`{"adapter":"nosuch","method":"x.y","params":{"A":1},"timeout_ms":5}`), nil)
+	wantCode(t, err, controlplane.CodeNotFound)
+}
