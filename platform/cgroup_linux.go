@@ -155,12 +155,13 @@ func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
 }
 
 // cgroupName is the name of a per-adapter cgroup: adapterkit-<pid>-<start>-<seq>.
+// The pid and start time are this host's as /proc names it (see self).
 func cgroupName(seq uint64) (string, error) {
-	start, err := selfStart()
+	me, err := self()
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%s%d-%d-%d", cgroupPrefix, os.Getpid(), start, seq), nil
+	return fmt.Sprintf("%s%d-%d-%d", cgroupPrefix, me.pid, me.start, seq), nil
 }
 
 func (c *cgroup) file(name string) string { return filepath.Join(c.path, name) }

@@ -56,6 +56,12 @@ func readStat(pid int) (procStat, error) {
 	return parseStat(b)
 }
 
+// selfStart is this process's start time (clock ticks since boot).
+func selfStart() (uint64, error) {
+	me, err := self()
+	return me.start, err
+}
+
 // allStats returns every process visible in /proc (vanishing ones are skipped).
 func allStats() ([]procStat, error) {
 	d, err := os.Open("/proc")
@@ -86,10 +92,15 @@ func sameProcess(pid int, start uint64) bool {
 	return err == nil && s.start == start && s.alive()
 }
 
-// selfStart is this process's start time (clock ticks since boot).
-func selfStart() (uint64, error) {
-	s, err := readStat(os.Getpid())
-	return s.start, err
+// self is this process as /proc names it. In a PID namespace whose /proc is an outer
+// one, os.Getpid() is a number that /proc gives to another process; /proc/self is
+// always this one, with its pid in /proc's namespace, which is what Sweep reads.
+func self() (procStat, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseStat(b)
 }
 
 // descendants returns the living processes reachable from the roots by parent links,
