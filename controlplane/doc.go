@@ -54,8 +54,9 @@
 //
 // [Serve] first runs platform.Sweep, removing what a crashed predecessor left
 // running (reported by Status), then creates the socket with owner-only
-// permissions (bound inside a fresh 0700 directory, made 0600, renamed into
-// place, so no other user can ever connect; the process umask is not touched).
+// permissions (bound inside a fresh 0700 directory, made 0600, hard-linked into
+// place, so no other user can ever connect and a live daemon's socket is never
+// replaced; the process umask is not touched).
 // Each accepted connection's peer user is read from the kernel (SO_PEERCRED on
 // Linux, LOCAL_PEERCRED on macOS) and a client of another user is closed without a
 // word. Other operating systems are not supported: on Windows AF_UNIX exists but

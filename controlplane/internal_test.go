@@ -317,3 +317,46 @@ func TestFrameMemoryFollowsBytes(t *testing.T) {
 		t.Fatalf("read %d bytes, %v; want %d", len(got), err, len(body))
 	}
 }
+
+// TestConcurrentStarts: daemons started at once on the same path: exactly one
+// serves, the others are refused with ErrSocketInUse; none replaces the socket of
+// another that is already serving (which would go on running unreachable).
+func TestConcurrentStarts(t *testing.T) {
+	sock, dir := tempSocket(t)
+	const n = 6
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type outcome struct {
+		ready bool
+		err   error
+	}
+	results := make(chan outcome, 2*n)
+	for range n {
+		go func() {
+			err := Serve(ctx, ServerConfig{Socket: sock, Dirs: []string{dir},
+				OnReady: func() { results <- outcome{ready: true} }})
+			results <- outcome{err: err}
+		}()
+	}
+	ready, refused := 0, 0
+	for ready+refused < n {
+		o := <-results
+		switch {
+		case o.ready:
+			ready++
+		case errors.Is(o.err, ErrSocketInUse):
+			refused++
+		default:
+			t.Fatalf("Serve = %v", o.err)
+		}
+	}
+	cancel()
+	for range ready {
+		if o := <-results; o.err != nil {
+			t.Errorf("Serve after shutdown = %v", o.err)
+		}
+	}
+	if ready != 1 {
+		t.Errorf("%d daemons served on one socket path, want 1 (%d refused)", ready, refused)
+	}
+}
