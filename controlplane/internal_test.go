@@ -360,3 +360,25 @@ func TestConcurrentStarts(t *testing.T) {
 		t.Errorf("%d daemons served on one socket path, want 1 (%d refused)", ready, refused)
 	}
 }
+
+// TestSocketSymlink: a socket path that is a symlink (to a file of value, or to a
+// stale socket) is never followed, replaced nor removed.
+func TestSocketSymlink(t *testing.T) {
+	sock, dir := tempSocket(t)
+	valuable := filepath.Join(filepath.Dir(sock), "valuable")
+	if err := os.WriteFile(valuable, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(valuable, sock); err != nil {
+		t.Fatal(err)
+	}
+	if err := Serve(context.Background(), ServerConfig{Socket: sock, Dirs: []string{dir}}); !errors.Is(err, ErrConfig) {
+		t.Errorf("Serve on a symlink = %v, want ErrConfig", err)
+	}
+	if b, _ := os.ReadFile(valuable); string(b) != "keep me" {
+		t.Error("the symlink's target was changed")
+	}
+	if fi, err := os.Lstat(sock); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v, %v", fi, err)
+	}
+}
