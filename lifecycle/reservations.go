@@ -159,17 +159,23 @@ func (r *Reservations) Reverify(ctx context.Context, dir string) error {
 		if err == nil {
 			err = t.Verify(ctx)
 		}
+		released := false
 		r.mu.Lock()
+		// Another Reverify may have proven this tree gone (and closed it) meanwhile:
+		// only a tree still recorded as unverified is updated.
 		if res := r.dirs[dir]; res != nil {
-			if err == nil {
-				delete(res.unverified, t)
-				r.gc(dir, res)
-			} else {
-				res.unverified[t] = err
+			if _, still := res.unverified[t]; still {
+				if err == nil {
+					delete(res.unverified, t)
+					r.gc(dir, res)
+					released = true
+				} else {
+					res.unverified[t] = err
+				}
 			}
 		}
 		r.mu.Unlock()
-		if err == nil {
+		if released {
 			_ = t.Close()
 		}
 	}

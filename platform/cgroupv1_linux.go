@@ -265,11 +265,19 @@ func (v *v1Limits) fork(start func() (*os.Process, error)) (*os.Process, error) 
 		// Lowered while the thread still counts: the tree never exceeds maxProcs.
 		errs = append(errs, writeExisting(v.pids.file("pids.max"), strconv.Itoa(v.maxProcs)))
 	}
+	stuck := false
 	if lerr := leave(); lerr != nil {
+		// The spawner thread (and so, through it, the host) may still be a member: never
+		// arm an OOM kill or a process cap that could land on the host or on adapters
+		// forked later from this thread.
 		v.stuck(lerr)
 		errs = append(errs, lerr)
+		stuck = true
+		if v.pids != nil {
+			_ = writeExisting(v.pids.file("pids.max"), "max")
+		}
 	}
-	if err == nil && v.mem != nil {
+	if err == nil && v.mem != nil && !stuck {
 		errs = append(errs, v.setMemory(strconv.FormatInt(v.memBytes, 10)))
 	}
 	if err != nil {
