@@ -10,10 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -153,18 +154,6 @@ func awaitOnce(t *testing.T, ch <-chan callOutcome) callOutcome {
 	}
 }
 
-// pollUntil polls cond (an observable state, not a time) until it holds, within a bound.
-func pollUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // pending starts n rogue.test.hang calls and waits until the host has them all pending.
 func pendingHangs(t *testing.T, a *lifecycle.Adapter, n int) []<-chan callOutcome {
 	t.Helper()
@@ -173,7 +162,7 @@ func pendingHangs(t *testing.T, a *lifecycle.Adapter, n int) []<-chan callOutcom
 	for i := range chs {
 		chs[i] = goCall(stepCtx(t), a, "rogue.test.hang", "{}")
 	}
-	pollUntil(t, "pending calls", func() bool { return a.Conn().InFlight() == base+n })
+	pollFor(t, "pending calls", func() bool { return a.Conn().InFlight() == base+n })
 	return chs
 }
 
@@ -191,15 +180,7 @@ func requireClosedBy(t *testing.T, err error, cause error) {
 }
 
 // pidRunning reports whether pid is a running (not zombie) process, from /proc.
-func pidRunning(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
-}
+func pidRunning(pid int) bool { return testkit.Running(pid) }
 
 // procsRunning lists the live processes whose executable is path, from /proc.
 func procsRunning(path string) []int {

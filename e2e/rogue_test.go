@@ -61,7 +61,7 @@ func TestRogueViolations(t *testing.T) {
 			if tt.mode == "stopread" {
 				// The adapter no longer reads: a request larger than the pipe buffer
 				// stalls the host's write until the pipe write timeout.
-				pollUntil(t, "trigger pending", func() bool { return a.Conn().InFlight() == 4 })
+				pollFor(t, "trigger pending", func() bool { return a.Conn().InFlight() == 4 })
 				big = goCall(stepCtx(t), a.Adapter, "rogue.test.echo",
 					`{"pad":"`+strings.Repeat("x", 1<<20)+`"}`)
 			}
@@ -321,7 +321,7 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 	a := openRogue(t, "serve", func(c *lifecycle.Config) { c.Limits = l; c.FailFast = true })
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := goCall(ctx, a.Adapter, "rogue.test.hang", "{}")
-	pollUntil(t, "hang pending", func() bool { return a.Conn().InFlight() == 1 })
+	pollFor(t, "hang pending", func() bool { return a.Conn().InFlight() == 1 })
 	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !errors.Is(err, runtime.ErrBusy) || !errors.Is(err, runtime.ErrNoSlot) {
 		t.Fatalf("call with the only slot held = %v, want busy (no slot)", err)
 	}
@@ -329,7 +329,7 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 	if o := awaitOnce(t, ch); !errors.Is(o.err, runtime.ErrAborted) || !runtime.IsUncertain(o.err) {
 		t.Fatalf("cancelled call = %v", o.err)
 	}
-	pollUntil(t, "the adapter's reply to release the slot", func() bool { return a.Conn().InFlight() == 0 })
+	pollFor(t, "the adapter's reply to release the slot", func() bool { return a.Conn().InFlight() == 0 })
 	stats, err := a.Call(stepCtx(t), "rogue.test.stats", nil)
 	if err != nil || string(stats) != `{"requests":2,"cancels":1}` {
 		t.Fatalf("stats = %s, %v", stats, err)
@@ -472,7 +472,7 @@ func TestRogueIDTopOfRange(t *testing.T) {
 	}
 	hang := make(chan error, 1)
 	go func() { _, err := c.Call(stepCtx(t), "rogue.test.hang", nil); hang <- err }() // id top-2
-	pollUntil(t, "hang pending", func() bool { return c.InFlight() == 1 })
+	pollFor(t, "hang pending", func() bool { return c.InFlight() == 1 })
 	for id := top - 1; id <= top; id++ {
 		want := fmt.Sprintf(`{"id":%d}`, id)
 		if got, err := c.Call(stepCtx(t), "rogue.test.echo", json.RawMessage(want)); err != nil || string(got) != want {
