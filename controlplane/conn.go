@@ -49,8 +49,20 @@ func (c *serverConn) shutdown() {
 }
 
 // kill marks the connection undeliverable and closes it.
-func (c *serverConn) kill() {
+func (c *serverConn) kill() { c.terminate(false) }
+
+// drop kills the connection of a client that does not read its answers, counting it
+// once however many writers noticed.
+func (c *serverConn) drop() { c.terminate(true) }
+
+// terminate ends the connection once: the handlers' context is cancelled and the
+// socket closed.
+func (c *serverConn) terminate(dropped bool) {
 	c.deadOnce.Do(func() {
+		if dropped {
+			c.srv.dropped.Add(1)
+			c.srv.log.Warn("client does not read its answers; dropped")
+		}
 		close(c.dead)
 		c.cancel()
 		_ = c.nc.Close()
@@ -146,8 +158,7 @@ func (c *serverConn) writer() {
 		if _, err := c.nc.Write(frame); err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				c.srv.dropped.Add(1)
-				c.srv.log.Warn("client does not read its answers; dropped")
+				c.drop()
 			}
 			c.kill()
 		}
@@ -187,9 +198,7 @@ func (c *serverConn) send(env *Envelope) error {
 	case <-c.dead:
 		return errDropped
 	case <-t.C:
-		c.srv.dropped.Add(1)
-		c.srv.log.Warn("client does not read its answers; dropped")
-		c.kill()
+		c.drop()
 		return errDropped
 	}
 }
