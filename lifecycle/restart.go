@@ -211,14 +211,10 @@ func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMes
 	for {
 		a, err := s.wait(ctx)
 		if err != nil {
-			code := wire.CodeClosed
-			switch {
-			case errors.Is(err, context.DeadlineExceeded):
-				code = wire.CodeDeadline
-			case errors.Is(err, context.Canceled):
-				code = wire.CodeAborted
+			if ctx.Err() != nil {
+				return nil, runtime.ContextError(ctx, method)
 			}
-			return nil, &runtime.CallError{Method: method, Code: code, Message: err.Error(), NeverStarted: true, Cause: err}
+			return nil, &runtime.CallError{Method: method, Code: wire.CodeClosed, Message: err.Error(), NeverStarted: true, Cause: err}
 		}
 		res, err := a.Call(ctx, method, params)
 		// A call that found the adapter ending before anything was sent is safe to

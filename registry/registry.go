@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -79,11 +81,9 @@ func New(cfg *Config) *Registry {
 	r.closing, r.stopOpens = context.WithCancel(context.Background())
 	if cfg != nil {
 		r.cfg = *cfg
-		r.cfg.Dirs = append([]string(nil), cfg.Dirs...)
-		r.cfg.Env = append([]string(nil), cfg.Env...)
-		if cfg.Env == nil {
-			r.cfg.Env = nil
-		}
+		r.cfg.Dirs = slices.Clone(cfg.Dirs)
+		r.cfg.Env = slices.Clone(cfg.Env)
+		r.cfg.Pins = maps.Clone(cfg.Pins)
 	}
 	r.log = r.cfg.Logger
 	if r.log == nil {

@@ -176,6 +176,14 @@ func (c *Conn) closedNotStarted(method string) *CallError {
 	return refused(method, wire.CodeClosed, "the connection has ended", c.Err())
 }
 
+// ContextError is the error of a call that was never started because its context had
+// ended: deadline for an expired deadline, aborted for a cancellation. A layer above the
+// connection that gives up before reaching one (waiting for an adapter to restart, say)
+// reports its callers the same way.
+func ContextError(ctx context.Context, method string) *CallError {
+	return ctxError(ctx, method, 0, false)
+}
+
 // ctxError is the error of a call whose context ended: aborted for a cancellation,
 // deadline for an expired deadline (or the default deadline, when fromTimer).
 func ctxError(ctx context.Context, method string, id uint64, fromTimer bool) *CallError {

@@ -425,3 +425,21 @@ func TestNilContext(t *testing.T) {
 		t.Fatalf("connection changed: %v, %d in flight", c.Err(), c.InFlight())
 	}
 }
+
+// ContextError reports a call a layer above gave up before reaching a connection:
+// never started, with the context's code (R50, A32).
+func TestContextError(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel2()
+	for _, tt := range []struct {
+		ctx  context.Context
+		code error
+	}{{cancelled, runtime.ErrAborted}, {expired, runtime.ErrDeadline}} {
+		err := runtime.ContextError(tt.ctx, "a.b.c")
+		if !errors.Is(err, tt.code) || !runtime.IsNeverStarted(err) || runtime.IsUncertain(err) || err.ID != 0 {
+			t.Errorf("ContextError = %v, want %v, never started", err, tt.code)
+		}
+	}
+}
