@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"sync"
 	"time"
 
@@ -108,7 +106,7 @@ func (s *session) read(stdout io.Reader) {
 			case err == io.EOF:
 				s.endedEarly = !s.disconnected
 			case s.streamErr == nil:
-				s.streamErr = withTextHint(err)
+				s.streamErr = err // a *wire.FrameError says when its length reads as text
 			}
 			s.notify()
 			s.mu.Unlock()
@@ -344,34 +342,4 @@ func (s *session) finish() error {
 		return verr
 	}
 	return cerr
-}
-
-// textHintError is a framing error whose length prefix reads as printable text: most
-// likely something printed to stdout (R6).
-type textHintError struct {
-	err    error
-	prefix string
-}
-
-func (e *textHintError) Error() string {
-	return fmt.Sprintf("%v (the length prefix reads as text %q: something printed to stdout?)", e.err, e.prefix)
-}
-
-func (e *textHintError) Unwrap() error { return e.err }
-
-// withTextHint adds the text hint to an oversized-frame error whose 4 prefix bytes are
-// printable ASCII.
-func withTextHint(err error) error {
-	var fe *wire.FrameError
-	if !errors.As(err, &fe) || !errors.Is(fe.Err, wire.ErrFrameTooLarge) || fe.Length > math.MaxUint32 {
-		return err
-	}
-	var b [limits.FrameHeaderSize]byte
-	binary.BigEndian.PutUint32(b[:], uint32(fe.Length))
-	for _, c := range b {
-		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
-			return err
-		}
-	}
-	return &textHintError{err: err, prefix: string(b[:])}
 }
