@@ -43,7 +43,9 @@ type Config struct {
 	Pins map[string]string
 	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
 	Prerelease bool
-	// Restart is the restart policy of every opened adapter (zero: never restart).
+	// Restart is the restart policy of every opened adapter (zero: never restart; set
+	// MaxRestarts to restart). A call made while its adapter restarts waits out the
+	// backoff and the new start within its own deadline.
 	Restart lifecycle.RestartPolicy
 	// OnExit is called when an adapter ends without the host closing it.
 	OnExit func(lifecycle.ExitEvent)
