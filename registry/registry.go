@@ -115,10 +115,28 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.logRejected(res.Rejected)
 	r.mu.Lock()
 	r.scan = res
 	r.mu.Unlock()
 	return res, nil
+}
+
+// logRejected logs the files a scan did not take: at Warn those named like an
+// adapter (NAME_vVERSION), which someone meant to be used, at Debug the others.
+func (r *Registry) logRejected(rejected []discovery.Rejected) {
+	for _, rj := range rejected {
+		args := []any{"path", rj.Path, "reason", rj.Reason.String()}
+		if rj.Detail != "" {
+			args = append(args, "detail", rj.Detail)
+		}
+		_, _, perr := discovery.ParseFileName(filepath.Base(rj.Path), "")
+		if perr == nil || rj.Reason == discovery.WrongOSExtension {
+			r.log.Warn("file not taken as an adapter", args...)
+		} else {
+			r.log.Debug("file not taken as an adapter", args...)
+		}
+	}
 }
 
 func (r *Registry) check() error {
