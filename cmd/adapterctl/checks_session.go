@@ -276,6 +276,41 @@ func (s *session) await(ctx context.Context, id uint64, timeout time.Duration) (
 	}
 }
 
+// waitUntil waits up to timeout for cond, evaluated with s.mu held whenever something
+// is recorded. It fails when the output ended first, the time passed or ctx ended.
+func (s *session) waitUntil(ctx context.Context, timeout time.Duration, cond func(*session) bool) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		ok, ended, changed := cond(s), s.ended, s.changed
+		s.mu.Unlock()
+		switch {
+		case ok:
+			return nil
+		case ended:
+			if err := s.broken(); err != nil {
+				return err
+			}
+			return errOutputEnded
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return fmt.Errorf("not within %v", timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// answered reports whether id has its reply.
+func (s *session) answered(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hasKey(s.replies, id)
+}
+
 // quiet waits for d and returns how many replies arrived meanwhile.
 func (s *session) quiet(ctx context.Context, d time.Duration) (int, error) {
 	s.mu.Lock()
