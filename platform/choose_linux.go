@@ -33,9 +33,9 @@ type choice struct {
 	errs       map[attempt]error
 }
 
-// userNSHook, when set (tests), replaces the clone of attempts with a user namespace:
-// its error is what the kernel would have returned.
-var userNSHook func() error
+// attemptHook, when set (tests), runs before each attempt's clone; an error it returns
+// stands for what the kernel would have returned.
+var attemptHook func(attempt) error
 
 // newChoice decides what to try for cfg. A host with CAP_SYS_ADMIN creates a PID
 // namespace directly, falling back to a user namespace; one without goes straight to a

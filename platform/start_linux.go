@@ -193,8 +193,8 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Pdeathsig: syscall.SIGKILL,
 	}
 	nsAttr(sys, a)
-	if a.userns && userNSHook != nil {
-		if err := userNSHook(); err != nil {
+	if attemptHook != nil {
+		if err := attemptHook(a); err != nil {
 			return nil, err
 		}
 	}

@@ -139,6 +139,8 @@ type nsReport struct {
 	Supervision string
 	Dropped     []Dropped
 	TreePid     int
+	CgroupPath  string
+	CgroupGone  bool        // the per-adapter cgroup was removed by Close
 	Probe       *probeFacts `json:",omitempty"`
 	HostGroups  []int
 	HostSetuid  int // euid of the set-uid copy run by the host itself, outside a user namespace
@@ -160,10 +162,15 @@ func runNSHost(scenario string, args []string) int {
 	case "probe":
 		cfg.Args = []string{nsProbeArg, setuidCopy}
 		rep.HostSetuid = runEuid(setuidCopy)
-	case "tree", "hostkill":
+	case "tree", "hostkill", "delegated":
 		cfg.Args = []string{nsTreeArg, pidfile}
 	case "inject":
-		userNSHook = func() error { return syscall.ENOSPC }
+		attemptHook = func(a attempt) error {
+			if a.userns {
+				return syscall.ENOSPC
+			}
+			return nil
+		}
 		cfg.Args = []string{nsTreeArg, pidfile}
 	case "sysctl":
 		// The test lowers user.max_user_namespaces between these two lines.
@@ -184,6 +191,7 @@ func runNSHost(scenario string, args []string) int {
 	}
 	sup := tree.Supervision()
 	rep.Mechanism, rep.Supervision, rep.Dropped, rep.TreePid = sup.Mechanism.String(), sup.String(), sup.Dropped, tree.Pid()
+	rep.CgroupPath = tree.CgroupPath()
 	out := bufio.NewReader(tree.Stdout())
 	switch scenario {
 	case "probe":
@@ -193,7 +201,7 @@ func runNSHost(scenario string, args []string) int {
 			fmt.Println("error probe said", line)
 			return 6
 		}
-	case "tree", "inject", "hostkill":
+	case "tree", "inject", "hostkill", "delegated":
 		if line, _ := out.ReadString('\n'); line != "ready\n" {
 			fmt.Println("error tree said", line)
 			return 6
@@ -220,6 +228,10 @@ func runNSHost(scenario string, args []string) int {
 	}
 	if err := tree.Close(); err != nil {
 		rep.CloseErr = err.Error()
+	}
+	if rep.CgroupPath != "" {
+		_, err := os.Stat(rep.CgroupPath)
+		rep.CgroupGone = errors.Is(err, os.ErrNotExist)
 	}
 	rep.Elapsed = time.Since(start)
 	b, _ := json.Marshal(rep)
@@ -492,4 +504,51 @@ func TestUserNamespaceSysctlDisabled(t *testing.T) {
 		t.Fatalf("with user namespaces disabled: %s", rep.Supervision)
 	}
 	t.Logf("reported: %s", rep.Supervision)
+}
+
+// Issue 16: a host whose own cgroup v2 is delegated to its uid (here: a cgroup root
+// creates and chowns to nobody, the way systemd's Delegate=yes does) creates the
+// per-adapter cgroups there, unprivileged: kill and proof of emptiness by cgroup.
+func TestDelegatedCgroupAsNobody(t *testing.T) {
+	parent := requireCgroup(t)
+	cmd, work := nobodyHost(t, "delegated")
+	deleg := filepath.Join(parent, fmt.Sprintf("akdelegated-%d", os.Getpid()))
+	if err := os.Mkdir(deleg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = (&cgroup{path: deleg}).remove() })
+	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
+		if err := os.Chown(filepath.Join(deleg, f), nobodyUID, nobodyUID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dirf, err := (&cgroup{path: deleg}).openDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dirf.Close()
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(dirf.Fd())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("host as nobody: %v: %s; stderr: %s", err, out, stderr.String())
+	}
+	var rep nsReport
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("host said %q: %v", out, err)
+	}
+	t.Logf("in a delegated cgroup as nobody: %s", rep.Supervision)
+	if !strings.HasPrefix(rep.Mechanism, "cgroup|") {
+		t.Fatalf("mechanism %s, want a cgroup", rep.Mechanism)
+	}
+	if filepath.Dir(rep.CgroupPath) != deleg {
+		t.Fatalf("adapter cgroup %s, want one under the delegated %s", rep.CgroupPath, deleg)
+	}
+	if rep.VerifyErr != "" || rep.CloseErr != "" || !rep.CgroupGone {
+		t.Fatalf("verify %q close %q, cgroup removed %v", rep.VerifyErr, rep.CloseErr, rep.CgroupGone)
+	}
+	pids, _ := readPidFile(filepath.Join(work, "pids"))
+	delete(pids, "middle")
+	waitGone(t, pids)
 }
