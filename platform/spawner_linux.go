@@ -102,9 +102,10 @@ func spawnLoop() {
 // markInheritedCloexec sets close-on-exec on every descriptor >= 3 of the host that
 // lacks it. Go opens all its descriptors close-on-exec, so such descriptors were
 // inherited from the host's own parent (or opened by C code) and would otherwise leak
-// into every adapter. This is a deliberate, process-wide change; descriptors a host
-// hands to its own children through exec.Cmd.ExtraFiles are duplicated there and are
-// not affected. It returns the descriptors it changed.
+// into every adapter. This is a process-wide change, made only while
+// HostOptions.KeepInheritedFDs is false and reported by MarkedCloseOnExec; descriptors
+// a host hands to its own children through exec.Cmd.ExtraFiles are duplicated there and
+// are not affected. It returns the descriptors it changed.
 func markInheritedCloexec() []int {
 	d, err := os.Open("/proc/self/fd")
 	if err != nil {
