@@ -174,6 +174,17 @@ func runHelper(mode string, args []string) int {
 		record(args[0], "host")
 		fmt.Printf("%s %s\n", strings.TrimSpace(line), tree.Mechanism())
 		blockForever()
+	case "sweep": // a second host on the machine: sweep, report one line per item
+		rep, err := Sweep(context.Background(), nil)
+		for _, it := range rep.Swept {
+			fmt.Printf("swept %s %d %s\n", it.Path, it.HostPid, joinInts(it.Pids))
+		}
+		for _, it := range rep.Failed {
+			fmt.Printf("failed %s %d %v\n", it.Path, it.HostPid, it.Err)
+		}
+		if err != nil {
+			fmt.Printf("error %v\n", err)
+		}
 	case "pause": // a child of forkbomb
 		time.Sleep(time.Hour)
 	case "forkbomb": // start children until refused, report, end them, then echo
@@ -207,6 +218,17 @@ func blockForever() {
 	for {
 		time.Sleep(time.Hour)
 	}
+}
+
+func joinInts(v []int) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func mustExecutable() string {
