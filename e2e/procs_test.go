@@ -19,9 +19,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/platform"
 	adrt "github.com/adapterkit/adapterkit/runtime"
 )
