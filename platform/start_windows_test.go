@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf16"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -58,37 +57,6 @@ func TestWin32PathRules(t *testing.T) {
 		err := checkExeName(tc.path)
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNotExe)) {
 			t.Errorf("checkExeName(%q) = %v, want ok=%v", tc.path, err, tc.ok)
-		}
-	}
-}
-
-func TestEnvBlock(t *testing.T) {
-	good := []struct {
-		env  []string
-		want string // the block with NULs as "|"
-	}{
-		{nil, "||"},
-		{[]string{}, "||"},
-		{[]string{"A=1"}, "A=1||"},
-		{[]string{"A=1", "B=two words", "EMPTY="}, "A=1|B=two words|EMPTY=||"},
-		{[]string{"=C:=C:\\dir", "Path=C:\\Windows"}, "=C:=C:\\dir|Path=C:\\Windows||"},
-		{[]string{"b=2", "A=1", "a=3"}, "b=2|A=1|a=3||"}, // order and duplicates kept
-		{[]string{"X=é€😀"}, "X=é€😀||"},
-	}
-	for _, tc := range good {
-		block, err := envBlock(tc.env)
-		if err != nil {
-			t.Errorf("envBlock(%q): %v", tc.env, err)
-			continue
-		}
-		got := strings.ReplaceAll(string(utf16.Decode(block)), "\x00", "|")
-		if got != tc.want {
-			t.Errorf("envBlock(%q) = %q, want %q", tc.env, got, tc.want)
-		}
-	}
-	for _, env := range [][]string{{""}, {"A=1", "", "B=2"}, {"NOVALUE"}, {"=C:"}, {"=="}, {"A=1\x00B=2"}} {
-		if _, err := envBlock(env); err == nil {
-			t.Errorf("envBlock(%q) accepted", env)
 		}
 	}
 }
@@ -176,25 +144,9 @@ func TestJobLimits(t *testing.T) {
 	}
 }
 
-// A nil or closed Config.Stderr file is refused: its handle value would be the current
-// process pseudo-handle.
-func TestStderrInvalidFile(t *testing.T) {
-	closed, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed.Close()
-	for _, f := range []*os.File{nil, closed} {
-		tree, err := Start(context.Background(), Config{Path: mustExecutable(), Args: []string{helperArg, "block"}, Stderr: f})
-		if err == nil {
-			_ = tree.Close()
-			t.Fatalf("Start with Stderr %v succeeded", f)
-		}
-		if !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("Start with Stderr %v: %v, want ErrInvalidConfig", f, err)
-		}
-	}
-	_, err = Start(context.Background(), Config{Path: mustExecutable(), Env: []string{"A=1", ""}})
+// An empty environment entry is refused before a job exists.
+func TestEnvEntryRefused(t *testing.T) {
+	_, err := Start(context.Background(), Config{Path: mustExecutable(), Env: []string{"A=1", ""}})
 	if !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("Start with an empty environment entry: %v, want ErrInvalidConfig", err)
 	}
