@@ -11,7 +11,7 @@ import (
 func TestTreeOf(t *testing.T) {
 	table := []procStat{
 		{pid: 1, ppid: 0, pgid: 1, state: 'S', start: 1},
-		{pid: 100, ppid: 50, pgid: 100, state: 'S', start: 10}, // the adapter (leader of group 100)
+		{pid: 100, ppid: 50, pgid: 100, state: 'S', start: 10},  // the adapter (leader of group 100)
 		{pid: 101, ppid: 100, pgid: 100, state: 'S', start: 11}, // its child
 		{pid: 102, ppid: 101, pgid: 102, state: 'S', start: 12}, // setsid grandchild, still linked
 		{pid: 103, ppid: 1, pgid: 100, state: 'S', start: 13},   // group member re-parented to init

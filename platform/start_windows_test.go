@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -220,4 +221,52 @@ func running(pid int) bool {
 	defer windows.CloseHandle(h)
 	ev, err := windows.WaitForSingleObject(h, 0)
 	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
+}
+
+var procGetHandleInformation = windows.NewLazySystemDLL("kernel32.dll").NewProc("GetHandleInformation")
+
+func inheritable(t *testing.T, f *os.File) bool {
+	t.Helper()
+	var flags uint32
+	if r, _, e := procGetHandleInformation.Call(f.Fd(), uintptr(unsafe.Pointer(&flags))); r == 0 {
+		t.Fatalf("GetHandleInformation: %v", e)
+	}
+	return flags&windows.HANDLE_FLAG_INHERIT != 0
+}
+
+// R49: the adapter's pipe ends are never inheritable in the host, from the moment they
+// exist, so C code calling CreateProcess with bInheritHandles cannot take the host's end
+// of an adapter's stdin.
+func TestStdioPipesNotInheritable(t *testing.T) {
+	r, w, err := stdioPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, f := range []*os.File{r, w} {
+		if inheritable(t, f) {
+			t.Errorf("%s is inheritable", f.Name())
+		}
+	}
+	var buf strings.Builder
+	tree := startHelper(t, Config{Stderr: &lockedWriter{w: &buf}}, "block")
+	for _, f := range []*os.File{tree.stdin, tree.stdout, tree.stderrR} {
+		if inheritable(t, f) {
+			t.Errorf("the host's end %s of a running adapter is inheritable", f.Name())
+		}
+	}
+}
+
+// lockedWriter is a writer for Config.Stderr that is not an *os.File, so that a stderr
+// pipe is made.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
