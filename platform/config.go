@@ -136,6 +136,11 @@ func (c *Config) validate() (dir string, err error) {
 	} else if !filepath.IsAbs(dir) {
 		return fail(errors.Join(ErrInvalidConfig, errors.New("working directory is not absolute")))
 	}
+	if f, ok := c.Stderr.(*os.File); ok && !openFile(f) {
+		// The adapter would start with descriptor 2 closed, and the first file it opens
+		// would become its standard error.
+		return fail(errors.Join(ErrInvalidConfig, errors.New("Config.Stderr is a nil or closed *os.File; use nil for the null device")))
+	}
 	if c.Resources.MemoryBytes < 0 || c.Resources.MaxProcesses < 0 {
 		return fail(errors.Join(ErrInvalidConfig, errors.New("negative resource limit")))
 	}
@@ -175,4 +180,16 @@ func checkWindowsExeName(path string) error {
 		return ErrNotExe
 	}
 	return nil
+}
+
+// openFile reports whether f is a non-nil *os.File that is not closed.
+func openFile(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	return rc.Control(func(uintptr) {}) == nil
 }

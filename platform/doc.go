@@ -100,12 +100,33 @@
 // lacks SystemRoot, which some Windows APIs (e.g. Winsock) need: pass what it needs in
 // [Config.Env]. Sweep has nothing to do.
 //
+// Windows limits: a process of the job that creates a child with
+// PROC_THREAD_ATTRIBUTE_PARENT_PROCESS naming a process outside the job (Go's
+// SysProcAttr.ParentProcess) gives that child the other parent's job, and a process
+// created through WMI (Win32_Process.Create) is created by the WMI service, outside the
+// job: such processes escape, and ActiveProcesses == 0 then reports the tree gone while
+// they run. A restricted token that could not open processes outside the job was
+// considered and not used: it changes what the adapter may do with its own files and
+// services (deny-only groups, no privileges) in ways adapters written for the user's
+// normal rights do not expect, and it would not stop the WMI path, which runs with the
+// WMI service's own rights on the user's behalf. Pipes are created non-inheritable, so
+// C code in the host calling CreateProcess with bInheritHandles cannot take the
+// adapter's pipe ends. A host that itself runs in a job with UI limits cannot nest the
+// adapter's job: the adapter breaks away from the host's job where that job allows it,
+// and is otherwise refused with [ErrJobNesting].
+//
 // # macOS
 //
-// The adapter leads its own process group. Kill signals it and the group; Verify waits
-// (kqueue NOTE_EXIT wake-ups) until the direct child is reaped and sysctl
-// kern.proc.pgrp lists no running member. Limit: a descendant that leaves the group
-// (setsid, setpgid) is invisible, so Verify can confirm a tree that is not fully gone;
-// adapters must not daemonize, and should exit on stdin EOF (R49), which also covers a
-// host that dies. Resources are not supported; Sweep has nothing to do.
+// The adapter leads its own process group. Kill signals the adapter, the group (only
+// while the adapter is unreaped, so its id cannot name another group) and every
+// descendant found by parent pid in sysctl kern.proc.all, in bounded rounds; processes
+// are remembered by pid and start time, so a re-parented one is still found and a
+// recycled pid is never signalled. Verify waits (kqueue NOTE_EXIT wake-ups) until the
+// adapter is reaped and no process of the tree a scan can find runs, and then still
+// returns *[UnverifiedError] (R63): a descendant that leaves the group (setsid,
+// setpgid) and whose parent exits before a scan sees it is re-parented to launchd and
+// cannot be told from any other process. Adapters should exit on stdin EOF (R49), which
+// also covers a host that dies. Descriptors the host inherited without close-on-exec
+// are marked close-on-exec as on Linux. Resources are not supported; Sweep has nothing
+// to do.
 package platform

@@ -115,7 +115,7 @@ func TestHostOptionsChildSubreaper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killLeftovers(pids) })
+	t.Cleanup(func() { killLater(pids)() })
 	if m := tree.Mechanism(); !m.Has(MechSubreaper) || m.Proves() {
 		t.Fatalf("mechanism %v, want subreaper without proof", m)
 	}

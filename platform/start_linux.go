@@ -212,15 +212,8 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Files: []*os.File{files.child[0], files.child[1], files.child[2]},
 		Sys:   sys,
 	}
-	log := cfg.logger()
 	return spawn(ctx, func() (*os.Process, error) {
-		if CurrentHostOptions().KeepInheritedFDs {
-			return v1.fork(func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
-		}
-		if fds := markInheritedCloexec(); len(fds) > 0 {
-			noteMarked(fds)
-			log.Info("marked inherited descriptors close-on-exec so that they do not leak into adapters (process-wide; see platform.HostOptions.KeepInheritedFDs)", "fds", fds)
-		}
+		protectInheritedFds(cfg)
 		return v1.fork(func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
 	})
 }
@@ -250,27 +243,20 @@ func (s *osTree) kill(_ context.Context, t *Tree) error {
 // killWalk is the process-group fallback: kill the group and every descendant a walk of
 // /proc can find, a few rounds to catch processes forked meanwhile.
 func (s *osTree) killWalk(t *Tree) error {
-	for range 8 {
-		found, err := s.scan(t)
-		if err != nil {
-			return err
-		}
-		if len(found) == 0 {
-			return nil
-		}
-		s.mu.Lock()
-		if !s.reaped {
-			// The unreaped child holds its pid, so the group is still the tree's.
-			_ = unix.Kill(-s.pgid, unix.SIGKILL)
-		}
-		s.mu.Unlock()
-		for _, p := range found {
+	return killRounds(killWalkRounds, func() ([]procStat, error) { return s.scan(t) },
+		func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.reaped {
+				// The unreaped child holds its pid, so the group is still the tree's.
+				_ = unix.Kill(-s.pgid, unix.SIGKILL)
+			}
+		},
+		func(p procStat) {
 			if sameProcess(p.pid, p.start) {
 				_ = unix.Kill(p.pid, unix.SIGKILL)
 			}
-		}
-	}
-	return nil
+		})
 }
 
 // beforeReap runs when the direct child has exited, before it is reaped. Until then
@@ -306,23 +292,12 @@ func (s *osTree) scanLocked(t *Tree) ([]procStat, error) {
 	if s.known == nil {
 		s.known = make(map[int]uint64)
 	}
-	roots, pgid := []int{t.pid}, s.pgid
-	if s.reaped {
-		roots, pgid = nil, 0 // recycled ids: only recorded processes are the tree's
-	}
+	roots, pgid := scanScope(t.pid, s.pgid, s.reaped)
 	found, err := descendants(roots, pgid, s.known)
 	for _, p := range found {
 		s.known[p.pid] = p.start
 	}
 	return found, err
-}
-
-func pidsOf(ps []procStat) []int {
-	out := make([]int, len(ps))
-	for i, p := range ps {
-		out[i] = p.pid
-	}
-	return out
 }
 
 func (s *osTree) verify(ctx context.Context, t *Tree) error {

@@ -281,7 +281,7 @@ func nobodyHost(t *testing.T, scenario string) (cmd *exec.Cmd, work string) {
 	}
 	t.Cleanup(func() {
 		pids, _ := readPidFile(filepath.Join(work, "pids"))
-		killLeftovers(pids)
+		killLater(pids)()
 	})
 	return cmd, work
 }
@@ -416,7 +416,7 @@ func TestUnprivilegedHostSIGKILLed(t *testing.T) {
 	}
 	pids, _ := readPidFile(filepath.Join(work, "pids"))
 	if !strings.Contains(rep.Mechanism, "userns") {
-		killLeftovers(pids)
+		killLater(pids)()
 		t.Skipf("no user namespace here: %s", rep.Supervision)
 	}
 	for _, role := range []string{"adapter", "sleeper", "daemon"} {
