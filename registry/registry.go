@@ -167,7 +167,7 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	if IsPath(ref) {
 		if !filepath.IsAbs(ref) {
-			return "", fmt.Errorf("%w: %q", ErrNotAbsolute, ref)
+			return "", fmt.Errorf("%w: %q (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ErrNotAbsolute, ref)
 		}
 		return filepath.Clean(ref), nil
 	}

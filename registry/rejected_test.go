@@ -64,6 +64,11 @@ func TestOpenExplainsRejectedFiles(t *testing.T) {
 		t.Errorf("the registry did not log the rejected file:\n%s", l)
 	}
 
+	// A relative path is refused by the library, saying what to do instead.
+	if _, err := r.Open(ctxT(t), "./inventory_v1.0.0", nil); !errors.Is(err, registry.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
+		t.Errorf("Open(relative path) = %v, want ErrNotAbsolute saying how to make it absolute", err)
+	}
+
 	_, err = r.Open(ctxT(t), "inventory_v1.0.0", nil)
 	if !errors.Is(err, discovery.ErrRefName) || !strings.Contains(err.Error(), `did you mean "inventory@1.0.0"?`) {
 		t.Errorf("Open(file name) = %v, want a suggestion of inventory@1.0.0", err)
