@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-
-	"github.com/hashicorp/go-hclog"
 )
 
 // Main serves the adapter over the process's stdin and stdout and exits the process; it
@@ -20,7 +18,7 @@ import (
 // [Adapter.Serve] and exits with status 0 when the host disconnected cleanly (R49), or
 // with status 1 after writing the cause to stderr: an invalid adapter definition (the
 // catalog is checked before anything is read), a host violation, or a failed output.
-// When a.Logger is nil, diagnostics go to stderr at Warn level.
+// When a.Logger is nil, diagnostics go to [Logger] (JSON records on stderr).
 func Main(a *Adapter) {
 	tuneGC()
 	out, err := protectStdout()
@@ -30,7 +28,7 @@ func Main(a *Adapter) {
 	}
 	ad := *a
 	if ad.Logger == nil {
-		ad.Logger = hclog.New(&hclog.LoggerOptions{Name: "adapter", Level: hclog.Warn, Output: os.Stderr})
+		ad.Logger = Logger()
 	}
 	if err := ad.Serve(context.Background(), os.Stdin, out); err != nil {
 		fmt.Fprintln(os.Stderr, "adapter:", err)
