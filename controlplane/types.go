@@ -184,6 +184,7 @@ type AdapterStatus struct {
 	Restarts  int    `json:"restarts"`
 	// InFlight is the number of requests in flight on its connection.
 	InFlight int `json:"in_flight"`
+	AdapterFigures
 }
 
 // SweepStatus reports the start-up sweep (platform.Sweep).
