@@ -56,7 +56,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 		policy = *cfg.Restart
 	}
 	s.reg = registry.New(&registry.Config{
-		Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: log, Restart: policy, LogTail: logTailLines,
+		Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)

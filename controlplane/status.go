@@ -4,6 +4,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/adapterkit/adapterkit/lifecycle"
 )
 
@@ -95,3 +97,13 @@ func figuresOf(st lifecycle.Stats) AdapterFigures {
 
 // ms is d in milliseconds, to the microsecond.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// adapterLogger is the logger the adapters' standard error is logged under: the
+// host's own (ServerConfig.Logger), so that an adapter's records are named after the
+// daemon and the adapter alone ("adapterctl.thermometer").
+func adapterLogger(cfg *ServerConfig, log hclog.Logger) hclog.Logger {
+	if cfg.Logger != nil {
+		return cfg.Logger
+	}
+	return log
+}

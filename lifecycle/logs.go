@@ -29,6 +29,32 @@ const (
 	maxTailLine = 4 << 10
 )
 
+// LogWriter logs what is written to it as [Open] logs an adapter's standard error
+// with Config.StderrLogger, for a host that starts adapter processes itself (give it
+// as platform.Config.Stderr): line by line, hclog JSON records at their own level,
+// other lines at a chosen level, with the same bounds (see [MaxLogLine]). Close it
+// once the process has ended.
+type LogWriter struct{ w *stderrLog }
+
+// NewLogWriter returns a LogWriter logging through log, the adapter's sub-logger
+// (named after the adapter, name): a JSON record whose @module is name is not given
+// a module field. level is that of lines that are not JSON records (NoLevel: Debug).
+func NewLogWriter(log hclog.Logger, name string, level hclog.Level) *LogWriter {
+	w := newStderrLog(nil, log, level, name, nil)
+	w.start(log)
+	return &LogWriter{w: w}
+}
+
+// Write logs the complete lines of p; it never fails nor blocks on the logger.
+func (l *LogWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
+
+// Close logs an unterminated last line and waits (a bounded time) until every
+// record was handed to the logger.
+func (l *LogWriter) Close() error {
+	l.w.close()
+	return nil
+}
+
 // logRecord is one line of standard error made into a log record.
 type logRecord struct {
 	level hclog.Level
