@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adapterkit/adapterkit/controlplane"
 )
@@ -26,14 +27,22 @@ func TestStatusFigures(t *testing.T) {
 			t.Fatalf("read %s: %v", probe, err)
 		}
 	}
-	st, err := c.Status(ctx)
-	if err != nil {
-		t.Fatal(err)
+	// Standard error is read as it comes: wait until the last line has been.
+	var a controlplane.AdapterStatus
+	for end := time.Now().Add(10 * time.Second); ; {
+		st, err := c.Status(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Adapters) != 1 {
+			t.Fatalf("adapters: %+v", st.Adapters)
+		}
+		a = st.Adapters[0]
+		if len(a.LogTail) >= oks+bad || time.Now().After(end) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if len(st.Adapters) != 1 {
-		t.Fatalf("adapters: %+v", st.Adapters)
-	}
-	a := st.Adapters[0]
 	if len(a.Methods) != 1 {
 		t.Fatalf("methods: %+v", a.Methods)
 	}
