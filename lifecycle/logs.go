@@ -27,6 +27,10 @@ const (
 	logQueueBytes = 1 << 20
 	// maxTailLine caps one line of the log tail kept for status reports.
 	maxTailLine = 4 << 10
+	// MaxLogRate is how many standard error lines of one adapter a second are logged
+	// (with a burst of as many): beyond it lines are dropped and counted, so that a
+	// flooding adapter costs the host a bounded share of its CPU.
+	MaxLogRate = 10000
 )
 
 // LogWriter logs what is written to it as [Open] logs an adapter's standard error
@@ -79,13 +83,17 @@ type stderrLog struct {
 	line     []byte
 	skipping bool // the current line passed MaxLogLine: its rest is discarded
 	rawBad   bool // the raw tee failed once: it is no longer written
+	tokens   float64   // lines that may be logged now (MaxLogRate)
+	refilled time.Time // when tokens was last refilled
 
 	mu       sync.Mutex
 	log      hclog.Logger // nil: records are not logged (tail only)
 	held     bool         // records wait until start gives the logger its pid
 	queue    []logRecord
 	queued   int
-	dropped  uint64 // since the last report
+	dropped  uint64    // since the last report
+	reported time.Time // of dropped lines, at most once a second
+	closing  bool      // close reports what was dropped at once
 	draining bool
 	drains   sync.WaitGroup
 }
@@ -164,7 +172,7 @@ func (w *stderrLog) close() {
 	w.line, w.skipping = nil, false
 	w.wmu.Unlock()
 	w.mu.Lock()
-	w.held = false
+	w.held, w.closing = false, true
 	w.kickLocked()
 	w.mu.Unlock()
 	done := make(chan struct{})
@@ -209,6 +217,10 @@ func (w *stderrLog) handle(line []byte, truncated bool) {
 	if !logging {
 		return
 	}
+	if !w.allow() {
+		w.drop()
+		return
+	}
 	var rec logRecord
 	if truncated || !parseRecord(line, w.name, &rec) {
 		rec = logRecord{level: w.level, msg: sanitize(line)}
@@ -218,6 +230,33 @@ func (w *stderrLog) handle(line []byte, truncated bool) {
 	}
 	rec.size = len(line) + 64
 	w.enqueue(rec)
+}
+
+// allow takes a token of the MaxLogRate bucket (under wmu).
+func (w *stderrLog) allow() bool {
+	now := time.Now()
+	if w.refilled.IsZero() {
+		w.tokens = MaxLogRate
+	} else {
+		w.tokens = min(MaxLogRate, w.tokens+now.Sub(w.refilled).Seconds()*MaxLogRate)
+	}
+	w.refilled = now
+	if w.tokens < 1 {
+		return false
+	}
+	w.tokens--
+	return true
+}
+
+// drop counts a line that is not logged.
+func (w *stderrLog) drop() {
+	w.mu.Lock()
+	w.dropped++
+	w.kickLocked()
+	w.mu.Unlock()
+	if w.obs != nil {
+		w.obs.droppedLines.Add(1)
+	}
 }
 
 func (w *stderrLog) enqueue(rec logRecord) {
@@ -235,9 +274,14 @@ func (w *stderrLog) enqueue(rec logRecord) {
 	w.kickLocked()
 }
 
+// reportDueLocked says whether dropped lines are to be reported now.
+func (w *stderrLog) reportDueLocked() bool {
+	return w.dropped > 0 && (w.closing || time.Since(w.reported) >= time.Second)
+}
+
 // kickLocked starts the drain goroutine when records wait and none runs.
 func (w *stderrLog) kickLocked() {
-	if w.draining || w.held || (len(w.queue) == 0 && w.dropped == 0) || w.log == nil {
+	if w.draining || w.held || (len(w.queue) == 0 && !w.reportDueLocked()) || w.log == nil {
 		return
 	}
 	w.draining = true
@@ -250,17 +294,22 @@ func (w *stderrLog) drain() {
 	var batch []logRecord
 	for {
 		w.mu.Lock()
-		if len(w.queue) == 0 && w.dropped == 0 {
+		report := w.reportDueLocked()
+		if len(w.queue) == 0 && !report {
 			w.draining = false
 			w.mu.Unlock()
 			return
 		}
 		batch, w.queue = w.queue, batch[:0]
-		dropped, log := w.dropped, w.log
-		w.queued, w.dropped = 0, 0
+		var dropped uint64
+		if report {
+			dropped, w.dropped, w.reported = w.dropped, 0, time.Now()
+		}
+		log := w.log
+		w.queued = 0
 		w.mu.Unlock()
 		if dropped > 0 {
-			log.Warn("standard error lines dropped: the host's log output does not keep up", "dropped", dropped)
+			log.Warn("standard error lines dropped: more than 10000 a second, or the host's log output does not keep up", "dropped", dropped)
 		}
 		for i := range batch {
 			log.Log(batch[i].level, batch[i].msg, batch[i].args...)
