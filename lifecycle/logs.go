@@ -81,8 +81,8 @@ type stderrLog struct {
 
 	wmu      sync.Mutex // the line being assembled; Write and close
 	line     []byte
-	skipping bool // the current line passed MaxLogLine: its rest is discarded
-	rawBad   bool // the raw tee failed once: it is no longer written
+	skipping bool      // the current line passed MaxLogLine: its rest is discarded
+	rawBad   bool      // the raw tee failed once: it is no longer written
 	tokens   float64   // lines that may be logged now (MaxLogRate)
 	refilled time.Time // when tokens was last refilled
 
