@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -108,7 +109,18 @@ func (r *remote) open(ctx context.Context, nc net.Conn) *serverConn {
 func (r *remote) refuse(addr net.Addr, who, why string, err error) {
 	r.refused.Add(1)
 	r.s.refused.Add(1)
-	r.s.log.Warn("remote client refused: "+why, "client", addr.String(), "identity", orUnknown(who), "error", err)
+	args := []any{"client", addr.String(), "identity", orUnknown(who)}
+	if err != nil {
+		args = append(args, "error", err)
+	}
+	r.s.log.Warn("remote client refused: "+why, args...)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 func orUnknown(s string) string {
@@ -139,6 +151,7 @@ func (c *serverConn) handshake() bool {
 		default:
 			r.refuse(addr, "", "TLS handshake failed", err)
 		}
+		c.linger()
 		c.kill()
 		return false
 	}
@@ -154,6 +167,28 @@ func (c *serverConn) handshake() bool {
 	c.idle = newIdleWatch(c, r.rc.IdleTimeout)
 	r.s.log.Info("remote client connected", "client", addr.String(), "identity", p.identity, "role", p.role)
 	return true
+}
+
+// refusalLinger bounds how long a refused client's bytes are read and discarded
+// after the daemon's alert, and how many.
+const (
+	refusalLinger    = 500 * time.Millisecond
+	refusalLingerMax = 64 << 10
+)
+
+// linger lets the TLS alert of a refusal reach the client: the daemon stops writing
+// and discards what the client still sends for a moment. Closed at once with unread
+// bytes (the client's first request, which TLS 1.3 lets it send before the daemon
+// has checked its certificate), the socket would be reset, and the client would see
+// "connection reset" instead of the alert.
+func (c *serverConn) linger() {
+	tcp, ok := c.raw.(*net.TCPConn)
+	if !ok || c.ctx.Err() != nil {
+		return
+	}
+	_ = tcp.CloseWrite()
+	_ = tcp.SetReadDeadline(time.Now().Add(refusalLinger))
+	_, _ = io.Copy(io.Discard, io.LimitReader(tcp, refusalLingerMax))
 }
 
 // idleWatch closes a connection that has no request under way and has sent no

@@ -204,7 +204,7 @@ func (s *server) serve(ctx context.Context) error {
 	defer stop()
 	s.set = newAdapterSet(base, &s.cfg, s.log)
 	if s.remote != nil {
-		s.log.Info("serving", "socket", s.cfg.Socket, "listen", s.remote.ln.Addr().String(), "dirs", s.cfg.Dirs, "pid", os.Getpid())
+		s.log.Info("serving", "socket", orNone(s.cfg.Socket), "listen", s.remote.ln.Addr().String(), "dirs", s.cfg.Dirs, "pid", os.Getpid())
 	} else {
 		s.log.Info("serving", "socket", s.cfg.Socket, "dirs", s.cfg.Dirs, "pid", os.Getpid())
 	}
