@@ -67,7 +67,9 @@ func TestRemoteCommands(t *testing.T) {
 	}
 	addr := listenAddr(t, d.ready)
 	alice, bob, carol := clientFlags(addr, pki, "alice"), clientFlags(addr, pki, "bob"), clientFlags(addr, pki, "carol")
-	with := func(flags []string, args ...string) []string { return append(append([]string{args[0]}, flags...), args[1:]...) }
+	with := func(flags []string, args ...string) []string {
+		return append(append([]string{args[0]}, flags...), args[1:]...)
+	}
 
 	runCmd(t, "", with(alice, "call", "echo", "example.echo.echo", `{"via":"tls"}`)...).want(t, ExitOK, []string{`{"via":"tls"}`}, nil)
 	runCmd(t, "", with(alice, "ping")...).want(t, ExitOK, []string{"tls://" + addr}, nil)
