@@ -26,8 +26,9 @@ P-256, written owner-only (0600). The one CA signs both the daemon's and the cli
 certificates, so it is at once --client-ca of serve and --tls-ca of the clients.
 
 Run again on the same DIR, it reuses the CA found there (to add clients, or a daemon
-certificate after server.pem was removed), and never overwrites a file. Each
-certificate is printed with its SPKI pin (for --allow spki:sha256/...).
+certificate after server.pem was removed) and keeps every certificate already there:
+it never overwrites a file. Each new certificate is printed with its SPKI pin (for
+--allow spki:sha256/...).
 
 These are certificates for trying remote access out; for production use your own CA
 (any PEM certificates with the same key usages work: serverAuth for the daemon,
@@ -97,10 +98,8 @@ func makeCerts(e *env, dir string, hosts, clients []string, valid time.Duration)
 	}
 	issue := func(label, base string, s certgen.Spec) error {
 		if _, err := os.Lstat(path(base + ".pem")); err == nil {
-			if label == "server" {
-				return nil // kept: the daemon's certificate exists
-			}
-			return usagef("%s exists; not overwritten", path(base+".pem"))
+			fmt.Fprintf(e.stdout, "%-8s %s (exists, kept)\n", label, path(base+".pem"))
+			return nil
 		}
 		s.Valid = valid
 		c, err := ca.Issue(s)

@@ -58,6 +58,7 @@ method: never started, as for a local call); transport_error 1 when the adapter
 answered with an error or the call's deadline passed, 3 when the adapter could not
 be started, broke the protocol or exited (its stage or violation is named); 4 when
 the adapter's process tree could not be verified gone; frame_too_large 2;
+permission_denied (a remote client whose role may not call the method),
 unknown_method, internal (e.g. the daemon is shutting down) and codes unknown to
 this adapterctl 3.
 `

@@ -126,12 +126,21 @@ func TestRemoteUsage(t *testing.T) {
 		{"serve missing key file", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", filepath.Join(pki, "none"), "--client-ca", ca, "--allow", "a=read", goodDir}, "cannot load certificates"},
 		{"certs without dir", []string{"certs"}, "--dir DIR is required"},
 		{"certs bad client name", []string{"certs", "--dir", pki, "--client", "../x"}, "usable in a file name"},
-		{"certs existing client", []string{"certs", "--dir", pki, "--client", "alice"}, "exists; not overwritten"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			runCmd(t, "", tc.args...).want(t, ExitUsage, nil, []string{tc.want})
 		})
+	}
+	// Run again, certs keeps what exists (the same command twice works).
+	before, err := os.ReadFile(filepath.Join(pki, "client-alice.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCmd(t, "", "certs", "--dir", pki, "--client", "alice", "--client", "dave").
+		want(t, ExitOK, []string{"(reused)", "server.pem (exists, kept)", "client-alice.pem (exists, kept)", "client-dave.pem  spki:sha256/"}, nil)
+	if after, _ := os.ReadFile(filepath.Join(pki, "client-alice.pem")); !bytes.Equal(before, after) {
+		t.Error("an existing certificate was overwritten")
 	}
 }
 
