@@ -64,7 +64,6 @@ func discoverClientTLSMain() int {
 type loadClient struct {
 	nc   net.Conn
 	id   int
-	wmu  sync.Mutex
 	mu   sync.Mutex
 	want map[string]string // outstanding request id -> expected value
 	done int
