@@ -20,6 +20,8 @@ type remote struct {
 	cfg *tls.Config
 	ln  net.Listener
 
+	handshakes chan struct{} // a slot per handshake under way
+
 	refused atomic.Uint64 // of Status.Remote; the server's totals count them too
 	dropped atomic.Uint64
 	reloads atomic.Uint64
@@ -48,7 +50,7 @@ func newRemote(s *server, rc RemoteConfig) (*remote, error) {
 	if rc.IdleTimeout <= 0 {
 		rc.IdleTimeout = DefaultIdleTimeout
 	}
-	r := &remote{s: s, rc: rc}
+	r := &remote{s: s, rc: rc, handshakes: make(chan struct{}, s.cfg.MaxClients)}
 	t, err := newTLSServer(&r.rc)
 	if err != nil {
 		return nil, err
@@ -104,6 +106,18 @@ func (r *remote) open(ctx context.Context, nc net.Conn) *serverConn {
 	c.remote = r
 	return c
 }
+
+// beginHandshake takes a handshake slot, if one is free.
+func (r *remote) beginHandshake() bool {
+	select {
+	case r.handshakes <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *remote) endHandshake() { <-r.handshakes }
 
 // refuse counts and logs a client refused at connect.
 func (r *remote) refuse(addr net.Addr, who, why string, err error) {
@@ -165,7 +179,6 @@ func (c *serverConn) handshake() bool {
 	}
 	c.perm = p
 	c.idle = newIdleWatch(c, r.rc.IdleTimeout)
-	r.s.log.Info("remote client connected", "client", addr.String(), "identity", p.identity, "role", p.role)
 	return true
 }
 

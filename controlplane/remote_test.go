@@ -380,6 +380,44 @@ func TestRemoteBounds(t *testing.T) {
 	})
 }
 
+// TestRemoteHandshakesDoNotCrowdOut: peers that open TCP and never handshake hold
+// handshake slots only: the socket's clients still get in, and one more such peer
+// than MaxClients is refused at once.
+func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
+	p := newPKI(t)
+	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) {
+		cfg.MaxClients = 3
+		cfg.Remote.HandshakeTimeout = time.Minute
+	})
+	ctx := testCtx(t)
+	for range 3 {
+		nc, err := net.Dial("tcp", d.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+	}
+	nc, err := net.Dial("tcp", d.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	if n, err := nc.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("fourth silent peer: read %d, %v; want it closed at once", n, err)
+	}
+	waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Remote.RefusedClients == 1 })
+	if !strings.Contains(d.log.String(), "too many handshakes under way (3)") {
+		t.Errorf("log %s", d.log.String())
+	}
+	if _, err := dial(t, d.sock).Ping(ctx); err != nil {
+		t.Fatalf("socket client while handshakes are pending: %v", err)
+	}
+	if st, err := d.owner.Status(ctx); err != nil || st.Clients != 2 {
+		t.Fatalf("status %v, %v: want 2 clients (the silent peers are not clients)", st, err)
+	}
+}
+
 // TestRemoteGarbage: bytes that are not TLS cost a refusal and nothing more; after
 // the handshake, a body that is not an envelope is answered invalid_params on a
 // connection that stays usable, and an oversized frame ends only that connection.

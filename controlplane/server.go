@@ -44,8 +44,9 @@ type ServerConfig struct {
 	// Logger receives the daemon's logs; nil is silent.
 	Logger hclog.Logger
 	// MaxClients caps the clients connected at once, on the socket and on TCP
-	// together, a remote client counted from its handshake (default 256); one more
-	// is refused by closing its connection.
+	// together (default 256); one more is refused by closing its connection. A
+	// remote client counts once its TLS handshake has proven who it is; at most
+	// MaxClients handshakes are under way besides.
 	MaxClients int
 	// WriteTimeout is how long a client may leave its answers unread: a frame not
 	// written within it, or a full send queue not drained within it, drops the
@@ -288,32 +289,65 @@ func (s *server) accept(ctx context.Context, ln net.Listener, open func(net.Conn
 		if c == nil {
 			continue
 		}
-		s.mu.Lock()
-		if len(s.conns) >= s.cfg.MaxClients {
-			s.mu.Unlock()
-			if c.remote != nil {
-				c.remote.refuse(nc.RemoteAddr(), "", fmt.Sprintf("too many clients (%d)", s.cfg.MaxClients), nil)
-			} else {
-				s.refused.Add(1)
-				s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
+		if c.remote != nil {
+			// A remote client takes one of MaxClients only once its handshake proved who
+			// it is: unauthenticated peers never crowd out the socket's clients. Its
+			// handshake takes one of MaxClients handshake slots of its own.
+			if !c.remote.beginHandshake() {
+				c.remote.refuse(nc.RemoteAddr(), "", fmt.Sprintf("too many handshakes under way (%d)", s.cfg.MaxClients), nil)
+				c.cancel()
+				_ = nc.Close()
+				continue
 			}
-			c.cancel()
-			_ = nc.Close()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				ok := c.handshake()
+				c.remote.endHandshake()
+				if ok && s.register(c) {
+					s.log.Info("remote client connected", "client", c.raw.RemoteAddr().String(), "identity", c.perm.identity, "role", c.perm.role)
+					s.serveConn(c)
+				}
+			}()
 			continue
 		}
-		s.conns[c] = struct{}{}
+		if !s.register(c) {
+			continue
+		}
 		s.wg.Add(1)
-		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			if c.remote == nil || c.handshake() {
-				c.run()
-			}
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
+			s.serveConn(c)
 		}()
 	}
+}
+
+// register counts a client among the connected ones, or refuses it (closed and
+// counted) when MaxClients are connected already.
+func (s *server) register(c *serverConn) bool {
+	s.mu.Lock()
+	if len(s.conns) >= s.cfg.MaxClients {
+		s.mu.Unlock()
+		if c.remote != nil {
+			c.remote.refuse(c.raw.RemoteAddr(), c.perm.identity, fmt.Sprintf("too many clients (%d)", s.cfg.MaxClients), nil)
+		} else {
+			s.refused.Add(1)
+			s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
+		}
+		c.kill()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	return true
+}
+
+// serveConn runs a registered connection until it ends.
+func (s *server) serveConn(c *serverConn) {
+	c.run()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
 }
 
 // openLocal admits a Unix-socket client, which keeps every permission.
