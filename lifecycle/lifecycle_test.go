@@ -49,7 +49,7 @@ func TestOpenCallCloseVerified(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	waitGone(t, pid)
+	goneNow(t, pid)
 	if err := res.CanRelease(a.PackageDir()); err != nil {
 		t.Fatalf("CanRelease after verified close = %v", err)
 	}
@@ -129,7 +129,7 @@ func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("host hung: OnExit not called")
 			}
-			waitGone(t, gc)
+			goneNow(t, gc)
 			if err := a.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestStubbornAdapterKilledAfterGrace(t *testing.T) {
 	if waited := time.Since(start); waited < l.Grace() {
 		t.Fatalf("killed after %v, before the grace of %v", waited, l.Grace())
 	}
-	waitGone(t, pid)
+	goneNow(t, pid)
 }
 
 // R26: an invalid catalog fails Open with the catalog's rule, and ends the tree.
