@@ -315,3 +315,46 @@ func TestRemoteLoad(t *testing.T) {
 		t.Error("no call answered")
 	}
 }
+
+// BenchmarkTransport: Ping and Send round trips over the Unix socket and over TLS,
+// from 8 connections at once: what the transport costs, the rest being equal.
+func BenchmarkTransport(b *testing.B) {
+	p := newPKI(b)
+	d := startRemote(b, p, nil)
+	cfg := p.client(b, "caller")
+	for _, tr := range []struct {
+		name string
+		dial func() *controlplane.Client
+	}{
+		{"unix", func() *controlplane.Client { return dial(b, d.sock) }},
+		{"tls", func() *controlplane.Client { return dialRemote(b, d.addr, cfg) }},
+	} {
+		for _, m := range []string{"Ping", "Send"} {
+			b.Run(tr.name+"/"+m, func(b *testing.B) {
+				clients := make(chan *controlplane.Client, 8)
+				for range 8 {
+					clients <- tr.dial()
+				}
+				ctx := context.Background()
+				b.SetParallelism(8 / max(goruntime.GOMAXPROCS(0), 1))
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					c := <-clients
+					defer func() { clients <- c }()
+					for pb.Next() {
+						var err error
+						if m == "Ping" {
+							_, err = c.Ping(ctx)
+						} else {
+							_, err = c.Send(ctx, echoSend)
+						}
+						if err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			})
+		}
+	}
+}
