@@ -55,7 +55,8 @@ type ServerConfig struct {
 	// RescanInterval is how often a Discover stream scans the directories again
 	// (default 200 ms).
 	RescanInterval time.Duration
-	// OnReady, if set, is called once the socket accepts connections.
+	// OnReady, if set, is called once the socket (and the TCP listener, with Remote)
+	// accepts connections.
 	OnReady func()
 }
 
