@@ -56,7 +56,22 @@ func newRemote(s *server, rc RemoteConfig) (*remote, error) {
 		return nil, err
 	}
 	r.tls, r.cfg = t, t.config()
+	r.checkOwnCert()
 	return r, nil
+}
+
+// checkOwnCert warns when the daemon's own certificate is not valid now: clients
+// would refuse it.
+func (r *remote) checkOwnCert() {
+	leaf := r.tls.cur.Load().cert.Leaf
+	now := time.Now()
+	switch {
+	case leaf == nil:
+	case now.After(leaf.NotAfter):
+		r.s.log.Warn("the daemon's certificate has expired: clients will refuse it", "cert", r.rc.CertFile, "not_after", leaf.NotAfter)
+	case now.Before(leaf.NotBefore):
+		r.s.log.Warn("the daemon's certificate is not valid yet: clients will refuse it", "cert", r.rc.CertFile, "not_before", leaf.NotBefore)
+	}
 }
 
 // listen opens the TCP listener.
@@ -94,6 +109,7 @@ func (r *remote) watchReload(ctx context.Context) {
 			r.reloads.Add(1)
 			r.s.log.Info("certificates reloaded", "cert", r.rc.CertFile, "client_ca", r.rc.ClientCAFile,
 				"not_after", r.tls.cur.Load().cert.Leaf.NotAfter)
+			r.checkOwnCert()
 		}
 	}
 }

@@ -615,3 +615,19 @@ func TestParseAllow(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteOwnCertExpired: a daemon whose own certificate has expired serves, but
+// says so in its log (its clients refuse it).
+func TestRemoteOwnCertExpired(t *testing.T) {
+	p := newPKI(t)
+	now := time.Now()
+	p.certFile, p.keyFile = p.issue(t, p.ca, certgen.Spec{CommonName: "daemon", Server: true, Hosts: []string{"127.0.0.1"},
+		NotBefore: now.Add(-2 * time.Hour), NotAfter: now.Add(-time.Hour)})
+	d := startRemote(t, p, nil)
+	if !strings.Contains(d.log.String(), "the daemon's certificate has expired") {
+		t.Errorf("log %s", d.log.String())
+	}
+	if _, err := controlplane.DialTLS(testCtx(t), d.addr, p.client(t, "caller")); err == nil {
+		t.Error("a client accepted an expired daemon certificate")
+	}
+}
