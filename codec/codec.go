@@ -7,41 +7,56 @@ import (
 	"sync"
 )
 
+// Unknown is what decoding does with an object member that names no field of the
+// struct it is decoded into.
+type Unknown bool
+
+// Policies for unknown members.
+const (
+	// RefuseUnknown: a KindUnknown error. What an adapter applies to params: a host
+	// setting a field the adapter does not know would otherwise be ignored silently.
+	RefuseUnknown Unknown = false
+	// IgnoreUnknown: the member is skipped (still checked to be JSON). What a host
+	// applies to results, so that an adapter may add result fields within a service
+	// version without breaking the hosts built before.
+	IgnoreUnknown Unknown = true
+)
+
 // Decode decodes the JSON value data into *v. An empty data is taken as null, and null
 // leaves *v as it is (so does a null member for its field, and an absent member).
 // Decode into a zero value: members present are stored, others keep what they had.
 // The error is an *Error.
-func Decode[T any](data []byte, v *T) error {
-	return decode(data, reflect.ValueOf(v).Elem())
+func Decode[T any](data []byte, v *T, unknown Unknown) error {
+	return decode(data, reflect.ValueOf(v).Elem(), unknown)
 }
 
 // DecodeValue is [Decode] for a target known only at run time: target must be a
 // non-nil pointer.
-func DecodeValue(data []byte, target any) error {
+func DecodeValue(data []byte, target any, unknown Unknown) error {
 	rv := reflect.ValueOf(target)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &Error{Kind: KindUnsupported, Detail: fmt.Sprintf("the target must be a non-nil pointer, not %T", target)}
 	}
-	return decode(data, rv.Elem())
+	return decode(data, rv.Elem(), unknown)
 }
 
-func decode(data []byte, v reflect.Value) error {
+func decode(data []byte, v reflect.Value, unknown Unknown) error {
 	if len(data) == 0 {
 		return nil
 	}
 	p := planFor(v.Type())
 	if !p.fast {
-		return decodeRef(data, v)
+		return decodeRef(data, v, unknown)
 	}
-	if err := decodeFast(data, p, v); err != nil {
+	if err := decodeFast(data, p, v, unknown); err != nil {
 		return err
 	}
 	return nil
 }
 
 // decodeFast is the direct decoder: one pass over the text, straight into v.
-func decodeFast(data []byte, p *plan, v reflect.Value) *Error {
-	d := decoder{b: data}
+func decodeFast(data []byte, p *plan, v reflect.Value, unknown Unknown) *Error {
+	d := decoder{b: data, ignore: bool(unknown)}
 	if err := d.value(p, v); err != nil {
 		return err
 	}

@@ -82,11 +82,11 @@ func TestDecodeCases(t *testing.T) {
 				var got outer
 				var err error
 				if path == "direct" {
-					if e := decodeFast([]byte(c.in), planFor(reflect.TypeFor[outer]()), reflect.ValueOf(&got).Elem()); e != nil {
+					if e := decodeFast([]byte(c.in), planFor(reflect.TypeFor[outer]()), reflect.ValueOf(&got).Elem(), RefuseUnknown); e != nil {
 						err = e
 					}
 				} else {
-					err = decodeRef([]byte(c.in), reflect.ValueOf(&got).Elem())
+					err = decodeRef([]byte(c.in), reflect.ValueOf(&got).Elem(), RefuseUnknown)
 				}
 				if c.kind == 0 {
 					if err != nil {
@@ -114,14 +114,14 @@ func TestDecodeCases(t *testing.T) {
 
 func TestDecodeValue(t *testing.T) {
 	var m map[string]int
-	if err := DecodeValue([]byte(`{"a":1}`), &m); err != nil || m["a"] != 1 {
+	if err := DecodeValue([]byte(`{"a":1}`), &m, RefuseUnknown); err != nil || m["a"] != 1 {
 		t.Fatalf("got %v, %v", m, err)
 	}
-	if err := DecodeValue([]byte(`{}`), m); !errors.Is(err, ErrDecode) {
+	if err := DecodeValue([]byte(`{}`), m, RefuseUnknown); !errors.Is(err, ErrDecode) {
 		t.Fatalf("a non-pointer target: %v", err)
 	}
 	var raw json.RawMessage
-	if err := Decode([]byte(` {"a": [1, 2]} `), &raw); err != nil {
+	if err := Decode([]byte(` {"a": [1, 2]} `), &raw, RefuseUnknown); err != nil {
 		t.Fatal(err)
 	}
 	var back map[string][]int
@@ -137,5 +137,28 @@ func TestAppend(t *testing.T) {
 	}
 	if _, err := Append(nil, math.NaN()); err == nil {
 		t.Fatal("NaN encoded")
+	}
+}
+
+// Results on the host ignore members they do not know (forward compatibility within a
+// service version); a member twice is still refused.
+func TestIgnoreUnknown(t *testing.T) {
+	for _, path := range []string{"direct", "mapstructure"} {
+		var got inner
+		in := []byte(`{"a":1,"new":{"x":[1,2]},"c":[3]}`)
+		var err error
+		if path == "direct" {
+			if e := decodeFast(in, planFor(reflect.TypeFor[inner]()), reflect.ValueOf(&got).Elem(), IgnoreUnknown); e != nil {
+				err = e
+			}
+		} else {
+			err = decodeRef(in, reflect.ValueOf(&got).Elem(), IgnoreUnknown)
+		}
+		if err != nil || got.A != 1 || len(got.C) != 1 {
+			t.Fatalf("%s: %+v, %v", path, got, err)
+		}
+		if err := Decode([]byte(`{"new":1,"new":2}`), &got, IgnoreUnknown); !errors.Is(err, ErrDecode) {
+			t.Fatalf("%s: duplicate unknown member: %v", path, err)
+		}
 	}
 }

@@ -14,9 +14,10 @@ const maxDepth = 10000
 
 // decoder is the direct decoder's state over one JSON text.
 type decoder struct {
-	b     []byte
-	i     int
-	depth int
+	b      []byte
+	i      int
+	depth  int
+	ignore bool // skip unknown members instead of refusing them
 }
 
 func (d *decoder) syntax(msg string) *Error {
@@ -249,7 +250,7 @@ func (d *decoder) object(p *plan, v reflect.Value) *Error {
 		return err
 	}
 	var seen uint64
-	var seenMore map[int]bool
+	var seenMore, skipped map[string]bool
 	for {
 		key, esc, err := d.memberKey()
 		if err != nil {
@@ -260,7 +261,23 @@ func (d *decoder) object(p *plan, v reflect.Value) *Error {
 		}
 		n := p.fieldIndex(key)
 		if n < 0 {
-			return &Error{Kind: KindUnknown, Path: string(key), Known: p.known}
+			if !d.ignore {
+				return &Error{Kind: KindUnknown, Path: string(key), Known: p.known}
+			}
+			if skipped == nil {
+				skipped = map[string]bool{}
+			}
+			if skipped[string(key)] {
+				return &Error{Kind: KindDuplicate, Path: string(key), Detail: "appears twice"}
+			}
+			skipped[string(key)] = true
+			if _, err := d.skip(); err != nil {
+				return err.under(string(key))
+			}
+			if more, err := d.objectNext(); !more || err != nil {
+				return err
+			}
+			continue
 		}
 		f := &p.fields[n]
 		dup := false
@@ -269,9 +286,9 @@ func (d *decoder) object(p *plan, v reflect.Value) *Error {
 			seen |= 1 << n
 		} else {
 			if seenMore == nil {
-				seenMore = map[int]bool{}
+				seenMore = map[string]bool{}
 			}
-			dup, seenMore[n] = seenMore[n], true
+			dup, seenMore[f.name] = seenMore[f.name], true
 		}
 		if dup {
 			return &Error{Kind: KindDuplicate, Path: f.name, Detail: "appears twice"}

@@ -16,7 +16,7 @@ var fuzzSeeds = []string{
 
 // FuzzDifferential: the direct decoder and the mapstructure path give the same value,
 // or both fail with the direct decoder's error among the kinds the mapstructure path
-// reports. Text that is not JSON, or names a member twice, fails on both.
+// reports; under both policies for unknown members (which >= 128 ignores them). Text that is not JSON, or names a member twice, fails on both.
 func FuzzDifferential(f *testing.F) {
 	for i, s := range fuzzSeeds {
 		f.Add([]byte(s), uint8(i))
@@ -26,8 +26,9 @@ func FuzzDifferential(f *testing.F) {
 		p := planFor(typ)
 		fast := reflect.New(typ)
 		ref := reflect.New(typ)
-		ferr := decodeFast(data, p, fast.Elem())
-		rerrs := refErrors(data, ref.Elem(), true)
+		unknown := Unknown(which >= 128)
+		ferr := decodeFast(data, p, fast.Elem(), unknown)
+		rerrs := refErrors(data, ref.Elem(), true, unknown)
 		if ferr == nil && len(rerrs) == 0 {
 			if !reflect.DeepEqual(fast.Interface(), ref.Interface()) {
 				t.Fatalf("%v from %q: direct %#v, mapstructure %#v", typ, data, fast.Elem(), ref.Elem())
@@ -58,7 +59,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v outer
-		if err := Decode(data, &v); err != nil {
+		if err := Decode(data, &v, RefuseUnknown); err != nil {
 			return
 		}
 		b, err := Append(nil, v)
@@ -66,7 +67,7 @@ func FuzzDecode(f *testing.F) {
 			return // e.g. an any holding a value encoding/json refuses
 		}
 		var back outer
-		if err := Decode(b, &back); err != nil {
+		if err := Decode(b, &back, RefuseUnknown); err != nil {
 			t.Fatalf("%q decoded, re-encoded as %s, which does not decode: %v", data, b, err)
 		}
 	})

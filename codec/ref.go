@@ -15,8 +15,8 @@ import (
 // element of a pointer) with json tag names, exact name matching and embedded structs
 // squashed. The hook gives numbers, strings and []byte the same rules as the direct
 // decoder. It is the decoding contract: the direct decoder must agree with it.
-func decodeRef(data []byte, v reflect.Value) error {
-	if errs := refErrors(data, v, false); len(errs) > 0 {
+func decodeRef(data []byte, v reflect.Value, unknown Unknown) error {
+	if errs := refErrors(data, v, false, unknown); len(errs) > 0 {
 		return errs[0]
 	}
 	return nil
@@ -27,7 +27,7 @@ func decodeRef(data []byte, v reflect.Value) error {
 // reports unknown members only when nothing else failed; with errorUnused (for the
 // differential fuzz target) it reports them beside the other failures too, and its own
 // errors, which are then those, count as unknown members.
-func refErrors(data []byte, v reflect.Value, errorUnused bool) []*Error {
+func refErrors(data []byte, v reflect.Value, errorUnused bool, unknown Unknown) []*Error {
 	d := decoder{b: data}
 	tree, perr := d.any(false)
 	if perr != nil {
@@ -44,7 +44,7 @@ func refErrors(data []byte, v reflect.Value, errorUnused bool) []*Error {
 		TagName:     "json",
 		MatchName:   func(key, field string) bool { return key == field },
 		Metadata:    md,
-		ErrorUnused: errorUnused,
+		ErrorUnused: errorUnused && unknown == RefuseUnknown,
 		Result:      v.Addr().Interface(),
 	})
 	if err != nil {
@@ -56,6 +56,9 @@ func refErrors(data []byte, v reflect.Value, errorUnused bool) []*Error {
 		if len(errs) == 0 {
 			errs = append(errs, &Error{Kind: KindType, Detail: err.Error()})
 		}
+	}
+	if unknown == IgnoreUnknown {
+		return errs
 	}
 	sort.Strings(md.Unused)
 	for _, path := range md.Unused {

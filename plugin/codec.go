@@ -24,7 +24,7 @@ func paramsDecoder[P any]() func(params []byte, p *P) error {
 		if len(params) == 0 {
 			params = emptyObject
 		}
-		if err := codec.Decode(params, p); err != nil {
+		if err := codec.Decode(params, p, codec.RefuseUnknown); err != nil {
 			return &Error{Code: wire.CodeInvalid, Message: "params: " + err.Error()}
 		}
 		return nil
@@ -35,7 +35,7 @@ var emptyObject = []byte("{}")
 
 // decodeObject decodes a JSON object into target (a non-nil pointer) with package codec.
 func decodeObject(object []byte, target any) error {
-	return codec.DecodeValue(object, target)
+	return codec.DecodeValue(object, target, codec.RefuseUnknown)
 }
 
 // validRaw checks a json.RawMessage result: empty (sent as null) or one JSON value.

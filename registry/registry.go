@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -336,7 +337,7 @@ func (r *Registry) Close(ctx context.Context) error {
 
 // encodeObject turns a configuration or params value into a JSON object. Raw JSON is
 // passed on as it is (the connection validates it in one pass before sending); any
-// other value is encoded with encoding/json and must come out as an object.
+// other value is encoded with package codec and must come out as an object.
 func encodeObject(v any) (json.RawMessage, error) {
 	switch v := v.(type) {
 	case nil:
@@ -346,7 +347,7 @@ func encodeObject(v any) (json.RawMessage, error) {
 	case []byte:
 		return v, nil
 	}
-	b, err := json.Marshal(v)
+	b, err := codec.Append(nil, v)
 	if err != nil {
 		return nil, &EncodeError{Err: err}
 	}
