@@ -67,3 +67,16 @@ func BenchmarkAppendBig(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkAppendBigStd(b *testing.B) {
+	r := reading{Seq: 42, Name: "inlet", Data: strings.Repeat("x", 1<<20)}
+	buf := make([]byte, 0, 2<<20)
+	b.SetBytes(int64(len(r.Data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = appendStd(buf[:0], r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

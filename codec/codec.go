@@ -87,11 +87,24 @@ var encoders = sync.Pool{New: func() any {
 	return e
 }}
 
-// Append appends v encoded as one JSON value to dst, with encoding/json's rules (json
-// tags, embedded structs inlined, []byte as base64, floats in their shortest exact
-// form) except that <, > and & are not escaped. A json.RawMessage is appended as it
-// is, after checking it is one JSON value.
+// Append appends v encoded as one JSON value to dst, exactly as encoding/json encodes
+// it (json tags, omitempty, embedded structs inlined, []byte as base64, floats in
+// their shortest exact form, U+2028 and U+2029 escaped) except that <, > and & are not
+// escaped. Plain data types are written straight into dst by a per-type encoder; others
+// (types with their own MarshalJSON, for instance) go through encoding/json.
 func Append(dst []byte, v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
+		return append(dst, "null"...), nil
+	}
+	if out, ok := encoderFor(rv.Type())(dst, rv); ok {
+		return out, nil
+	}
+	return appendStd(dst, v)
+}
+
+// appendStd is Append with encoding/json alone.
+func appendStd(dst []byte, v any) ([]byte, error) {
 	e := encoders.Get().(*encoder)
 	e.w.b = dst
 	err := e.enc.Encode(v)

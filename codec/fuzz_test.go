@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"reflect"
 	"slices"
 	"testing"
@@ -69,6 +70,39 @@ func FuzzDecode(f *testing.F) {
 		var back outer
 		if err := Decode(b, &back, RefuseUnknown); err != nil {
 			t.Fatalf("%q decoded, re-encoded as %s, which does not decode: %v", data, b, err)
+		}
+	})
+}
+
+// FuzzEncode: the direct encoder writes the bytes encoding/json writes, for values of
+// every test type decoded from the input, and for any string.
+func FuzzEncode(f *testing.F) {
+	for i, s := range fuzzSeeds {
+		f.Add([]byte(s), uint8(i))
+	}
+	f.Add([]byte("\"\xff\xfe\\u2028\u2029\x7f<&>\x00\""), uint8(6))
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		if s := string(data); true {
+			want, err := appendStd(nil, s)
+			if got := appendString(nil, s); err != nil || string(got) != string(want) {
+				t.Fatalf("string %q: direct %s, encoding/json %s (%v)", s, got, want, err)
+			}
+		}
+		typ := targets[int(which)%len(targets)]
+		v := reflect.New(typ)
+		if decodeFast(data, planFor(typ), v.Elem(), IgnoreUnknown) != nil {
+			return
+		}
+		want, werr := appendStd(nil, v.Elem().Interface())
+		got, ok := encoderFor(typ)(nil, v.Elem())
+		if !ok {
+			if werr == nil && typ != reflect.TypeFor[json.Number]() && typ != reflect.TypeFor[outer]() {
+				t.Fatalf("%v from %q: the direct encoder gave up; encoding/json wrote %s", typ, data, want)
+			}
+			return
+		}
+		if werr != nil || string(got) != string(want) {
+			t.Fatalf("%v from %q: direct %s, encoding/json %s (%v)", typ, data, got, want, werr)
 		}
 	})
 }

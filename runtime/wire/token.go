@@ -1,5 +1,10 @@
 package wire
 
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
 // Token-level scanning for decoders above this package (package codec), so that the
 // JSON grammar and UTF-8 rules are written once.
 
@@ -25,3 +30,24 @@ func ScanNumber(p []byte, i int) (end int, err error) {
 // Unquote returns the contents of a JSON string validated by [ScanString] (without its
 // quotes) with its escapes resolved.
 func Unquote(raw []byte) string { return unquote(raw) }
+
+// PlainPrefix returns the length of the longest prefix of s made of printable ASCII
+// other than '"' and '\\': bytes a JSON string carries as they are. It looks at eight
+// bytes at a time.
+func PlainPrefix(s string) int {
+	i := 0
+	if len(s) >= 8 {
+		b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:i+8])) {
+			i += 8
+		}
+	}
+	for i < len(s) {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			break
+		}
+		i++
+	}
+	return i
+}
