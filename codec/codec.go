@@ -97,7 +97,7 @@ func Append(dst []byte, v any) ([]byte, error) {
 	if !rv.IsValid() {
 		return append(dst, "null"...), nil
 	}
-	if out, ok := encoderFor(rv.Type())(dst, rv); ok {
+	if out, ok := encoderFor(rv.Type()).fn(dst, rv); ok {
 		return out, nil
 	}
 	return appendStd(dst, v)

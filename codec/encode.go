@@ -35,13 +35,16 @@ var (
 	hexDigits         = "0123456789abcdef"
 )
 
-func encoderFor(t reflect.Type) encFunc {
+// encoderFor returns the encoder of t, building it once.
+func encoderFor(t reflect.Type) *encEntry {
 	if e, ok := encCache.Load(t); ok {
-		return e.(*encEntry).call
+		return e.(*encEntry)
 	}
 	encMu.Lock()
 	defer encMu.Unlock()
-	return buildEncoder(t)
+	buildEncoder(t)
+	e, _ := encCache.Load(t)
+	return e.(*encEntry)
 }
 
 func (e *encEntry) call(dst []byte, v reflect.Value) ([]byte, bool) { return e.fn(dst, v) }
@@ -110,7 +113,7 @@ func newEncoder(t reflect.Type) encFunc {
 				return append(dst, "null"...), true
 			}
 			e := v.Elem()
-			return encoderFor(e.Type())(dst, e)
+			return encoderFor(e.Type()).fn(dst, e)
 		}
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 && !marshals(t.Elem()) {

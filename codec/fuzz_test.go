@@ -94,7 +94,7 @@ func FuzzEncode(f *testing.F) {
 			return
 		}
 		want, werr := appendStd(nil, v.Elem().Interface())
-		got, ok := encoderFor(typ)(nil, v.Elem())
+		got, ok := encoderFor(typ).fn(nil, v.Elem())
 		if !ok {
 			if werr == nil && typ != reflect.TypeFor[json.Number]() && typ != reflect.TypeFor[outer]() {
 				t.Fatalf("%v from %q: the direct encoder gave up; encoding/json wrote %s", typ, data, want)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
@@ -56,11 +57,17 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if m.Service() != c.svc {
 		return r, notInService(c.svc, m.Name())
 	}
-	params, err := encodeParams(m.Name(), p)
+	buf := paramBufs.Get().(*[]byte)
+	params, err := encodeParams(m.Name(), (*buf)[:0], p)
 	if err != nil {
+		paramBufs.Put(buf)
 		return r, err
 	}
 	raw, err := c.h.Call(ctx, m.Name(), params)
+	if cap(params) <= maxPooledParams { // the call has returned: the connection is done with params
+		*buf = params
+		paramBufs.Put(buf)
+	}
 	if err != nil {
 		return r, err
 	}
@@ -84,10 +91,15 @@ func notInService(svc *contract.Service, method string) error {
 		Message: fmt.Sprintf("not a method of the client's service %s version %d", svc.ID(), svc.Version())}
 }
 
-// encodeParams encodes a typed call's params; a value that does not encode to a JSON
-// object fails before anything is sent.
-func encodeParams(method string, p any) (json.RawMessage, error) {
-	b, err := encodeObject(p)
+// paramBufs are buffers for typed calls' params, kept up to maxPooledParams.
+var paramBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledParams = 64 << 10
+
+// encodeParams appends a typed call's params to dst; a value that does not encode to a
+// JSON object fails before anything is sent.
+func encodeParams(method string, dst []byte, p any) (json.RawMessage, error) {
+	b, err := appendObject(dst, p)
 	if err != nil {
 		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: err.Error(), NeverStarted: true, Cause: err}
 	}
