@@ -309,48 +309,5 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, bool) {
 }
 
 // appendString appends s as a JSON string exactly as encoding/json does without HTML
-// escaping: plain runs copied in bulk, control characters escaped, invalid UTF-8 as
-// \ufffd, U+2028 and U+2029 escaped.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for len(s) > 0 {
-		n := wire.PlainPrefix(s)
-		dst = append(dst, s[:n]...)
-		s = s[n:]
-		if len(s) == 0 {
-			break
-		}
-		c := s[0]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			s = s[1:]
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s)
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			dst = append(dst, s[:size]...)
-		}
-		s = s[size:]
-	}
-	return append(dst, '"')
-}
+// escaping (the wire package's escaper, shared with the envelopes).
+func appendString(dst []byte, s string) []byte { return wire.AppendString(dst, s) }

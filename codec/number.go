@@ -149,22 +149,9 @@ func setNumber(lit []byte, v reflect.Value) *Error {
 
 // numberValue is parseNumber's result as a Go value of type t, for the mapstructure path.
 func numberValue(lit string, t reflect.Type) (any, *Error) {
-	n, err := parseNumber(lit, t)
-	if err != nil {
-		return nil, err
-	}
 	v := reflect.New(t).Elem()
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(n.i)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(n.u)
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(n.f)
-	case reflect.String:
-		v.SetString(lit)
-	case reflect.Interface:
-		return n.f, nil
+	if err := setNumber([]byte(lit), v); err != nil {
+		return nil, err
 	}
 	return v.Interface(), nil
 }
