@@ -273,9 +273,8 @@ func (s *adapterSet) status(st *StatusResult) {
 		}
 		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts()}
 		st.Restarts += as.Restarts
-		if ad := sl.h.Adapter(); ad != nil && ad.Err() == nil {
-			as.State, as.PID, as.Mechanism = "running", ad.Pid(), ad.Mechanism().String()
-			as.InFlight = ad.Conn().InFlight()
+		if hs := sl.h.Status(); hs.Running {
+			as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight
 		}
 		st.Adapters = append(st.Adapters, as)
 	}

@@ -9,10 +9,13 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
-// ErrClientClosed is the cause of calls on a Client after Close.
-var ErrClientClosed = errors.New("controlplane: client closed")
+// ErrClientClosed is the cause of calls on a Client after Close; errors.Is matches
+// runtime.ErrConnClosed too (the module's one "closed by the host" sentinel).
+var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrConnClosed)
 
 // Client talks to a daemon over one connection. It is safe for concurrent use: any
 // number of requests may be under way at once, each matched to its answers by id.

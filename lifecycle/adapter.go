@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -57,6 +56,9 @@ type Config struct {
 	// without the host closing it (it exited, or broke the protocol), after its tree
 	// was cleaned up.
 	OnExit func(ExitEvent)
+
+	// closed, set by a Supervisor, is told when the host closes the adapter itself.
+	closed func(*Adapter)
 }
 
 // ExitEvent tells the host that an adapter ended on its own.
@@ -105,8 +107,9 @@ func (e *OpenError) Unwrap() []error {
 	return []error{e.Err}
 }
 
-// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON object.
-var ErrInvalidConfiguration = errors.New("configuration is not a JSON object")
+// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON
+// object. It is runtime.ErrInvalidParams, the module's one "not a JSON object" sentinel.
+var ErrInvalidConfiguration = runtime.ErrInvalidParams
 
 // ExitError is the exit status of an adapter process that ended while connected. Exit
 // status carries no meaning in the protocol (A26); it is kept for diagnostics.
@@ -157,7 +160,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: runtime.ErrNilContext}
 	}
 	if err := wire.ValidateParams(cfg.Configuration); err != nil {
-		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("%w: %v", ErrInvalidConfiguration, err)}
+		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", ErrInvalidConfiguration, err)}
 	}
 	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
 	a.name = cfg.Name
@@ -288,12 +291,21 @@ func (a *Adapter) shutdown(grace bool) error {
 // wrapping a *platform.UnverifiedError; the package directory then stays reserved.
 // Close may be called more than once and after the adapter ended on its own; every
 // call returns the same result.
+//
+// Closing the current adapter of a [Supervisor] ends the supervisor too (as its Close
+// would): the host closed it, so it is not restarted and OnExit is not called.
 func (a *Adapter) Close() error {
 	a.hostClosing.Store(true)
-	return a.shutdown(true)
+	err := a.shutdown(true)
+	if a.cfg.closed != nil {
+		a.cfg.closed(a)
+	}
+	return err
 }
 
-// Call calls a method of the adapter; see [runtime.Conn.Call].
+// Call calls a method of the adapter; see [runtime.Conn.Call]. Of a supervised adapter,
+// call [Supervisor.Call] instead: it waits for a restart under way and makes a call
+// again that found the adapter ending before anything was sent.
 func (a *Adapter) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return a.conn.Call(ctx, method, params)
 }
@@ -301,8 +313,10 @@ func (a *Adapter) Call(ctx context.Context, method string, params json.RawMessag
 // Catalog returns the catalog the adapter advertised.
 func (a *Adapter) Catalog() *wire.Catalog { return a.catalog }
 
-// Conn returns the adapter's connection.
-func (a *Adapter) Conn() *runtime.Conn { return a.conn }
+// InFlight returns the number of the adapter's requests sent and not yet replied to
+// (see [runtime.Conn.InFlight]). The connection itself is not handed out: only the
+// Adapter may close it, so that an end is always told apart from the host's close.
+func (a *Adapter) InFlight() int { return a.conn.InFlight() }
 
 // Name returns the adapter's name.
 func (a *Adapter) Name() string { return a.name }

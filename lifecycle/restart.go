@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -53,6 +54,11 @@ func (p RestartPolicy) resetAfter() time.Duration {
 // restarted (the policy's restarts are used up, a restart failed, or it was closed).
 var ErrGaveUp = errors.New("adapter ended and is not restarted")
 
+// errStopped is the end of a supervisor the host closed: errors.Is matches ErrGaveUp
+// and runtime.ErrConnClosed (the module's one "closed by the host" sentinel, which
+// registry.ErrClosed is too).
+var errStopped = fmt.Errorf("%w: %w", ErrGaveUp, runtime.ErrConnClosed)
+
 // Supervisor keeps one adapter running under a restart policy. A call made while the
 // adapter is being restarted waits for the new one within its context. A call is made
 // again on the restarted adapter only when nothing of it had been sent (it found the
@@ -96,6 +102,7 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		}
 		exits <- ev
 	}
+	cfg.closed = s.adapterClosed
 	s.cfg = cfg
 	a, err := Open(ctx, cfg)
 	if err != nil {
@@ -145,7 +152,7 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 		case <-t.C:
 		case <-s.stopCtx.Done():
 			t.Stop()
-			s.set(nil, ErrGaveUp)
+			s.set(nil, errStopped)
 			return
 		}
 		delay = min(delay*2, s.policy.maxBackoff())
@@ -165,8 +172,22 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 	}
 }
 
+// adapterClosed runs when the host closed a supervised adapter itself (Adapter.Close on
+// what Current returned): if it is the current one, the supervisor ends as if closed
+// instead of waiting for an exit event that never comes.
+func (s *Supervisor) adapterClosed(a *Adapter) {
+	s.mu.Lock()
+	mine := s.cur == a && !s.closing
+	s.mu.Unlock()
+	if mine {
+		s.stop()
+		s.set(nil, errStopped)
+	}
+}
+
 // Current returns the running adapter, or nil while it is being restarted or after
-// the supervisor gave up.
+// the supervisor gave up. It is for inspection (Pid, Mechanism, InFlight ...): calls go
+// through [Supervisor.Call], which handles restarts; closing it ends the supervisor.
 func (s *Supervisor) Current() *Adapter {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -244,7 +265,7 @@ func (s *Supervisor) Close() error {
 	s.mu.Lock()
 	a := s.cur
 	s.mu.Unlock()
-	s.set(nil, ErrGaveUp)
+	s.set(nil, errStopped)
 	if a != nil {
 		s.closeErr = a.Close()
 	}

@@ -48,7 +48,7 @@ type Tree struct {
 // Errors are *LaunchError.
 func Start(ctx context.Context, cfg Config) (*Tree, error) {
 	if ctx == nil {
-		return nil, &LaunchError{Path: cfg.Path, Err: fmt.Errorf("%w: nil context", ErrInvalidConfig)}
+		return nil, &LaunchError{Path: cfg.Path, Err: fmt.Errorf("%w: %w", ErrInvalidConfig, errNilContext)}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &LaunchError{Path: cfg.Path, Err: errors.Join(ErrStart, err)}

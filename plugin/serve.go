@@ -22,9 +22,10 @@ import (
 
 // Errors that end a connection, returned by Serve.
 var (
-	// ErrViolation is the cause of every *ViolationError: the host broke the protocol
-	// in a way that cannot be answered with an error reply (A14, A28).
-	ErrViolation = errors.New("plugin: the host violated the protocol")
+	// ErrViolation is matched by every *ViolationError: the host broke the protocol
+	// in a way that cannot be answered with an error reply (A14, A28). It is
+	// wire.ErrHostViolation.
+	ErrViolation = wire.ErrHostViolation
 	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
 	ErrIDNotIncreasing = errors.New("request id does not increase")
 	// ErrShutdownIncomplete: at the end of the connection some handlers did not return,
@@ -33,28 +34,12 @@ var (
 	ErrShutdownIncomplete = errors.New("plugin: handlers or writes still running at shutdown")
 )
 
-// ViolationError is a host's protocol violation that ended the connection.
-// errors.Is(err, ErrViolation) holds; Err is the detail (a *wire.FrameError, a
-// *wire.EnvelopeError or ErrIDNotIncreasing).
-type ViolationError struct {
-	Reason string
-	ID     uint64 // the request id concerned, when known
-	Err    error
-}
-
-func (e *ViolationError) Error() string {
-	s := "plugin: host protocol violation: " + e.Reason
-	if e.ID != 0 {
-		s += " (id " + strconv.FormatUint(e.ID, 10) + ")"
-	}
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns ErrViolation and the detail.
-func (e *ViolationError) Unwrap() []error { return []error{ErrViolation, e.Err} }
+// ViolationError is a host's protocol violation that ended the connection: Kind is
+// one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
+// errors.Is(err, ErrViolation) holds, and Err is the detail (a *wire.FrameError, a
+// *wire.EnvelopeError or ErrIDNotIncreasing). It is wire.ViolationError, the module's
+// one violation type (runtime.ViolationError too).
+type ViolationError = wire.ViolationError
 
 // Messages of the replies the engine makes itself.
 const (
@@ -227,7 +212,7 @@ func (c *conn) readLoop(in io.Reader) error {
 			return nil
 		}
 		if err != nil {
-			return &ViolationError{Reason: "bad frame", Err: err}
+			return &ViolationError{Kind: wire.HostFrame, Err: err}
 		}
 		if c.base.Err() != nil {
 			return nil
@@ -246,7 +231,7 @@ func (c *conn) dispatch(p []byte) error {
 		var ee *wire.EnvelopeError
 		switch {
 		case !errors.As(err, &ee):
-			return &ViolationError{Reason: "undecodable envelope", Err: err}
+			return &ViolationError{Kind: wire.HostEnvelope, Err: err}
 		case ee.Type == wire.TypeCancel:
 			return nil // a malformed cancel is ignored (A4)
 		case ee.Type == wire.TypeRequest && ee.ID != 0:
@@ -257,7 +242,7 @@ func (c *conn) dispatch(p []byte) error {
 			c.replyError(ee.ID, wire.CodeInvalid, envelopeMessage(ee))
 			return nil
 		}
-		return &ViolationError{Reason: "envelope not tied to a request id", ID: ee.ID, Err: err}
+		return &ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
 	}
 	if m.Type == wire.TypeCancel {
 		c.cancel(m.ID)
@@ -294,7 +279,7 @@ func envelopeMessage(ee *wire.EnvelopeError) string {
 // order enforces strictly increasing request ids (A14).
 func (c *conn) order(id uint64) error {
 	if id <= c.lastID {
-		return &ViolationError{Reason: "request id " + strconv.FormatUint(id, 10) + " after " + strconv.FormatUint(c.lastID, 10), ID: id, Err: ErrIDNotIncreasing}
+		return &ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", ErrIDNotIncreasing, id, c.lastID)}
 	}
 	c.lastID = id
 	return nil

@@ -52,11 +52,16 @@ type Config struct {
 	Reservations *lifecycle.Reservations
 }
 
-// ErrClosed is returned by a Registry (or a Handle) used after Close.
-var ErrClosed = errors.New("registry: closed")
+// ErrClosed is matched (errors.Is) by the error of a Registry (or a Handle) used after
+// Close. It is runtime.ErrConnClosed, the module's one "closed by the host" sentinel.
+var ErrClosed = runtime.ErrConnClosed
 
-// ErrNotAbsolute is the cause of a reference that looks like a path but is not absolute.
-var ErrNotAbsolute = errors.New("registry: adapter path is not absolute")
+// errRegistryClosed is what a closed Registry returns.
+var errRegistryClosed = fmt.Errorf("registry: %w", ErrClosed)
+
+// ErrNotAbsolute is the cause of a reference that looks like a path but is not
+// absolute. It is platform.ErrNotAbsolute, the module's one "not absolute" sentinel.
+var ErrNotAbsolute = platform.ErrNotAbsolute
 
 // Registry opens adapters and binds typed clients to them. It is safe for concurrent use.
 type Registry struct {
@@ -123,7 +128,7 @@ func (r *Registry) check() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return ErrClosed
+		return errRegistryClosed
 	}
 	return nil
 }
@@ -147,7 +152,7 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	if IsPath(ref) {
 		if !filepath.IsAbs(ref) {
-			return "", fmt.Errorf("%w: %q", ErrNotAbsolute, ref)
+			return "", fmt.Errorf("registry: adapter %q: %w", ref, ErrNotAbsolute)
 		}
 		return filepath.Clean(ref), nil
 	}
@@ -182,17 +187,17 @@ func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Ha
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, ErrClosed
+		return nil, errRegistryClosed
 	}
 	r.opening.Add(1)
 	r.mu.Unlock()
 	defer r.opening.Done()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	defer context.AfterFunc(r.closing, func() { cancel(ErrClosed) })()
+	defer context.AfterFunc(r.closing, func() { cancel(errRegistryClosed) })()
 	h, err := r.open(ctx, ref, configuration)
-	if err != nil && context.Cause(ctx) == ErrClosed && !errors.Is(err, ErrClosed) {
-		err = errors.Join(ErrClosed, err)
+	if err != nil && context.Cause(ctx) == errRegistryClosed && !errors.Is(err, ErrClosed) {
+		err = errors.Join(errRegistryClosed, err)
 	}
 	return h, err
 }
@@ -227,7 +232,7 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, errors.Join(ErrClosed, sup.Close())
+		return nil, errors.Join(errRegistryClosed, sup.Close())
 	}
 	r.handles[h] = struct{}{}
 	r.mu.Unlock()

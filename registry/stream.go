@@ -3,7 +3,6 @@ package registry
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -67,8 +66,8 @@ type streamChunk struct {
 
 // ErrStreamClosed is returned by Read after Close (and by a Read that Close cut short).
 // A Read stopped by the end of the stream's context returns the call's error instead
-// (aborted or deadline, see runtime.CallError).
-var ErrStreamClosed = errors.New("registry: stream closed")
+// (aborted or deadline, see runtime.CallError). errors.Is matches ErrClosed too.
+var ErrStreamClosed = fmt.Errorf("registry: stream %w", ErrClosed)
 
 // Read returns the next bytes of the stream, waiting for them as long as the stream's
 // context allows; io.EOF once the adapter said eof and everything was read.
