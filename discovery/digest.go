@@ -27,7 +27,7 @@ type InvalidDigestError = platform.InvalidDigestError
 
 // SHA256 returns the lower-case hex SHA-256 of the regular file at path.
 func SHA256(path string) (string, error) {
-	return sha256File(context.Background(), path)
+	return platform.HashFileAt(path)
 }
 
 // VerifySHA256 checks that the regular file at path has the SHA-256 wantHex

@@ -23,6 +23,10 @@ import (
 type Config struct {
 	// Path is the adapter executable's absolute path (R61); it is never run through a shell.
 	Path string
+	// Digest, when set, pins the executable to this hex SHA-256: it is checked at every
+	// start, restarts included, on the bytes that are executed (see
+	// platform.Config.Digest); a file that differs is not started.
+	Digest string
 	// Args are passed verbatim as argv[1:].
 	Args []string
 	// Env is the adapter's whole environment; nil means an empty one. Nothing of the
@@ -69,6 +73,11 @@ type ExitEvent struct {
 	Cause error
 	// Cleanup is nil when the process tree was proven gone, else why not.
 	Cleanup error
+	// Restart is set only on the one further event a [Supervisor] sends when it could
+	// not start the ended adapter again: why (wrapping ErrGaveUp and the *OpenError,
+	// e.g. a *platform.DigestMismatchError for a pinned file that changed). Adapter and
+	// Cause are then those of the ending already reported, and Cleanup is nil.
+	Restart error
 }
 
 // Stage says how far Open got before it failed.
@@ -178,7 +187,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	cfg.Reservations.acquire(a.pkgDir)
 	tree, err := platform.Start(ctx, platform.Config{
-		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir,
+		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir, Digest: cfg.Digest,
 		Stderr: cfg.Stderr, Resources: cfg.Resources, Isolation: cfg.Isolation, Logger: a.log,
 	})
 	if err != nil {

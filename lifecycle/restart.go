@@ -111,7 +111,14 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		return nil, err
 	}
 	s.cur = a
-	go s.loop(exits)
+	go func() {
+		failed := s.loop(exits)
+		close(s.loopDone)
+		// After loopDone: the host's OnExit may call Close, which waits for the loop.
+		if failed != nil && s.onExit != nil {
+			s.onExit(*failed)
+		}
+	}()
 	return s, nil
 }
 
@@ -126,22 +133,24 @@ func (s *Supervisor) set(a *Adapter, final error) {
 	s.mu.Unlock()
 }
 
-func (s *Supervisor) loop(exits chan ExitEvent) {
-	defer close(s.loopDone)
+// loop restarts the adapter as the policy allows. It returns the event to report when a
+// restart failed, else nil.
+func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
 	delay := s.policy.backoff()
 	started := time.Now()
+	var last ExitEvent
 	for {
 		select {
-		case <-exits:
+		case last = <-exits:
 		case <-s.stopCtx.Done():
-			return
+			return nil
 		}
 		s.mu.Lock()
 		allowed := s.policy.MaxRestarts < 0 || s.restarts < s.policy.MaxRestarts
 		s.mu.Unlock()
 		if !allowed {
 			s.set(nil, ErrGaveUp)
-			return
+			return nil
 		}
 		if time.Since(started) >= s.policy.resetAfter() {
 			delay = s.policy.backoff()
@@ -153,7 +162,7 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 		case <-s.stopCtx.Done():
 			t.Stop()
 			s.set(nil, errStopped)
-			return
+			return nil
 		}
 		delay = min(delay*2, s.policy.maxBackoff())
 		ctx, cancel := context.WithTimeout(s.stopCtx, s.cfg.Limits.Call())
@@ -164,8 +173,12 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 		s.mu.Unlock()
 		if err != nil {
 			s.cfg.Logger.Warn("restart failed", "error", err)
-			s.set(nil, errors.Join(ErrGaveUp, err))
-			return
+			final := fmt.Errorf("%w: restart failed: %w", ErrGaveUp, err)
+			s.set(nil, final)
+			if s.stopCtx.Err() != nil {
+				return nil // closed while restarting: the host knows
+			}
+			return &ExitEvent{Adapter: last.Adapter, Cause: last.Cause, Restart: final}
 		}
 		started = time.Now()
 		s.set(a, nil)

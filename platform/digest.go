@@ -65,6 +65,24 @@ func ParseDigest(s string) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+// HashFileAt returns the lower-case hex SHA-256 of the regular file at path, as a pin
+// ([Config.Digest]) of it.
+func HashFileAt(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", &os.PathError{Op: "sha256", Path: path, Err: ErrNotRegular}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return HashFile(context.Background(), f)
+}
+
 // digestChunk is how much is hashed between two looks at the context.
 const digestChunk = 256 << 10
 

@@ -224,11 +224,12 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Sys:   sys,
 	}
 	log := cfg.logger()
+	exe := execPath(cfg, attr) // issue 11: a pinned start executes its hashed descriptor (pin_linux.go)
 	return spawn(ctx, func() (*os.Process, error) {
 		if fds := markInheritedCloexec(); len(fds) > 0 {
 			log.Debug("marked inherited descriptors close-on-exec so that they do not leak into adapters", "fds", fds)
 		}
-		return v1.fork(func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
+		return v1.fork(func() (*os.Process, error) { return os.StartProcess(exe, argv, attr) })
 	})
 }
 

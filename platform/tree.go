@@ -57,6 +57,12 @@ func Start(ctx context.Context, cfg Config) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Digest != "" {
+		if cfg.pin, err = openPinned(ctx, &cfg); err != nil {
+			return nil, &LaunchError{Path: cfg.Path, Err: err}
+		}
+		defer cfg.pin.close() // after the start: the child has what it needs
+	}
 	t := &Tree{log: cfg.logger().Named("platform"), exited: make(chan struct{})}
 	files, err := t.openStdio(&cfg)
 	if err != nil {
@@ -77,6 +83,10 @@ func Start(ctx context.Context, cfg Config) (*Tree, error) {
 		go t.copyStderr(cfg.Stderr)
 	}
 	go t.reap()
+	if cfg.pin != nil && cfg.pin.changed() {
+		killStarted(t)
+		return nil, &LaunchError{Path: cfg.Path, Err: pinnedChanged(&cfg)}
+	}
 	t.log.Debug("adapter started", "path", cfg.Path, "pid", t.pid, "mechanism", t.mech)
 	return t, nil
 }

@@ -39,7 +39,10 @@ type Config struct {
 	// Resources limits each adapter's process tree where the platform supports it.
 	Resources platform.Resources
 	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
-	// must have; a pinned adapter whose file differs is not started.
+	// must have; a pinned adapter whose file differs is not started. The pin is checked
+	// at every start, restarts included, on the bytes that are executed (see
+	// platform.Config.Digest): a restart that finds the file changed fails, the adapter
+	// is not restarted, and OnExit receives an event whose Restart says why.
 	Pins map[string]string
 	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
 	Prerelease bool
@@ -211,17 +214,12 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	if err != nil {
 		return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageConfig, Err: err}
 	}
-	if pin, ok := r.cfg.Pins[path]; ok {
-		if err := discovery.VerifySHA256(ctx, path, pin); err != nil {
-			return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageSpawn, Err: err}
-		}
-	}
 	name := filepath.Base(path)
 	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
 		name = n
 	}
 	sup, err := lifecycle.Supervise(ctx, lifecycle.Config{
-		Path: path, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
+		Path: path, Digest: r.cfg.Pins[path], Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
 		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
 		Reservations: r.res, OnExit: r.cfg.OnExit,
 	}, r.cfg.Restart)
