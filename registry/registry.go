@@ -145,7 +145,7 @@ func IsPath(ref string) bool {
 // Resolve turns a reference into an adapter executable's absolute path: an absolute
 // path is taken as it is (R61, A31: a relative path is refused, never resolved), and
 // NAME or NAME@CONSTRAINT selects the newest matching version in the configured
-// directories (scanning them on first use).
+// directories, as [Registry.Lookup] does.
 func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	if ctx == nil {
 		return "", runtime.ErrNilContext
@@ -159,23 +159,63 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 		}
 		return filepath.Clean(ref), nil
 	}
-	parsed, err := discovery.ParseRef(ref)
-	if err != nil {
-		return "", err
-	}
-	r.mu.Lock()
-	scan := r.scan
-	r.mu.Unlock()
-	if scan == nil {
-		if scan, err = r.Discover(ctx); err != nil {
-			return "", err
-		}
-	}
-	a, err := scan.Select(parsed, &discovery.SelectOptions{Prerelease: r.cfg.Prerelease})
+	a, err := r.Lookup(ctx, ref)
 	if err != nil {
 		return "", err
 	}
 	return a.Path, nil
+}
+
+// Lookup finds the discovered adapter a reference names, in the last scan of the
+// configured directories (scanning them on first use, and once more when nothing
+// matches: a file may have been added since). NAME or NAME@CONSTRAINT selects the newest
+// matching version; an absolute path must be the path of a discovered adapter. Errors:
+// a *discovery.RefError for a malformed reference, ErrNotAbsolute for a relative path,
+// a *discovery.NotFoundError (or discovery.ErrNotFound, for a path) when nothing
+// matches, or the scan's error. It is the one reference resolution of the module
+// (package controlplane resolves through it).
+func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, error) {
+	if ctx == nil {
+		return discovery.Adapter{}, runtime.ErrNilContext
+	}
+	if err := r.check(); err != nil {
+		return discovery.Adapter{}, err
+	}
+	var find func(*discovery.Result) (discovery.Adapter, error)
+	if IsPath(ref) {
+		if !filepath.IsAbs(ref) {
+			return discovery.Adapter{}, fmt.Errorf("registry: adapter %q: %w", ref, ErrNotAbsolute)
+		}
+		p := filepath.Clean(ref)
+		find = func(res *discovery.Result) (discovery.Adapter, error) {
+			for _, a := range res.Adapters {
+				if a.Path == p {
+					return a, nil
+				}
+			}
+			return discovery.Adapter{}, fmt.Errorf("registry: %s is not among the discovered adapters: %w", p, discovery.ErrNotFound)
+		}
+	} else {
+		parsed, err := discovery.ParseRef(ref)
+		if err != nil {
+			return discovery.Adapter{}, err
+		}
+		opts := &discovery.SelectOptions{Prerelease: r.cfg.Prerelease}
+		find = func(res *discovery.Result) (discovery.Adapter, error) { return res.Select(parsed, opts) }
+	}
+	r.mu.Lock()
+	scan := r.scan
+	r.mu.Unlock()
+	if scan != nil {
+		if a, err := find(scan); err == nil {
+			return a, nil
+		}
+	}
+	scan, err := r.Discover(ctx)
+	if err != nil {
+		return discovery.Adapter{}, err
+	}
+	return find(scan)
 }
 
 // Open resolves ref (see Resolve), starts the adapter with the given configuration
