@@ -15,6 +15,7 @@ import (
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -230,6 +231,7 @@ func (s *adapterSet) status(st *StatusResult) {
 		st.Restarts += as.Restarts
 		if hs := sl.h.Status(); hs.Running {
 			as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight
+			as.Dropped = droppedStatus(hs.Supervision)
 		}
 		st.Adapters = append(st.Adapters, as)
 	}
@@ -303,4 +305,13 @@ func mapError(err error, path, method string) *Error {
 // rawObject reports whether p is absent or one JSON object.
 func rawObject(p json.RawMessage) bool {
 	return len(p) == 0 || wire.ValidateParams(p) == nil
+}
+
+// droppedStatus converts the mechanisms a supervision dropped; nil when none was.
+func droppedStatus(s platform.Supervision) []DroppedMechanism {
+	var out []DroppedMechanism
+	for _, d := range s.Dropped {
+		out = append(out, DroppedMechanism{Mechanism: d.Mechanism.String(), Reason: d.Reason})
+	}
+	return out
 }

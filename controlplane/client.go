@@ -41,6 +41,9 @@ type pending struct {
 
 // Dial connects to the daemon at the Unix socket path.
 func Dial(ctx context.Context, socket string) (*Client, error) {
+	if ctx == nil {
+		return nil, runtime.ErrNilContext
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
@@ -147,6 +150,9 @@ func (c *Client) read() {
 // too, and a daemon drops a client that leaves its answers unread for its write
 // timeout (5 s by default).
 func (c *Client) Call(ctx context.Context, method string, params any, onEvent func(json.RawMessage) error) (json.RawMessage, error) {
+	if ctx == nil {
+		return nil, runtime.ErrNilContext
+	}
 	env := Envelope{ID: NewID(), Kind: KindRequest, Method: method}
 	switch p := params.(type) {
 	case nil:

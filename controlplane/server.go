@@ -17,6 +17,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // ServerConfig configures [Serve]. Only Socket and Dirs are required; the caller's
@@ -125,6 +126,9 @@ type server struct {
 // the error that kept it from starting. Serve never installs signal handlers: the
 // caller cancels ctx (e.g. with signal.NotifyContext).
 func Serve(ctx context.Context, cfg ServerConfig) error {
+	if ctx == nil {
+		return runtime.ErrNilContext
+	}
 	s, err := newServer(cfg)
 	if err != nil {
 		return err

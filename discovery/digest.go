@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Errors of the digest functions. They are package platform's, which checks a pin at
@@ -18,6 +19,9 @@ var (
 	// ErrDigestNotRegular: the path is not a regular file (platform.ErrNotRegular).
 	ErrDigestNotRegular = platform.ErrNotRegular
 )
+
+// errNilContext is the module's one nil-context error (runtime.ErrNilContext).
+var errNilContext = wire.ErrNilContext
 
 // DigestMismatchError reports a file whose SHA-256 differs from the pinned one.
 type DigestMismatchError = platform.DigestMismatchError
@@ -41,6 +45,9 @@ func SHA256(path string) (string, error) {
 // ([platform.Config.Digest], lifecycle.Config.Digest, registry.Config.Pins): the
 // file is then hashed and executed through one descriptor where the system allows.
 func VerifySHA256(ctx context.Context, path string, wantHex string) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	want, err := platform.ParseDigest(wantHex)
 	if err != nil {
 		return err

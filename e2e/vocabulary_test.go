@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/controlplane"
@@ -73,5 +77,62 @@ func TestOneErrorVocabulary(t *testing.T) {
 	}
 	if !errors.As(fmt.Errorf("x: %w", &platform.DigestMismatchError{Path: "/a"}), &dm) || dm.Path != "/a" {
 		t.Errorf("discovery.DigestMismatchError is not platform's")
+	}
+}
+
+// A nil context gets the one nil-context error at every exported entry point that
+// takes a context: errors.Is(err, runtime.ErrNilContext), never a panic.
+func TestNilContextEverywhere(t *testing.T) {
+	var nilCtx context.Context
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	defer pw.Close()
+	conn := runtime.NewConn(pr, pw, nil)
+	defer conn.Close()
+	reg := registry.New(nil)
+	defer reg.Close(context.Background())
+	f, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range []struct {
+		name string
+		f    func() error
+	}{
+		{"runtime.Conn.Initialize", func() error { _, err := conn.Initialize(nilCtx, nil); return err }},
+		{"runtime.Conn.Call", func() error { _, err := conn.Call(nilCtx, "a.b.c", nil); return err }},
+		{"plugin.Adapter.Serve", func() error { return (&plugin.Adapter{}).Serve(nilCtx, strings.NewReader(""), io.Discard) }},
+		{"platform.Start", func() error { _, err := platform.Start(nilCtx, platform.Config{Path: "/bin/true"}); return err }},
+		{"platform.Sweep", func() error { _, err := platform.Sweep(nilCtx, nil); return err }},
+		{"platform.HashFile", func() error { _, err := platform.HashFile(nilCtx, f); return err }},
+		{"lifecycle.Open", func() error { _, err := lifecycle.Open(nilCtx, lifecycle.Config{Path: "/bin/true"}); return err }},
+		{"lifecycle.Supervise", func() error {
+			_, err := lifecycle.Supervise(nilCtx, lifecycle.Config{Path: "/bin/true"}, lifecycle.RestartPolicy{})
+			return err
+		}},
+		{"lifecycle.Reservations.Reverify", func() error { return new(lifecycle.Reservations).Reverify(nilCtx, "/") }},
+		{"discovery.Scan", func() error { _, err := discovery.Scan(nilCtx, nil, "/"); return err }},
+		{"discovery.VerifySHA256", func() error { return discovery.VerifySHA256(nilCtx, "/bin/true", strings.Repeat("0", 64)) }},
+		{"registry.Discover", func() error { _, err := reg.Discover(nilCtx); return err }},
+		{"registry.Resolve", func() error { _, err := reg.Resolve(nilCtx, "x"); return err }},
+		{"registry.Lookup", func() error { _, err := reg.Lookup(nilCtx, "x"); return err }},
+		{"registry.Open", func() error { _, err := reg.Open(nilCtx, "x", nil); return err }},
+		{"registry.Close", func() error { return registry.New(nil).Close(nilCtx) }},
+		{"controlplane.Dial", func() error { _, err := controlplane.Dial(nilCtx, "/nonexistent.sock"); return err }},
+		{"controlplane.Serve", func() error { return controlplane.Serve(nilCtx, controlplane.ServerConfig{}) }},
+	} {
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s panics on a nil context: %v", c.name, p)
+				}
+			}()
+			err = c.f()
+		}()
+		if !errors.Is(err, runtime.ErrNilContext) {
+			t.Errorf("%s with a nil context = %v, want runtime.ErrNilContext", c.name, err)
+		}
 	}
 }

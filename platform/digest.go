@@ -90,6 +90,9 @@ const digestChunk = 256 << 10
 // it in chunks and returning ctx.Err() when ctx ends first. f must be a regular file
 // (opening a FIFO to hash it would block: check the path first).
 func HashFile(ctx context.Context, f *os.File) (string, error) {
+	if ctx == nil {
+		return "", errNilContext
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err

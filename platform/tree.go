@@ -20,6 +20,7 @@ type Tree struct {
 	proc   *os.Process
 	pid    int
 	mech   Mechanism
+	sup    Supervision // set by osStart where it reports dropped mechanisms (Linux)
 	stdin  *os.File
 	stdout *os.File
 
@@ -103,10 +104,10 @@ type stdio struct {
 func (t *Tree) openStdio(cfg *Config) (*stdio, error) {
 	s := &stdio{}
 	var err error
-	if s.child[0], s.stdinW, err = os.Pipe(); err != nil {
+	if s.child[0], s.stdinW, err = stdioPipe(); err != nil {
 		return nil, err
 	}
-	if s.stdoutR, s.child[1], err = os.Pipe(); err != nil {
+	if s.stdoutR, s.child[1], err = stdioPipe(); err != nil {
 		t.closeStdio(s)
 		return nil, err
 	}
@@ -120,7 +121,7 @@ func (t *Tree) openStdio(cfg *Config) (*stdio, error) {
 	case *os.File:
 		s.child[2] = w
 	default:
-		s.stderrRead, s.child[2], err = os.Pipe()
+		s.stderrRead, s.child[2], err = stdioPipe()
 		s.ownStderr = true
 	}
 	if err != nil {
@@ -185,6 +186,14 @@ func (t *Tree) CgroupPath() string { return t.sys.cgroupPath() }
 // Mechanism reports what supervises this tree.
 func (t *Tree) Mechanism() Mechanism { return t.mech }
 
+// Supervision reports the mechanisms supervising this tree and, for each stronger one
+// that is not in effect, why (decided by this tree's Start alone).
+func (t *Tree) Supervision() Supervision {
+	s := t.sup
+	s.Mechanism = t.mech
+	return s
+}
+
 // LimitErr is nil when every requested Resources limit was applied, else a *LimitError
 // (errors.Is(err, ErrLimitUnsupported)) naming those that were not.
 func (t *Tree) LimitErr() error { return t.limitErr }
@@ -216,6 +225,9 @@ func (t *Tree) Signal(sig os.Signal) error {
 // Kill forcibly kills the whole tree, all descendants included, without waiting for
 // proof; call Verify for that. Killing an already ended tree is not an error.
 func (t *Tree) Kill(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if t.closed.Load() {
 		return ErrClosed
 	}
@@ -229,6 +241,9 @@ func (t *Tree) Kill(ctx context.Context) error {
 // *UnverifiedError when ctx ends first or when the mechanism in use cannot prove it
 // (R63). It does not kill; call Kill first to force the end.
 func (t *Tree) Verify(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if t.verified.Load() {
 		return nil
 	}
@@ -301,6 +316,9 @@ type SweptItem struct {
 // operating system cleans up by itself (Windows job objects) or where nothing is
 // recorded (macOS) it reports nothing.
 func Sweep(ctx context.Context, logger hclog.Logger) (SweepReport, error) {
+	if ctx == nil {
+		return SweepReport{}, errNilContext
+	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}

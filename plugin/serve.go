@@ -26,6 +26,10 @@ var (
 	// in a way that cannot be answered with an error reply (A14, A28). It is
 	// wire.ErrHostViolation.
 	ErrViolation = wire.ErrHostViolation
+	// ErrTextInput: the input began with text instead of a frame header, the mark of
+	// a person typing at the adapter or piping text into it rather than a host starting
+	// it (the detail of a *ViolationError, beside the *wire.FrameError).
+	ErrTextInput = errors.New("plugin: the input is text, not protocol frames")
 	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
 	ErrIDNotIncreasing = errors.New("request id does not increase")
 	// ErrShutdownIncomplete: at the end of the connection some handlers did not return,
@@ -101,6 +105,9 @@ type conn struct {
 // private copy of the stdout descriptor and os.Stdout is redirected to stderr, for the
 // whole process.
 func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	if ctx == nil {
+		return fmt.Errorf("plugin: Serve: %w", wire.ErrNilContext)
+	}
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		pf, err := protectStdout()
 		if err != nil {
@@ -192,7 +199,7 @@ func (c *conn) shutdown(cause error) error {
 	}
 	if cause != nil {
 		var v *ViolationError
-		if errors.As(cause, &v) {
+		if errors.As(cause, &v) && !c.a.reportsCause {
 			c.log.Warn("ending the connection", "error", cause)
 		}
 		return cause
@@ -206,12 +213,18 @@ func (c *conn) shutdown(cause error) error {
 // readLoop reads and dispatches frames until in ends (nil) or a violation (an error).
 func (c *conn) readLoop(in io.Reader) error {
 	r := wire.NewReader(in, c.maxFrame)
-	for {
+	for first := true; ; first = false {
 		p, err := r.ReadFrame()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
+			var fe *wire.FrameError
+			if first && errors.As(err, &fe) {
+				if _, ok := fe.Text(); ok {
+					return &ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
+				}
+			}
 			return &ViolationError{Kind: wire.HostFrame, Err: err}
 		}
 		if c.base.Err() != nil {

@@ -36,6 +36,9 @@ type Status struct {
 	Pid int
 	// Mechanism says how the adapter's process tree is supervised.
 	Mechanism platform.Mechanism
+	// Supervision also says why any stronger mechanism is not in effect (see
+	// lifecycle.Adapter.Supervision).
+	Supervision platform.Supervision
 	// InFlight is the number of requests sent and not yet replied to.
 	InFlight int
 	// LimitErr is nil when every resource limit was applied, else why not (see
@@ -49,7 +52,7 @@ func (h *Handle) Status() Status {
 	if a == nil || a.Err() != nil {
 		return Status{}
 	}
-	return Status{Running: true, Pid: a.Pid(), Mechanism: a.Mechanism(), InFlight: a.InFlight(), LimitErr: a.LimitErr()}
+	return Status{Running: true, Pid: a.Pid(), Mechanism: a.Mechanism(), Supervision: a.Supervision(), InFlight: a.InFlight(), LimitErr: a.LimitErr()}
 }
 
 // Restarts returns how many times the adapter was restarted.
@@ -78,7 +81,7 @@ func (h *Handle) Call(ctx context.Context, method string, params json.RawMessage
 func (h *Handle) Invoke(ctx context.Context, method string, params, result any) error {
 	p, err := encodeObject(params)
 	if err != nil {
-		return &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: err.Error(), NeverStarted: true, Cause: err}
+		return &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "the params do not encode", NeverStarted: true, Cause: err}
 	}
 	raw, err := h.Call(ctx, method, p)
 	if err != nil {

@@ -46,7 +46,9 @@ type Config struct {
 	Pins map[string]string
 	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
 	Prerelease bool
-	// Restart is the restart policy of every opened adapter (zero: never restart).
+	// Restart is the restart policy of every opened adapter (zero: never restart; set
+	// MaxRestarts to restart). A call made while its adapter restarts waits out the
+	// backoff and the new start within its own deadline.
 	Restart lifecycle.RestartPolicy
 	// OnExit is called when an adapter ends without the host closing it.
 	OnExit func(lifecycle.ExitEvent)
@@ -121,10 +123,28 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.logRejected(res.Rejected)
 	r.mu.Lock()
 	r.scan = res
 	r.mu.Unlock()
 	return res, nil
+}
+
+// logRejected logs the files a scan did not take: at Warn those named like an
+// adapter (NAME_vVERSION), which someone meant to be used, at Debug the others.
+func (r *Registry) logRejected(rejected []discovery.Rejected) {
+	for _, rj := range rejected {
+		args := []any{"path", rj.Path, "reason", rj.Reason.String()}
+		if rj.Detail != "" {
+			args = append(args, "detail", rj.Detail)
+		}
+		_, _, perr := discovery.ParseFileName(filepath.Base(rj.Path), "")
+		if perr == nil || rj.Reason == discovery.WrongOSExtension {
+			r.log.Warn("file not taken as an adapter", args...)
+		} else {
+			r.log.Debug("file not taken as an adapter", args...)
+		}
+	}
 }
 
 func (r *Registry) check() error {
@@ -155,7 +175,7 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	if IsPath(ref) {
 		if !filepath.IsAbs(ref) {
-			return "", fmt.Errorf("registry: adapter %q: %w", ref, ErrNotAbsolute)
+			return "", notAbsolute(ref)
 		}
 		return filepath.Clean(ref), nil
 	}
@@ -164,6 +184,11 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 		return "", err
 	}
 	return a.Path, nil
+}
+
+// notAbsolute is the refusal of a relative path.
+func notAbsolute(ref string) error {
+	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, ErrNotAbsolute)
 }
 
 // Lookup finds the discovered adapter a reference names, in the last scan of the
@@ -184,7 +209,7 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 	var find func(*discovery.Result) (discovery.Adapter, error)
 	if IsPath(ref) {
 		if !filepath.IsAbs(ref) {
-			return discovery.Adapter{}, fmt.Errorf("registry: adapter %q: %w", ref, ErrNotAbsolute)
+			return discovery.Adapter{}, notAbsolute(ref)
 		}
 		p := filepath.Clean(ref)
 		find = func(res *discovery.Result) (discovery.Adapter, error) {

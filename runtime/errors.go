@@ -65,7 +65,7 @@ var (
 	// initialize) returns it as the Cause of a never-started *CallError with code
 	// invalid; an open or start returns it inside its typed error
 	// (lifecycle.OpenError, platform.LaunchError); anything else returns it as it is.
-	ErrNilContext = errors.New("nil context")
+	ErrNilContext = wire.ErrNilContext
 )
 
 // CallError is the error of a call (or of initialize). It says what is known: the code,
