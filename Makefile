@@ -9,15 +9,23 @@ FUZZTIME    ?= 5m
 # 2-core box does not starve the timing-free but deadline-bounded process tests.
 TESTFLAGS   ?= -race -count=1 -timeout 15m
 
-.PHONY: all test vet lint cross unit demo adapters bench bench-go bench-check fuzz soak tools clean
+.PHONY: all test vet lint cross unit demo adapters bench bench-go bench-check fuzz soak tools clean api api-check
 
 all: test
 
 ## test: everything CI checks: vet, staticcheck, cross-OS builds and vets, unit and e2e tests with -race.
-test: vet lint cross unit bench-check
+test: vet lint cross api-check unit bench-check
 
 vet:
 	$(GO) vet ./...
+
+## api: write the exported-API snapshot (api/*.txt, one file per library package) after a
+## deliberate API change; api-check (part of `make test`) fails when the code differs from it.
+api:
+	$(GO) run ./internal/apisnap -w
+
+api-check:
+	$(GO) run ./internal/apisnap
 
 lint: tools
 	$(STATICCHECK) ./...

@@ -252,7 +252,7 @@ func TestCloseRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pids = append(pids, h.Adapter().Pid())
+		pids = append(pids, h.Status().Pid)
 	}
 	if n := len(r.Opened()); n != 3 {
 		t.Fatalf("opened = %d", n)

@@ -116,12 +116,12 @@ func TestThroughLifecycle(t *testing.T) {
 			_, err := a.Call(cctx, "example.pyecho.sleep", json.RawMessage(`{"ms":30000}`))
 			done <- err
 		}()
-		waitFor(t, "the sleep to be in flight", func() bool { return a.Conn().InFlight() == 1 })
+		waitFor(t, "the sleep to be in flight", func() bool { return a.InFlight() == 1 })
 		ccancel()
 		if err := <-done; !errors.Is(err, hostrt.ErrAborted) || !hostrt.IsUncertain(err) {
 			t.Fatalf("cancelled sleep: %v", err)
 		}
-		waitFor(t, "the adapter to answer the cancel", func() bool { return a.Conn().InFlight() == 0 })
+		waitFor(t, "the adapter to answer the cancel", func() bool { return a.InFlight() == 0 })
 	})
 
 	// R47, R49, R63: the adapter exits on end of input and its tree is proven gone.

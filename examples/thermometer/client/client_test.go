@@ -76,14 +76,13 @@ func TestDeviceAgainstThermometer(t *testing.T) {
 	// R36, R38, R39: the cancelled read returns aborted and uncertain at once; the
 	// adapter answers the cancel and frees the identity's slot.
 	t.Run("slow cancelled", func(t *testing.T) {
-		conn := h.Adapter().Conn()
 		rctx, rcancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() {
 			_, err := dev.Read(rctx, client.ReadParams{Probe: "slow"})
 			done <- err
 		}()
-		waitFor(t, "the slow read to be in flight", func() bool { return conn.InFlight() == 1 })
+		waitFor(t, "the slow read to be in flight", func() bool { return h.Status().InFlight == 1 })
 		rcancel()
 		var err error
 		select {
@@ -97,7 +96,7 @@ func TestDeviceAgainstThermometer(t *testing.T) {
 		if !runtime.IsUncertain(err) {
 			t.Fatalf("cancelled read after send should be uncertain: %v", err)
 		}
-		waitFor(t, "the adapter to answer the cancel", func() bool { return conn.InFlight() == 0 })
+		waitFor(t, "the adapter to answer the cancel", func() bool { return h.Status().InFlight == 0 })
 	})
 
 	t.Run("unknown probe", func(t *testing.T) {
