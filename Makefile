@@ -9,12 +9,12 @@ FUZZTIME    ?= 5m
 # 2-core box does not starve the timing-free but deadline-bounded process tests.
 TESTFLAGS   ?= -race -count=1 -timeout 15m
 
-.PHONY: all test vet lint cross unit demo adapters bench bench-go bench-check fuzz soak tools clean
+.PHONY: all test vet lint cross unit demo adapters sdk-test bench bench-go bench-check fuzz soak tools clean
 
 all: test
 
 ## test: everything CI checks: vet, staticcheck, cross-OS builds and vets, unit and e2e tests with -race.
-test: vet lint cross unit bench-check
+test: vet lint cross sdk-test unit bench-check
 
 vet:
 	$(GO) vet ./...
@@ -31,8 +31,9 @@ cross:
 	GOOS=windows GOARCH=amd64 $(GO) test -c -o /dev/null ./platform/
 	GOOS=darwin GOARCH=arm64 $(GO) test -c -o /dev/null ./platform/
 
-unit:
-	$(GO) test $(TESTFLAGS) ./...
+# The e2e SDK tests (e2e/sdk_test.go) run against the SDK echo adapters `make adapters` built.
+unit: adapters
+	ADAPTERKIT_SDK_ADAPTERS=$(ADAPTERS) $(GO) test $(TESTFLAGS) ./...
 
 tools:
 	@test -x "$(STATICCHECK)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
@@ -43,7 +44,11 @@ adapters:
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/console_v1.0.0 ./examples/console
-	install -m 0755 examples/python/adapter.py $(ADAPTERS)/pyecho_v0.1.0
+	python3 sdk/python/tools/build_adapter.py sdk/python/examples/echo.py $(ADAPTERS)/pyecho_v1.0.0
+
+## sdk-test: the tests of each language SDK, in its own language (sdk/).
+sdk-test:
+	cd sdk/python/tests && python3 -m unittest
 
 ## demo: discover the example adapters, start them, call them, shut them down verified.
 demo: adapters
@@ -53,6 +58,8 @@ demo: adapters
 	$(BUILD)/adapterctl inspect --dir $(ADAPTERS) thermometer
 	$(BUILD)/adapterctl call --dir $(ADAPTERS) thermometer example.device.read '{"probe":"inlet"}'
 	$(BUILD)/adapterctl check --dir $(ADAPTERS) echo
+	@# The same echo service, written with each language SDK (sdk/).
+	$(BUILD)/adapterctl call --dir $(ADAPTERS) pyecho example.echo.echo '{"from":"python"}'
 	@# The control plane: a daemon keeps the adapters supervised; clients reach them over its socket.
 	@set -e; sock=$(BUILD)/adapterd.sock; rm -f $$sock; \
 	  $(BUILD)/adapterctl serve --socket $$sock $(ADAPTERS) & pid=$$!; \
