@@ -39,16 +39,26 @@ tools:
 	@test -x "$(STATICCHECK)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## adapters: build the example adapters into $(ADAPTERS) under the discovery naming convention.
-adapters:
+adapters: sdk/typescript/node_modules/.installed
 	@mkdir -p $(ADAPTERS)
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/console_v1.0.0 ./examples/console
 	python3 sdk/python/tools/build_adapter.py sdk/python/examples/echo.py $(ADAPTERS)/pyecho_v1.0.0
+	cd sdk/typescript && npx tsc -p tsconfig.json
+	printf '#!/usr/bin/env node\n// Built by make adapters: the TypeScript SDK echo of this checkout.\nimport(%s);\n' \
+	  '"$(CURDIR)/sdk/typescript/dist/examples/echo.js"' >$(ADAPTERS)/tsecho_v1.0.0
+	chmod 0755 $(ADAPTERS)/tsecho_v1.0.0
+
+# The TypeScript SDK's compiler (its only, dev, dependency), from the committed lockfile.
+sdk/typescript/node_modules/.installed: sdk/typescript/package-lock.json
+	cd sdk/typescript && npm ci --no-audit --no-fund
+	touch $@
 
 ## sdk-test: the tests of each language SDK, in its own language (sdk/).
-sdk-test:
+sdk-test: sdk/typescript/node_modules/.installed
 	cd sdk/python/tests && python3 -m unittest
+	cd sdk/typescript && npm test
 
 ## demo: discover the example adapters, start them, call them, shut them down verified.
 demo: adapters
@@ -60,6 +70,7 @@ demo: adapters
 	$(BUILD)/adapterctl check --dir $(ADAPTERS) echo
 	@# The same echo service, written with each language SDK (sdk/).
 	$(BUILD)/adapterctl call --dir $(ADAPTERS) pyecho example.echo.echo '{"from":"python"}'
+	$(BUILD)/adapterctl call --dir $(ADAPTERS) tsecho example.echo.echo '{"from":"typescript"}'
 	@# The control plane: a daemon keeps the adapters supervised; clients reach them over its socket.
 	@set -e; sock=$(BUILD)/adapterd.sock; rm -f $$sock; \
 	  $(BUILD)/adapterctl serve --socket $$sock $(ADAPTERS) & pid=$$!; \
