@@ -49,6 +49,8 @@ adapters: sdk/typescript/node_modules/.installed
 	printf '#!/usr/bin/env node\n// Built by make adapters: the TypeScript SDK echo of this checkout.\nimport(%s);\n' \
 	  '"$(CURDIR)/sdk/typescript/dist/examples/echo.js"' >$(ADAPTERS)/tsecho_v1.0.0
 	chmod 0755 $(ADAPTERS)/tsecho_v1.0.0
+	cd sdk/rust && cargo build --release --example echo
+	install -m 0755 sdk/rust/target/release/examples/echo $(ADAPTERS)/rsecho_v1.0.0
 
 # The TypeScript SDK's compiler (its only, dev, dependency), from the committed lockfile.
 sdk/typescript/node_modules/.installed: sdk/typescript/package-lock.json
@@ -59,6 +61,7 @@ sdk/typescript/node_modules/.installed: sdk/typescript/package-lock.json
 sdk-test: sdk/typescript/node_modules/.installed
 	cd sdk/python/tests && python3 -m unittest
 	cd sdk/typescript && npm test
+	cd sdk/rust && cargo test --release
 
 ## demo: discover the example adapters, start them, call them, shut them down verified.
 demo: adapters
@@ -71,6 +74,7 @@ demo: adapters
 	@# The same echo service, written with each language SDK (sdk/).
 	$(BUILD)/adapterctl call --dir $(ADAPTERS) pyecho example.echo.echo '{"from":"python"}'
 	$(BUILD)/adapterctl call --dir $(ADAPTERS) tsecho example.echo.echo '{"from":"typescript"}'
+	$(BUILD)/adapterctl call --dir $(ADAPTERS) rsecho example.echo.echo '{"from":"rust"}'
 	@# The control plane: a daemon keeps the adapters supervised; clients reach them over its socket.
 	@set -e; sock=$(BUILD)/adapterd.sock; rm -f $$sock; \
 	  $(BUILD)/adapterctl serve --socket $$sock $(ADAPTERS) & pid=$$!; \

@@ -41,6 +41,7 @@ const sdkStrayEnv = "ADAPTERKIT_ECHO_STRAY_STDOUT=1"
 var sdkEchoes = []struct{ name, file string }{
 	{"pyecho", "pyecho_v1.0.0"},
 	{"tsecho", "tsecho_v1.0.0"},
+	{"rsecho", "rsecho_v1.0.0"},
 }
 
 type sdkEcho struct {
