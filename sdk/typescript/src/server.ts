@@ -228,6 +228,9 @@ interface Call {
 
 const REQUEST_FIELDS = ["id", "method", "params", "type", "v"];
 
+/** Decodes payloads, refusing invalid UTF-8 (R2). */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 function envelopeProblem(env: Record<string, unknown>, spans: Map<string, { start: number; end: number }>, text: string): string | undefined {
   const keys = Object.keys(env);
   const extra = keys.filter((k) => !REQUEST_FIELDS.includes(k)).sort();
@@ -298,7 +301,7 @@ class Connection {
     let text: string;
     let env: unknown;
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(payload);
+      text = utf8.decode(payload);
       env = JSON.parse(text);
     } catch (e) {
       throw new ProtocolViolation("a payload that is not UTF-8 JSON: " + errorMessage(e));
