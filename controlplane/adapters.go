@@ -16,6 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -56,7 +57,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 		policy = *cfg.Restart
 	}
 	s.reg = registry.New(&registry.Config{
-		Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: log, Restart: policy,
+		Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
@@ -271,10 +272,11 @@ func (s *adapterSet) status(st *StatusResult) {
 		if sl.h == nil {
 			continue
 		}
-		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts()}
+		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts(), AdapterFigures: figuresOf(sl.h.Stats())}
 		st.Restarts += as.Restarts
 		if ad := sl.h.Adapter(); ad != nil && ad.Err() == nil {
 			as.State, as.PID, as.Mechanism = "running", ad.Pid(), ad.Mechanism().String()
+			as.Dropped = droppedStatus(ad.Supervision())
 			as.InFlight = ad.Conn().InFlight()
 		}
 		st.Adapters = append(st.Adapters, as)
@@ -349,4 +351,13 @@ func mapError(err error, path, method string) *Error {
 // rawObject reports whether p is absent or one JSON object.
 func rawObject(p json.RawMessage) bool {
 	return len(p) == 0 || wire.ValidateParams(p) == nil
+}
+
+// droppedStatus converts the mechanisms a supervision dropped; nil when none was.
+func droppedStatus(s platform.Supervision) []DroppedMechanism {
+	var out []DroppedMechanism
+	for _, d := range s.Dropped {
+		out = append(out, DroppedMechanism{Mechanism: d.Mechanism.String(), Reason: d.Reason})
+	}
+	return out
 }
