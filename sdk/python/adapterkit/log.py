@@ -12,16 +12,36 @@ from __future__ import annotations
 import datetime
 import json
 import logging
+import os
+import re
 import sys
 import threading
 from typing import Any, Dict, Optional, TextIO
 
 __all__ = ["LEVELS", "Logger", "JSONHandler"]
 
-#: The levels, least severe first, with the names hclog writes.
+#: The levels, least severe first, with the names hclog writes; "off" writes nothing.
 LEVELS = ("trace", "debug", "info", "warn", "error")
 _RANK = {name: i for i, name in enumerate(LEVELS)}
 _RANK["warning"] = _RANK["warn"]
+_RANK["off"] = len(LEVELS)
+
+#: The environment variable a host sets to choose adapters' log level.
+LEVEL_ENV = "ADAPTERKIT_LOG_LEVEL"
+
+
+def default_module() -> str:
+    """The adapter's executable name without its version and extension, as the Go SDK
+    names its logger (``pyecho`` for ``pyecho_v1.0.0``)."""
+    name = os.path.basename(sys.argv[0] if sys.argv and sys.argv[0] else "adapter")
+    name = re.sub(r"\.(exe|py|pyz)$", "", name)
+    return re.sub(r"_v[0-9].*$", "", name) or "adapter"
+
+
+def default_level() -> str:
+    """``$ADAPTERKIT_LOG_LEVEL`` when it names a level (or ``off``), else ``info``."""
+    level = os.environ.get(LEVEL_ENV, "").lower()
+    return level if level in _RANK else "info"
 
 _lock = threading.Lock()
 
@@ -64,17 +84,21 @@ def _line(level: str, module: str, message: str, fields: Dict[str, Any]) -> str:
 class Logger:
     """Writes hclog JSON lines at or above ``level`` to ``stream`` (stderr by default).
 
-    ``module`` is the ``@module`` of every line; :meth:`named` appends to it and
+    ``module`` defaults to :func:`default_module`, ``level`` to
+    ``$ADAPTERKIT_LOG_LEVEL`` (``trace`` .. ``error``, ``off``; default ``info``), which
+    the host sets. ``module`` is the ``@module`` of every line; :meth:`named` appends to it and
     :meth:`with_fields` adds fields to every line. Safe to use from any thread.
     """
 
     def __init__(
         self,
-        module: str = "adapter",
-        level: str = "info",
+        module: Optional[str] = None,
+        level: Optional[str] = None,
         stream: Optional[TextIO] = None,
         fields: Optional[Dict[str, Any]] = None,
     ) -> None:
+        module = default_module() if module is None else module
+        level = default_level() if level is None else level
         if level not in _RANK:
             raise ValueError("unknown log level %r (want one of %s)" % (level, ", ".join(LEVELS)))
         self.module = module
@@ -84,7 +108,7 @@ class Logger:
 
     def enabled(self, level: str) -> bool:
         """Whether a record at ``level`` would be written."""
-        return _RANK[level] >= _RANK[self.level]
+        return self.level != "off" and _RANK[level] >= _RANK[self.level]
 
     def log(self, level: str, message: str, **fields: Any) -> None:
         """Writes one record at ``level`` with ``fields``."""

@@ -105,7 +105,7 @@ class Adapter:
     services: List[Service]
     configuration: Optional[type] = None
     on_initialize: Optional[Callable[[Any], Any]] = None
-    logger: Logger = dataclasses.field(default_factory=lambda: Logger("adapter", "info"))
+    logger: Logger = dataclasses.field(default_factory=Logger)
     #: The decoded configuration, set during initialize.
     config: Any = None
 

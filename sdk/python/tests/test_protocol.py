@@ -263,7 +263,7 @@ class FixtureBehaviour(unittest.TestCase):
             self.assertIn(s, err)
         line = next(l for l in err.splitlines() if '"logged"' in l)
         rec = json.loads(line)
-        self.assertEqual((rec["@level"], rec["@message"], rec["@module"], rec["n"]), ("info", "logged", "adapter", 1))
+        self.assertEqual((rec["@level"], rec["@message"], rec["@module"], rec["n"]), ("info", "logged", "fixture_adapter", 1))
         self.assertIn("@timestamp", rec)
 
     def test_eof_with_a_stubborn_thread(self):

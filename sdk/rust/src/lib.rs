@@ -46,7 +46,7 @@ use tokio::sync::Notify;
 
 pub use catalog::{validate_catalog, CatalogService};
 pub use errors::{cap_message, normalize_code, CallError, ServeError, CODES, MAX_MESSAGE_BYTES};
-pub use log::{timestamp, Level, Logger};
+pub use log::{default_module, timestamp, Level, Logger, LEVEL_ENV};
 pub use serve::{protect_stdout, run, serve};
 pub use wire::{INITIALIZE, MAX_FRAME, MAX_ID, MAX_IN_FLIGHT, PROTOCOL_VERSION};
 
@@ -199,8 +199,8 @@ impl Adapter {
         Adapter { services, on_initialize: None, logger: Logger::default() }
     }
 
-    /// Sets the logger the SDK's diagnostics go to (default: hclog JSON lines on stderr
-    /// at info level).
+    /// Sets the logger the SDK's diagnostics go to (default: [`Logger::default`], hclog
+    /// JSON lines on stderr at `$ADAPTERKIT_LOG_LEVEL`).
     pub fn logger(mut self, logger: Logger) -> Self {
         self.logger = logger;
         self

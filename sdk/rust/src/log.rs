@@ -41,25 +41,60 @@ impl Level {
 pub struct Logger {
     module: String,
     level: Level,
+    off: bool,
     fields: Vec<(String, Value)>,
 }
 
+/// The environment variable a host sets to choose adapters' log level.
+pub const LEVEL_ENV: &str = "ADAPTERKIT_LOG_LEVEL";
+
 impl Default for Logger {
+    /// A logger named after the executable without its version (`rsecho` for
+    /// `rsecho_v1.0.0`), as the Go SDK names it, at the level `$ADAPTERKIT_LOG_LEVEL`
+    /// (trace .. error, off; default info), which the host sets.
     fn default() -> Self {
-        Logger::new("adapter", Level::Info)
+        let mut l = Logger::new(&default_module(), Level::Info);
+        match std::env::var(LEVEL_ENV).unwrap_or_default().to_lowercase().as_str() {
+            "trace" => l.level = Level::Trace,
+            "debug" => l.level = Level::Debug,
+            "warn" => l.level = Level::Warn,
+            "error" => l.level = Level::Error,
+            "off" => l.off = true,
+            _ => {}
+        }
+        l
+    }
+}
+
+/// The executable's name without its version and extension: `rsecho` for `rsecho_v1.0.0`.
+pub fn default_module() -> String {
+    let arg0 = std::env::args().next().unwrap_or_default();
+    let mut name = std::path::Path::new(&arg0).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if let Some(stripped) = name.strip_suffix(".exe") {
+        name = stripped.to_string();
+    }
+    if let Some(i) = name.find("_v") {
+        if name[i + 2..].starts_with(|c: char| c.is_ascii_digit()) {
+            name.truncate(i);
+        }
+    }
+    if name.is_empty() {
+        "adapter".into()
+    } else {
+        name
     }
 }
 
 impl Logger {
     /// A logger with `@module` `module` writing records at or above `level`.
     pub fn new(module: &str, level: Level) -> Self {
-        Logger { module: module.to_string(), level, fields: Vec::new() }
+        Logger { module: module.to_string(), level, off: false, fields: Vec::new() }
     }
 
     /// A logger whose module is this one's plus "." + `name`.
     pub fn named(&self, name: &str) -> Logger {
         let module = if self.module.is_empty() { name.to_string() } else { format!("{}.{}", self.module, name) };
-        Logger { module, level: self.level, fields: self.fields.clone() }
+        Logger { module, level: self.level, off: self.off, fields: self.fields.clone() }
     }
 
     /// A logger adding `key` = `value` to every record.
@@ -71,7 +106,7 @@ impl Logger {
 
     /// Whether a record at `level` would be written.
     pub fn enabled(&self, level: Level) -> bool {
-        level >= self.level
+        !self.off && level >= self.level
     }
 
     /// The JSON line of a record (without the newline).

@@ -29,7 +29,7 @@ export {
   ProtocolViolation,
   type Code,
 } from "./errors.js";
-export { LEVELS, Logger, timestamp, type Level } from "./log.js";
+export { defaultLevel, defaultModule, LEVEL_ENV, LEVELS, Logger, timestamp, type Level } from "./log.js";
 export { protectStdout, run } from "./main.js";
 export {
   Adapter,

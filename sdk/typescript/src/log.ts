@@ -1,12 +1,29 @@
 import { writeSync } from "node:fs";
+import { basename } from "node:path";
 
 /** The log levels, least severe first, with the names go-hclog writes. */
 export const LEVELS = ["trace", "debug", "info", "warn", "error"] as const;
 /** A log level. */
 export type Level = (typeof LEVELS)[number];
 
-function rank(level: Level): number {
-  return LEVELS.indexOf(level);
+function rank(level: Level | "off"): number {
+  return level === "off" ? LEVELS.length : LEVELS.indexOf(level);
+}
+
+/** The environment variable a host sets to choose adapters' log level. */
+export const LEVEL_ENV = "ADAPTERKIT_LOG_LEVEL";
+
+/** The adapter's executable name without its version and extension, as the Go SDK names
+ * its logger (`tsecho` for `tsecho_v1.0.0`). */
+export function defaultModule(): string {
+  const name = basename(process.argv[1] ?? "adapter").replace(/\.(exe|js|mjs|cjs)$/, "");
+  return name.replace(/_v[0-9].*$/, "") || "adapter";
+}
+
+/** `$ADAPTERKIT_LOG_LEVEL` when it names a level (or "off"), else "info". */
+export function defaultLevel(): Level | "off" {
+  const l = (process.env[LEVEL_ENV] ?? "").toLowerCase();
+  return l === "off" || (LEVELS as readonly string[]).includes(l) ? (l as Level | "off") : "info";
 }
 
 function pad(n: number, width = 2): string {
@@ -38,29 +55,31 @@ function plain(v: unknown): unknown {
 
 /**
  * Writes go-hclog JSON lines, one record per line, at or above `level`, to stderr (the
- * only place an adapter may write to: stdout carries frames, R6):
+ * only place an adapter may write to: stdout carries frames, R6). The module defaults to
+ * the executable's name without its version, the level to `$ADAPTERKIT_LOG_LEVEL`
+ * (trace .. error, off; default info), which the host sets:
  *
  *     {"@level":"info","@message":"ready","@module":"adapter","@timestamp":"...","probe":"inlet"}
  */
 export class Logger {
   /** The `@module` of every record. */
   readonly module: string;
-  /** The least severe level written. */
-  readonly level: Level;
+  /** The least severe level written; "off" writes nothing. */
+  readonly level: Level | "off";
   private readonly fields: Record<string, unknown>;
   private readonly write: (line: string) => void;
 
   constructor(
     options: {
       module?: string;
-      level?: Level;
+      level?: Level | "off";
       fields?: Record<string, unknown>;
       write?: (line: string) => void;
     } = {},
   ) {
-    this.module = options.module ?? "adapter";
-    this.level = options.level ?? "info";
-    if (!LEVELS.includes(this.level)) {
+    this.module = options.module ?? defaultModule();
+    this.level = options.level ?? defaultLevel();
+    if (this.level !== "off" && !LEVELS.includes(this.level)) {
       throw new Error(`unknown log level ${JSON.stringify(this.level)}`);
     }
     this.fields = { ...(options.fields ?? {}) };
@@ -77,7 +96,7 @@ export class Logger {
 
   /** Whether a record at `level` would be written. */
   enabled(level: Level): boolean {
-    return rank(level) >= rank(this.level);
+    return this.level !== "off" && rank(level) >= rank(this.level);
   }
 
   /** Writes one record at `level` with `fields`. */

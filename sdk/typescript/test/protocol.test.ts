@@ -138,7 +138,7 @@ test("stray output goes to stderr; logs are hclog JSON (R6)", async (t) => {
   }
   const rec = JSON.parse(a.stderr.split("\n").find((l) => l.includes('"logged"'))!);
   assert.deepEqual(Object.keys(rec).slice(0, 4), ["@level", "@message", "@module", "@timestamp"]);
-  assert.deepEqual([rec["@level"], rec["@module"], rec.n], ["info", "adapter", 1]);
+  assert.deepEqual([rec["@level"], rec["@module"], rec.n], ["info", "fixture", 1]);
 });
 
 test("stdin EOF exits within 2 s, whatever the handlers do (R49)", async (t) => {

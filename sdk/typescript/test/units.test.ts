@@ -62,7 +62,7 @@ test("frame reader splits and refuses bad lengths (R4 R5)", () => {
 
 test("logger writes hclog JSON lines", () => {
   const lines: string[] = [];
-  const log = new Logger({ write: (l) => lines.push(l) });
+  const log = new Logger({ module: "adapter", level: "info", write: (l) => lines.push(l) });
   log.debug("hidden");
   log.named("probe").with({ probe: "inlet" }).warn("slow", { ms: 12, err: new Error("x") });
   assert.equal(lines.length, 1);
