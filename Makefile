@@ -9,7 +9,7 @@ FUZZTIME    ?= 5m
 # 2-core box does not starve the timing-free but deadline-bounded process tests.
 TESTFLAGS   ?= -race -count=1 -timeout 15m
 
-.PHONY: all test vet lint cross unit demo adapters sdk-test bench bench-go bench-check fuzz soak tools clean
+.PHONY: all test vet lint cross unit demo adapters sdk-test bench-sdk bench bench-go bench-check fuzz soak tools clean
 
 all: test
 
@@ -100,6 +100,10 @@ bench: bench-go
 # keep it compiling, vetted and its own tests passing.
 bench-check: tools
 	cd e2e/bench && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
+
+## bench-sdk: round trip p50 and 32-caller calls/s of each SDK echo against the Go echo.
+bench-sdk: adapters
+	ADAPTERKIT_SDK_ADAPTERS=$(ADAPTERS) $(GO) test -run='^$$' -bench=SDKEcho -benchtime=2s ./e2e/
 
 bench-go:
 	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./lifecycle/

@@ -157,6 +157,7 @@ function errorMessage(e: unknown): string {
 class Writer {
   private queue: Buffer[] = [];
   private writing = false;
+  private scheduled = false;
   private failed: Error | undefined;
   private drained: Array<() => void> = [];
 
@@ -170,8 +171,15 @@ class Writer {
       return;
     }
     this.queue.push(frame);
-    if (!this.writing) {
-      this.flush();
+    if (!this.writing && !this.scheduled) {
+      // Replies completed in the same turn of the event loop go out in one write.
+      this.scheduled = true;
+      setImmediate(() => {
+        this.scheduled = false;
+        if (!this.writing) {
+          this.flush();
+        }
+      });
     }
   }
 
@@ -214,7 +222,7 @@ class Writer {
 
   /** Resolves once everything queued is written (or writing failed). */
   idle(): Promise<void> {
-    if (!this.writing && this.queue.length === 0) {
+    if (!this.writing && !this.scheduled && this.queue.length === 0) {
       return Promise.resolve();
     }
     return new Promise((resolve) => this.drained.push(resolve));
