@@ -26,6 +26,12 @@ type daemonProc struct {
 
 func startDaemon(t *testing.T, sock, dir string) *daemonProc {
 	t.Helper()
+	return startDaemonIn(t, sock, dir, "")
+}
+
+// startDaemonIn starts the daemon in the cgroup v2 directory cg ("" for the test's own).
+func startDaemonIn(t *testing.T, sock, dir, cg string) *daemonProc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"=daemon", socketEnv+"="+sock, dirEnv+"="+dir)
 	out, err := cmd.StdoutPipe()
@@ -34,7 +40,10 @@ func startDaemon(t *testing.T, sock, dir string) *daemonProc {
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
+	started := testkit.InCgroup(t, cmd, cg)
+	err = cmd.Start()
+	started()
+	if err != nil {
 		t.Fatal(err)
 	}
 	d := &daemonProc{cmd: cmd, done: make(chan error, 1)}
@@ -137,7 +146,8 @@ func TestDaemonSIGTERM(t *testing.T) {
 	// The call under way was answered (cancelled at the adapter), not left hanging.
 	err := <-inflight
 	wantCode(t, err, controlplane.CodeTransportError)
-	waitGone(t, pids...)
+	testkit.Gone(t, pids...) // verified: gone when the daemon exited, no grace
+
 	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket still there after shutdown: %v", err)
 	}
@@ -146,34 +156,54 @@ func TestDaemonSIGTERM(t *testing.T) {
 // TestDaemonSIGKILL (R64): a daemon killed outright leaves no adapter running (each dies
 // with its host: parent-death signal, PID namespace), and the next daemon on the
 // same socket replaces the stale socket and sweeps the leftovers' cgroups.
+//
+// Every host of a machine sweeps the cgroups under its own cgroup, so both daemons run
+// in a private cgroup (as root): no other host — another test package, an
+// `adapterctl serve` nearby — sweeps there, and the second daemon's report is its own.
 func TestDaemonSIGKILL(t *testing.T) {
 	dir := adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")
 	sock := socketPath(t)
-	d := startDaemon(t, sock, dir)
+	cg := testkit.PrivateCgroup(t)
+	d := startDaemonIn(t, sock, dir, cg)
 	pids, mechs := openAdapters(t, sock)
+	var cgroups []string
+	for i, m := range mechs {
+		if !strings.Contains(m, "cgroup") {
+			if cg != "" {
+				t.Fatalf("as root in a writable cgroup, adapter %d ran with %s: want a cgroup", pids[i], m)
+			}
+			continue
+		}
+		p, err := testkit.CgroupOf(pids[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cgroups = append(cgroups, p)
+	}
 	if err := d.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = d.wait(t)
 	waitGone(t, pids...)
 
-	d2 := startDaemon(t, sock, dir)
+	d2 := startDaemonIn(t, sock, dir, cg)
 	st, err := dial(t, sock).Status(testCtx(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(mechs[0], "cgroup") {
-		n := 0
-		for _, it := range st.Sweep.Swept {
-			if it.HostPID == d.cmd.Process.Pid {
-				n++
-			}
+	n := 0
+	for _, it := range st.Sweep.Swept {
+		if it.HostPID == d.cmd.Process.Pid {
+			n++
 		}
-		if n != len(pids) || len(st.Sweep.Failed) != 0 {
-			t.Errorf("sweep %+v: want %d cgroups of host %d swept", st.Sweep, len(pids), d.cmd.Process.Pid)
+	}
+	if n != len(cgroups) || len(st.Sweep.Failed) != 0 {
+		t.Errorf("sweep %+v: want %d cgroups of host %d swept", st.Sweep, len(cgroups), d.cmd.Process.Pid)
+	}
+	for _, p := range cgroups {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the dead daemon's adapter cgroup %s is still there (%v)", p, err)
 		}
-	} else {
-		t.Logf("adapters ran without cgroups (%v): nothing for the sweep to find", mechs)
 	}
 	if st.Health != controlplane.HealthOK {
 		t.Errorf("health %s after the sweep", st.Health)

@@ -336,6 +336,7 @@ func provable(m platform.Mechanism) bool {
 func (o *opened) checkCleanup(t testing.TB, cleanupErr error) bool {
 	t.Helper()
 	m := o.Mechanism()
+	checkWantedMechanism(t, m.String())
 	if provable(m) {
 		if cleanupErr != nil {
 			t.Fatalf("cleanup under %v not verified: %v", m, cleanupErr)

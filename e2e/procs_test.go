@@ -19,6 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -43,8 +44,11 @@ func assertGone(t *testing.T, o *opened, verified bool) {
 func assertRecordGone(t *testing.T, ps []procEvent, verified bool) {
 	t.Helper()
 	if verified {
-		d := waitGone(t, ps)
-		t.Logf("%d recorded processes gone from /proc %v after cleanup was reported", len(ps), d.Round(time.Millisecond))
+		// Verified means gone at the moment the cleanup returned: no grace period.
+		if left := stillRunning(ps); len(left) > 0 {
+			killRecorded(left)
+			t.Fatalf("still running when the cleanup reported the tree verified gone: %v", left)
+		}
 		return
 	}
 	var adapters []procEvent
@@ -354,7 +358,11 @@ func TestHostSIGKILLed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := host.Start(); err != nil {
+			cg := testkit.PrivateCgroup(t) // only this test's hosts sweep it
+			started := testkit.InCgroup(t, host, cg)
+			err = host.Start()
+			started()
+			if err != nil {
 				t.Fatal(err)
 			}
 			waited := false
@@ -372,6 +380,7 @@ func TestHostSIGKILLed(t *testing.T) {
 				return lines.Text()
 			}
 			mech := strings.Split(strings.TrimPrefix(readLine("ready "), "ready "), "|")
+			checkWantedMechanism(t, strings.Join(mech, "|"))
 			if midCall {
 				readLine("calling")
 				pollFor(t, "every adapter running its call", func() bool {
@@ -413,18 +422,24 @@ func TestHostSIGKILLed(t *testing.T) {
 			default:
 				t.Fatalf("mechanism %s has no parent-death signal: a SIGKILLed host would leave its adapters", mech)
 			}
-			sweepAfterHost(t, host.Process.Pid, mech, running, n)
+			sweepAfterHost(t, cg, host.Process.Pid, mech, running, n)
 		})
 	}
 }
 
-// sweepAfterHost runs platform.Sweep after a host died. With a cgroup it must find the
+// sweepAfterHost runs platform.Sweep after a host died, from a second host (testhost
+// -sweep) started in the cgroup where the dead one ran. With a cgroup it must find the
 // dead host's n per-adapter cgroups, kill what they still hold and remove them; without
-// a PID namespace that is what ends the descendants. Without either, descendants
-// cannot be reached, and the test says so.
-func sweepAfterHost(t *testing.T, hostPid int, mech []string, running []procEvent, n int) {
+// a PID namespace that is what ends the descendants. As root, the host ran in a private
+// cgroup (cg) that no other host of the machine sweeps, so the count is this sweep's;
+// and there the adapters must have had a cgroup. Without root and without either
+// mechanism, descendants cannot be reached, and the test says so.
+func sweepAfterHost(t *testing.T, cg string, hostPid int, mech []string, running []procEvent, n int) {
 	t.Helper()
 	if !slices.Contains(mech, "cgroup") {
+		if cg != "" {
+			t.Fatalf("as root in a writable cgroup the adapters ran with %s: want a cgroup", strings.Join(mech, "|"))
+		}
 		if !slices.Contains(mech, "pidns") {
 			if left := stillRunning(running); len(left) > 0 {
 				t.Skipf("needs root (PID namespace) or a writable cgroup v2: with %s a SIGKILLed host's descendants %v survive; the test kills them", strings.Join(mech, "|"), left)
@@ -432,9 +447,23 @@ func sweepAfterHost(t *testing.T, hostPid int, mech []string, running []procEven
 		}
 		return
 	}
-	rep, err := platform.Sweep(ctxFor(t, 10*time.Second), nil)
+	sweeper := exec.Command(buildBinT(t, "testhost"), "-sweep")
+	sweeper.Env = []string{}
+	started := testkit.InCgroup(t, sweeper, cg)
+	out, err := sweeper.Output()
+	started()
 	if err != nil {
-		t.Fatalf("Sweep: %v", err)
+		t.Fatalf("testhost -sweep: %v: %s", err, out)
+	}
+	var rep struct {
+		Swept, Failed []struct {
+			Path    string `json:"path"`
+			HostPid int    `json:"host_pid"`
+			Err     string `json:"err"`
+		}
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("testhost -sweep said %q: %v", out, err)
 	}
 	var mine int
 	for _, it := range rep.Swept {
@@ -444,14 +473,18 @@ func sweepAfterHost(t *testing.T, hostPid int, mech []string, running []procEven
 	}
 	for _, it := range rep.Failed {
 		if it.HostPid == hostPid {
-			t.Errorf("Sweep could not clean %s: %v", it.Path, it.Err)
+			t.Errorf("Sweep could not clean %s: %s", it.Path, it.Err)
 		}
 	}
-	if mine != n {
-		t.Fatalf("Sweep removed %d cgroups of the dead host, want %d: %+v", mine, n, rep)
+	if cg != "" && mine != n {
+		t.Fatalf("Sweep removed %d cgroups of the dead host, want %d: %s", mine, n, out)
 	}
-	d := waitGone(t, running)
-	t.Logf("Sweep removed %d cgroups of the dead host %d; nothing of it runs (%v after the sweep)", mine, hostPid, d.Round(time.Millisecond))
+	// The sweep proved each cgroup empty before removing it: nothing runs now.
+	if left := stillRunning(running); len(left) > 0 {
+		killRecorded(left)
+		t.Fatalf("still running after the sweep removed the dead host's cgroups: %v", left)
+	}
+	t.Logf("Sweep removed %d cgroups of the dead host %d; nothing of it runs", mine, hostPid)
 }
 
 // R63, R64: 200 open/close cycles, rotating through adapters with and without
@@ -478,6 +511,7 @@ func TestOpenCloseCycles(t *testing.T) {
 			t.Fatalf("ping: %v", err)
 		}
 		mech = a.Mechanism()
+		checkWantedMechanism(t, mech.String())
 		if err := a.Close(); err != nil && provable(mech) {
 			t.Fatalf("Close under %v: %v", mech, err)
 		}

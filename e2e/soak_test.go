@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,8 +95,9 @@ func TestSoak(t *testing.T) {
 
 	var exitsMu sync.Mutex
 	var exits []lifecycle.ExitEvent
+	exitLog := filepath.Join(t.TempDir(), "exits")
 	reg := registry.New(&registry.Config{
-		Env:     rogueEnv("serve"),
+		Env:     rogueEnv("serve", "ROGUE_EXITLOG="+exitLog),
 		Limits:  rogueLimits(),
 		Restart: lifecycle.RestartPolicy{MaxRestarts: -1, Backoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond, ResetAfter: 50 * time.Millisecond},
 		OnExit: func(ev lifecycle.ExitEvent) {
@@ -164,16 +166,6 @@ func TestSoak(t *testing.T) {
 		calls, soakAdapters, soakCallers, elapsed.Round(time.Millisecond), float64(calls)/elapsed.Seconds(),
 		len(exits), restarts, summary.String())
 
-	if got := ended.Load(); got != int64(calls) {
-		t.Fatalf("%d calls ended, want %d", got, calls)
-	}
-	total := 0
-	for _, n := range tally.outcomes {
-		total += n
-	}
-	if total != calls {
-		t.Fatalf("%d outcomes recorded for %d calls", total, calls)
-	}
 	if len(tally.unexpected) > 0 {
 		t.Fatalf("%d calls ended unexpectedly, e.g.:\n%s", tally.outcomes["UNEXPECTED"], strings.Join(tally.unexpected, "\n"))
 	}
@@ -188,6 +180,18 @@ func TestSoak(t *testing.T) {
 		if (!crash && crashCause(&runtime.CallError{Code: "closed", Cause: ev.Cause}) != "epipe") || ev.Cleanup != nil {
 			t.Fatalf("adapter exit %v (cleanup %v): want only the crashes (status 2), verified", ev.Cause, ev.Cleanup)
 		}
+	}
+	// An exit the host saw as EPIPE carries no status: the adapters' own log says how
+	// each ended. Every exit the host reported must be a crash (status 2) — a rogue
+	// that detected a host violation exits 4 or 5 (R33, R36) — and the rest ended at
+	// stdin EOF when the registry closed them (status 0).
+	codes := readExitLog(t, exitLog)
+	other := false
+	for code := range codes {
+		other = other || (code != 0 && code != 2)
+	}
+	if codes[2] != len(exits) || other {
+		t.Fatalf("adapter exit statuses %v (status: count); want %d crashes (2) and stdin-EOF exits (0) only", codes, len(exits))
 	}
 
 	if left := procsRunning(rogue); len(left) > 0 {
@@ -319,4 +323,22 @@ func started(err error) string {
 		return "uncertain"
 	}
 	return "certain"
+}
+
+// readExitLog counts the exit statuses the rogues logged (ROGUE_EXITLOG), by status.
+func readExitLog(t *testing.T, name string) map[int]int {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	codes := map[int]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var pid, code int
+		if _, err := fmt.Sscanf(line, "%d %d", &pid, &code); err != nil {
+			t.Fatalf("exit log line %q: %v", line, err)
+		}
+		codes[code]++
+	}
+	return codes
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestOpenCallCloseVerified(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	waitGone(t, pid)
+	goneNow(t, pid)
 	if err := res.CanRelease(a.PackageDir()); err != nil {
 		t.Fatalf("CanRelease after verified close = %v", err)
 	}
@@ -129,7 +130,7 @@ func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("host hung: OnExit not called")
 			}
-			waitGone(t, gc)
+			goneNow(t, gc)
 			if err := a.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +151,7 @@ func TestStubbornAdapterKilledAfterGrace(t *testing.T) {
 	if waited := time.Since(start); waited < l.Grace() {
 		t.Fatalf("killed after %v, before the grace of %v", waited, l.Grace())
 	}
-	waitGone(t, pid)
+	goneNow(t, pid)
 }
 
 // R26: an invalid catalog fails Open with the catalog's rule, and ends the tree.
@@ -219,6 +220,9 @@ func TestSuperviseRestarts(t *testing.T) {
 	_, err = s.Call(ctxT(t), "test.proc.ok", nil)
 	if !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("after giving up: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "all 2 restarts are used up") {
+		t.Errorf("the message does not say the restarts ran out: %s", msg)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

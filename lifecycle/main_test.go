@@ -125,7 +125,13 @@ func alive(pid int) bool { return testkit.Running(pid) }
 
 func childrenOf(_ *testing.T, pid int) []int { return testkit.Children(pid) }
 
+// waitGone polls /proc until pids end: for processes that end by themselves (an
+// adapter that exits, before a restart), never after a verified cleanup.
 func waitGone(t *testing.T, pids ...int) { t.Helper(); testkit.WaitGone(t, 5*time.Second, pids...) }
+
+// goneNow asserts from /proc that none of pids runs: a verified cleanup means gone at
+// the moment it was reported, with no grace period.
+func goneNow(t *testing.T, pids ...int) { t.Helper(); testkit.Gone(t, pids...) }
 
 func mustInt(t *testing.T, raw json.RawMessage) int {
 	t.Helper()

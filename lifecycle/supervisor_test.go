@@ -37,7 +37,7 @@ func TestSuperviseCloseFromOnExit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close called from OnExit did not return (deadlock with the restart loop)")
 	}
-	waitGone(t, pid)
+	goneNow(t, pid)
 	if a := s.Current(); a != nil {
 		t.Fatalf("an adapter (pid %d) is running after Close", a.Pid())
 	}
@@ -73,5 +73,5 @@ func TestSuperviseConcurrentClose(t *testing.T) {
 	if err1 != nil || err2 != nil {
 		t.Fatalf("Close results: first %v, second %v", err1, err2)
 	}
-	waitGone(t, a.Pid())
+	goneNow(t, a.Pid())
 }

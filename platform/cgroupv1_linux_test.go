@@ -195,14 +195,12 @@ func TestV1MemoryCapKillsAndIsAttributed(t *testing.T) {
 }
 
 // Sweep kills and removes a v1 cgroup left by a dead host, and leaves a live host's.
+// It may race other hosts' sweeps of the same parent: the test asserts what it owns
+// (TestSweepDirReport/v1 checks the report on a private parent).
 func TestSweepV1Leftover(t *testing.T) {
 	parent := requireV1(t, "memory")
-	dead := helperCmd("env")
-	if err := dead.Run(); err != nil {
-		t.Fatal(err)
-	}
-	start, _ := selfStart()
-	leftover := &cgroup{path: filepath.Join(parent, fmt.Sprintf("%s%d-%d-1", cgroupPrefix, dead.Process.Pid, start)), v1: true}
+	deadPid, start := deadHost(t)
+	leftover := &cgroup{path: filepath.Join(parent, fmt.Sprintf("%s%d-%d-1", cgroupPrefix, deadPid, start)), v1: true}
 	live := &cgroup{path: filepath.Join(parent, fmt.Sprintf("%s%d-%d-999999", cgroupPrefix, os.Getpid(), start)), v1: true}
 	for _, cg := range []*cgroup{leftover, live} {
 		if err := os.Mkdir(cg.path, 0o755); err != nil {
@@ -213,39 +211,16 @@ func TestSweepV1Leftover(t *testing.T) {
 			_ = unix.Rmdir(cg.path)
 		})
 	}
-	orphan := helperCmd("block")
-	stdin, _ := orphan.StdinPipe() // stays open: the orphan blocks until killed
-	if err := orphan.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	if err := writeExisting(leftover.file("cgroup.procs"), strconv.Itoa(orphan.Process.Pid)); err != nil {
-		_ = orphan.Process.Kill()
-		_ = orphan.Wait()
-		t.Fatal(err)
-	}
+	orphan := orphanIn(t, leftover.path, true)
 	rep, err := Sweep(ctxBound(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var found bool
-	for _, it := range rep.Swept {
-		if it.Path == live.path {
-			t.Error("the live host's v1 cgroup was swept")
-		}
-		found = found || (it.Path == leftover.path && it.HostPid == dead.Process.Pid && slices.Contains(it.Pids, orphan.Process.Pid))
+	if slices.ContainsFunc(rep.Swept, func(it SweptItem) bool { return it.Path == live.path }) {
+		t.Error("the live host's v1 cgroup was swept")
 	}
-	if !found {
-		t.Fatalf("v1 leftover not swept as expected: %+v", rep)
-	}
-	err = orphan.Wait()
-	var ee interface{ Sys() any }
-	if !errors.As(err, &ee) || !ee.Sys().(syscall.WaitStatus).Signaled() {
-		t.Fatalf("orphan ended with %v, want killed", err)
-	}
-	if _, err := os.Stat(leftover.path); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("%s not removed", leftover.path)
-	}
+	wantKilled(t, orphan)
+	wantSweptAway(t, rep, leftover.path)
 	if _, err := os.Stat(live.path); err != nil {
 		t.Errorf("live host's v1 cgroup removed: %v", err)
 	}

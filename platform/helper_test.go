@@ -130,10 +130,10 @@ func runHelper(mode string, args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ready")
 		_, _ = io.Copy(io.Discard, os.Stdin)
-		select {} // even stdin EOF does not end it
+		blockForever() // even stdin EOF does not end it
 	case "sleeper": // a grandchild that stays in the group
 		record(args[0], "sleeper")
-		select {}
+		blockForever()
 	case "middle": // the first fork of a double fork: start a setsid daemon and exit
 		c := helperCmd("daemon", args[0])
 		c.SysProcAttr = setsidAttr()
@@ -144,7 +144,7 @@ func runHelper(mode string, args []string) int {
 		waitRoles(args[0], "daemon")
 	case "daemon":
 		record(args[0], "daemon")
-		select {}
+		blockForever()
 	case "tree": // an adapter with a grandchild in its group and a double-forked setsid one
 		record(args[0], "adapter")
 		sl := helperCmd("sleeper", args[0])
@@ -159,7 +159,7 @@ func runHelper(mode string, args []string) int {
 			return 0 // the adapter exits; its grandchildren stay
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin)
-		select {}
+		blockForever()
 	case "host": // a host process: start a "tree" adapter, report, wait to be killed
 		iso, _ := strconv.Atoi(args[1])
 		tree, err := Start(context.Background(), Config{
@@ -173,7 +173,18 @@ func runHelper(mode string, args []string) int {
 		line, _ := bufio.NewReader(tree.Stdout()).ReadString('\n')
 		record(args[0], "host")
 		fmt.Printf("%s %s\n", strings.TrimSpace(line), tree.Mechanism())
-		select {}
+		blockForever()
+	case "sweep": // a second host on the machine: sweep, report one line per item
+		rep, err := Sweep(context.Background(), nil)
+		for _, it := range rep.Swept {
+			fmt.Printf("swept %s %d %s\n", it.Path, it.HostPid, joinInts(it.Pids))
+		}
+		for _, it := range rep.Failed {
+			fmt.Printf("failed %s %d %v\n", it.Path, it.HostPid, it.Err)
+		}
+		if err != nil {
+			fmt.Printf("error %v\n", err)
+		}
 	case "pause": // a child of forkbomb
 		time.Sleep(time.Hour)
 	case "forkbomb": // start children until refused, report, end them, then echo
@@ -196,6 +207,28 @@ func runHelper(mode string, args []string) int {
 		return 2
 	}
 	return 0
+}
+
+// blockForever blocks the helper until a signal ends it. A bare `select {}` does not:
+// when no other goroutine can run, the Go runtime reports "all goroutines are asleep"
+// and exits 2 — which -race hides (its own goroutine keeps the process "busy"), so the
+// helpers died by themselves without -race and tests of their cleanup proved nothing.
+// A sleeping goroutine has a pending timer, which the deadlock detector never reports.
+func blockForever() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+func joinInts(v []int) string {
+	if len(v) == 0 {
+		return "-"
+	}
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func mustExecutable() string {

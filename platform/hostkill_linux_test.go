@@ -21,11 +21,16 @@ import (
 //     in the cgroup until Sweep, which ends them.
 //   - pgroup (pdeathsig only): the adapter ends; its descendants survive (the limit the
 //     package documents), and the test cleans them up.
+//
+// The host runs in a cgroup parent of the test's own (see privateParent), and a second
+// host in that parent sweeps: other hosts of the machine sweep only their own parent,
+// so what the test sees of the descendants and the sweep's report is its own.
 func TestHostSIGKILLed(t *testing.T) {
 	requireRoot(t)
 	requireCgroup(t)
 	for _, is := range isolations {
 		t.Run(is.name, func(t *testing.T) {
+			parent := privateParent(t, "")
 			pidfile := filepath.Join(t.TempDir(), "pids")
 			host := helperCmd("host", pidfile, strconv.Itoa(int(is.iso)))
 			host.Env = []string{"GORACE=atexit_sleep_ms=0"}
@@ -33,7 +38,10 @@ func TestHostSIGKILLed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := host.Start(); err != nil {
+			started := inCgroup(t, host, parent)
+			err = host.Start()
+			started()
+			if err != nil {
 				t.Fatal(err)
 			}
 			line, err := bufio.NewReader(out).ReadString('\n')
@@ -49,7 +57,7 @@ func TestHostSIGKILLed(t *testing.T) {
 			}
 			delete(pids, "middle")
 			delete(pids, "host")
-			t.Cleanup(func() { killLeftovers(pids) })
+			t.Cleanup(killLater(pids))
 
 			if err := host.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
@@ -66,9 +74,9 @@ func TestHostSIGKILLed(t *testing.T) {
 						t.Fatalf("%s ended without a sweep: expected to stay in the cgroup", role)
 					}
 				}
-				rep, err := Sweep(ctxBound(t), nil)
-				if err != nil {
-					t.Fatal(err)
+				rep := sweepFrom(t, parent)
+				if len(rep.Failed) > 0 {
+					t.Errorf("sweep failed: %+v", rep.Failed)
 				}
 				i := slices.IndexFunc(rep.Swept, func(it SweptItem) bool { return it.HostPid == host.Process.Pid })
 				if i < 0 {

@@ -3,10 +3,13 @@ package platform
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -89,12 +92,55 @@ func sweepDir(ctx context.Context, log hclog.Logger, parent string, v1 bool, rep
 	return nil
 }
 
+// sweepOne kills, proves empty and removes one leftover cgroup. Every host on the
+// machine sweeps the same parent, so another sweeper may be working on the same
+// leftover at the same time and remove it first: its files then vanish under this one
+// (ENOENT on cgroup.kill, cgroup.events or rmdir; ENODEV while the kernel is tearing
+// the directory down). A leftover that is gone is what a sweep is for, whoever removed
+// it, so it counts as swept, never as failed — otherwise two hosts would turn each
+// other's health degraded.
 func sweepOne(ctx context.Context, cg *cgroup) error {
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = sweepSteps(ctx, cg)
+		if err == nil || cgroupGone(cg.path) {
+			return nil
+		}
+		if attempt >= 3 || !vanishing(err) || ctx.Err() != nil {
+			return err
+		}
+		// Its files went away but the directory is still listed: the removal by the
+		// other sweeper is in progress. Look again in a moment.
+		sleepUntil(ctx, time.Now().Add(time.Duration(attempt+1)*10*time.Millisecond))
+	}
+}
+
+func sweepSteps(ctx context.Context, cg *cgroup) error {
 	if err := cg.kill(); err != nil {
 		return err
 	}
 	if err := cg.waitEmpty(ctx); err != nil {
 		return errors.Join(&UnverifiedError{Mechanism: MechCgroup, Pids: cg.pids(), Reason: "leftover cgroup not proven empty"}, err)
 	}
-	return cg.remove()
+	if err := cg.remove(); err != nil {
+		return err
+	}
+	if !cgroupGone(cg.path) {
+		// remove stops early when a sub-cgroup vanishes under its walk.
+		return &os.PathError{Op: "rmdir", Path: cg.path, Err: errStillThere}
+	}
+	return nil
+}
+
+var errStillThere = errors.New("directory still there after removing it")
+
+// cgroupGone reports whether the cgroup directory no longer exists.
+func cgroupGone(path string) bool {
+	_, err := os.Lstat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// vanishing reports whether err is what a cgroup being removed by someone else gives.
+func vanishing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENODEV) || errors.Is(err, errStillThere)
 }

@@ -5,7 +5,9 @@ package testkit
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"syscall"
+	"testing"
 )
 
 // Running reports whether pid names a live process, by signal 0; it is meaningful on
@@ -21,3 +23,9 @@ func Running(pid int) bool {
 
 // Children is only implemented on Linux; elsewhere it finds none.
 func Children(int) []int { return nil }
+
+// PrivateCgroup has nothing to make off Linux: it returns "".
+func PrivateCgroup(testing.TB) string { return "" }
+
+// InCgroup leaves cmd alone off Linux.
+func InCgroup(testing.TB, *exec.Cmd, string) func() { return func() {} }

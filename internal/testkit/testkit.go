@@ -123,3 +123,19 @@ func WaitGone(t testing.TB, timeout time.Duration, pids ...int) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Gone fails t naming those of pids that are running now (see Running), without
+// waiting: after a cleanup reported verified, nothing of the tree may still run, so a
+// grace period would let a cleanup that returned too early pass.
+func Gone(t testing.TB, pids ...int) {
+	t.Helper()
+	var left []int
+	for _, p := range pids {
+		if Running(p) {
+			left = append(left, p)
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("still running when the cleanup reported them verified gone: %v", left)
+	}
+}

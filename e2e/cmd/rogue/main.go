@@ -90,7 +90,20 @@ func main() {
 		return
 	}
 	r := &rogue{mode: mode, cancel: make(map[uint64]context.CancelFunc)}
-	os.Exit(r.run())
+	exit(r.run())
+}
+
+// exit ends the process with code. With ROGUE_EXITLOG set it first appends "pid code"
+// to that file, so that a test learns every exit status from the adapter itself — also
+// when the host saw the end as a failed write (EPIPE) and never got a status.
+func exit(code int) {
+	if name := os.Getenv("ROGUE_EXITLOG"); name != "" {
+		if f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+			_, _ = fmt.Fprintf(f, "%d %d\n", os.Getpid(), code) // one write: O_APPEND keeps lines whole
+			_ = f.Close()
+		}
+	}
+	os.Exit(code)
 }
 
 // raw writes b to stdout as it is, in one write.
@@ -98,7 +111,7 @@ func (r *rogue) raw(b []byte) {
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
 	if _, err := os.Stdout.Write(b); err != nil {
-		os.Exit(1)
+		exit(1)
 	}
 }
 
@@ -262,7 +275,7 @@ func (r *rogue) handle(ctx context.Context, id uint64, method string, params []b
 	case "rogue.test.trigger":
 		r.trigger(id)
 	case "rogue.test.crash":
-		os.Exit(2)
+		exit(2)
 	case "rogue.test.stats":
 		r.mu.Lock()
 		v := fmt.Sprintf(`{"requests":%d,"cancels":%d}`, r.requests, r.cancels)
@@ -320,7 +333,7 @@ func (r *rogue) trigger(id uint64) {
 		r.result(id, []byte(`{"reply":1}`))
 		r.result(id, []byte(`{"reply":2}`))
 	case "exitmid":
-		os.Exit(3)
+		exit(3)
 	default:
 		r.result(id, []byte(`{"triggered":false}`))
 	}

@@ -12,6 +12,11 @@
 // the first adapter) on stdout. With -call it then starts a misbehave.proc.hang call on
 // each adapter (each records "call" once it runs) and prints "calling", so that it can be
 // killed in the middle of calls. On SIGTERM or SIGINT it closes the adapters and exits.
+//
+//	testhost -sweep
+//
+// runs platform.Sweep as a second host would (it sweeps under its own cgroup, so the
+// test starts it where the dead host ran) and prints the report as one JSON object.
 package main
 
 import (
@@ -29,6 +34,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
 )
 
 func main() {
@@ -37,7 +43,15 @@ func main() {
 	n := flag.Int("n", 1, "number of adapters to open")
 	modes := flag.String("modes", "grandchild", "comma-separated misbehave modes, used in turn")
 	call := flag.Bool("call", false, "start a hanging call on each adapter after ready")
+	sweep := flag.Bool("sweep", false, "run platform.Sweep, print its report as JSON and exit")
 	flag.Parse()
+	if *sweep {
+		if err := runSweep(); err != nil {
+			fmt.Fprintln(os.Stderr, "testhost:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*adapter, *pids, *n, strings.Split(*modes, ","), *call); err != nil {
 		fmt.Fprintln(os.Stderr, "testhost:", err)
 		os.Exit(1)
@@ -95,4 +109,33 @@ func run(path, pids string, n int, modes []string, call bool) error {
 	}
 	<-stop
 	return closeAll()
+}
+
+// sweepItem is a platform.SweptItem as JSON (Err as text).
+type sweepItem struct {
+	Path    string `json:"path"`
+	HostPid int    `json:"host_pid"`
+	Pids    []int  `json:"pids"`
+	Err     string `json:"err,omitempty"`
+}
+
+func runSweep() error {
+	ctx, cancel := context.WithTimeout(context.Background(), limits.CallDeadline)
+	defer cancel()
+	rep, err := platform.Sweep(ctx, nil)
+	if err != nil {
+		return err
+	}
+	conv := func(items []platform.SweptItem) []sweepItem {
+		out := []sweepItem{}
+		for _, it := range items {
+			si := sweepItem{Path: it.Path, HostPid: it.HostPid, Pids: it.Pids}
+			if it.Err != nil {
+				si.Err = it.Err.Error()
+			}
+			out = append(out, si)
+		}
+		return out
+	}
+	return json.NewEncoder(os.Stdout).Encode(map[string][]sweepItem{"swept": conv(rep.Swept), "failed": conv(rep.Failed)})
 }
