@@ -78,7 +78,7 @@ bench-check: tools
 	cd e2e/bench && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
 
 bench-go:
-	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/
+	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./codec/
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (CI runs only their seed corpora, in `make test`).
 fuzz:
