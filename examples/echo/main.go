@@ -55,6 +55,7 @@ func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
 }
 
 func fail(_ context.Context, p failParams) (struct{}, error) {
+	log.Info("failing as asked", "code", p.Code)
 	return struct{}{}, &plugin.Error{Code: plugin.Code(p.Code), Message: p.Message}
 }
 
@@ -69,6 +70,10 @@ func big(_ context.Context, p bigParams) (json.RawMessage, error) {
 	b[0], b[len(b)-1] = '"', '"'
 	return b, nil
 }
+
+// log is the adapter's logger: JSON records on stderr that the host shows under the
+// adapter's name (plugin.Logger).
+var log = plugin.Logger()
 
 // same returns its params: the SDK decoded them into a T and encodes the T again.
 func same[T any](_ context.Context, p T) (T, error) { return p, nil }

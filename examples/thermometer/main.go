@@ -17,7 +17,12 @@ import (
 	"github.com/adapterkit/adapterkit/plugin"
 )
 
+// log is the adapter's logger: JSON records on stderr that the host shows under the
+// adapter's name.
+var log = plugin.Logger()
+
 func read(ctx context.Context, p device.ReadParams) (device.Reading, error) {
+	log.Info("reading", "probe", p.Probe)
 	switch p.Probe {
 	case "inlet":
 		return device.Reading{Celsius: 21.5}, nil
