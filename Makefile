@@ -114,7 +114,7 @@ bench-sdk: adapters
 	ADAPTERKIT_SDK_ADAPTERS=$(ADAPTERS) $(GO) test -run='^$$' -bench=SDKEcho -benchtime=2s ./e2e/
 
 bench-go:
-	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./lifecycle/
+	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./lifecycle/ ./codec/
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (CI runs only their seed corpora, in `make test`).
 fuzz:

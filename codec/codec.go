@@ -30,6 +30,26 @@ func Decode[T any](data []byte, v *T, unknown Unknown) error {
 	return decode(data, reflect.ValueOf(v).Elem(), unknown)
 }
 
+// DecodeOwned is [Decode] for a data that the caller hands over for good: it is never
+// modified afterwards (a frame read for this value alone). Long strings without escapes
+// then share data's memory instead of being copied (a string of 64 KiB or more keeps
+// data alive as long as it is referenced).
+func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
+	if len(data) == 0 {
+		return nil
+	}
+	rv := reflect.ValueOf(v).Elem()
+	p := planFor(rv.Type())
+	if !p.fast {
+		return decodeRef(data, rv, unknown)
+	}
+	d := decoder{b: data, ignore: bool(unknown), alias: true}
+	if err := d.top(p, rv); err != nil {
+		return err
+	}
+	return nil
+}
+
 // DecodeValue is [Decode] for a target known only at run time: target must be a
 // non-nil pointer.
 func DecodeValue(data []byte, target any, unknown Unknown) error {
@@ -57,6 +77,11 @@ func decode(data []byte, v reflect.Value, unknown Unknown) error {
 // decodeFast is the direct decoder: one pass over the text, straight into v.
 func decodeFast(data []byte, p *plan, v reflect.Value, unknown Unknown) *Error {
 	d := decoder{b: data, ignore: bool(unknown)}
+	return d.top(p, v)
+}
+
+// top decodes the whole text: one value and nothing after it.
+func (d *decoder) top(p *plan, v reflect.Value) *Error {
 	if err := d.value(p, v); err != nil {
 		return err
 	}

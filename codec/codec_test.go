@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestPlansAreFast(t *testing.T) {
@@ -160,5 +161,24 @@ func TestIgnoreUnknown(t *testing.T) {
 		if err := Decode([]byte(`{"new":1,"new":2}`), &got, IgnoreUnknown); !errors.Is(err, ErrDecode) {
 			t.Fatalf("%s: duplicate unknown member: %v", path, err)
 		}
+	}
+}
+
+// DecodeOwned shares long plain strings with the text and copies the others.
+func TestDecodeOwned(t *testing.T) {
+	long := strings.Repeat("x", aliasMin)
+	data := []byte(`{"s":"` + long + `","n":"short"}`)
+	var v struct {
+		S string `json:"s"`
+		N string `json:"n"`
+	}
+	if err := DecodeOwned(data, &v, RefuseUnknown); err != nil || v.S != long || v.N != "short" {
+		t.Fatalf("%d bytes, %q, %v", len(v.S), v.N, err)
+	}
+	if unsafe.StringData(v.S) != &data[6] {
+		t.Fatal("the long string was copied")
+	}
+	if unsafe.StringData(v.N) == &data[len(data)-7] {
+		t.Fatal("the short string shares the text")
 	}
 }

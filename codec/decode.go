@@ -18,7 +18,11 @@ type decoder struct {
 	i      int
 	depth  int
 	ignore bool // skip unknown members instead of refusing them
+	alias  bool // long plain strings may share b's memory (DecodeOwned)
 }
+
+// aliasMin is the length from which DecodeOwned shares a string's bytes with the text.
+const aliasMin = 64 << 10
 
 func (d *decoder) syntax(msg string) *Error {
 	return &Error{Kind: KindSyntax, Detail: msg + " at offset " + strconv.Itoa(d.i)}
@@ -165,6 +169,10 @@ func (d *decoder) value(p *plan, v reflect.Value) *Error {
 			raw, esc, err := d.str()
 			if err != nil {
 				return err
+			}
+			if d.alias && !esc && len(raw) >= aliasMin {
+				v.SetString(unsafeString(raw))
+				return nil
 			}
 			v.SetString(stringOf(raw, esc))
 			return nil

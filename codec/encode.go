@@ -32,7 +32,6 @@ var (
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	noEncode          = func([]byte, reflect.Value) ([]byte, bool) { return nil, false }
-	hexDigits         = "0123456789abcdef"
 )
 
 // encoderFor returns the encoder of t, building it once.

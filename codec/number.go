@@ -10,7 +10,6 @@ import (
 
 var (
 	numberType = reflect.TypeFor[json.Number]()
-	bytesType  = reflect.TypeFor[[]byte]()
 	anyType    = reflect.TypeFor[any]()
 )
 

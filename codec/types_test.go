@@ -64,3 +64,6 @@ var targets = []reflect.Type{
 	reflect.TypeFor[map[label]inner](),
 	reflect.TypeFor[[]*Base](),
 }
+
+// hidden is never set: a member naming it is unknown.
+var _ = outer{}.hidden

@@ -24,7 +24,9 @@ func paramsDecoder[P any]() func(params []byte, p *P) error {
 		if len(params) == 0 {
 			params = emptyObject
 		}
-		if err := codec.Decode(params, p, codec.RefuseUnknown); err != nil {
+		// The frame is this request's alone and never written again: long strings
+		// share it instead of being copied.
+		if err := codec.DecodeOwned(params, p, codec.RefuseUnknown); err != nil {
 			return &Error{Code: wire.CodeInvalid, Message: "params: " + err.Error()}
 		}
 		return nil

@@ -71,7 +71,8 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if err != nil {
 		return r, err
 	}
-	if err := codec.Decode(raw, &r, codec.IgnoreUnknown); err != nil {
+	// raw is the reply frame's, the caller's alone: long strings share it.
+	if err := codec.DecodeOwned(raw, &r, codec.IgnoreUnknown); err != nil {
 		return r, &DecodeError{Method: m.Name(), Raw: raw, Err: err}
 	}
 	return r, nil
