@@ -54,7 +54,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 		policy = *cfg.Restart
 	}
 	s.reg = registry.New(&registry.Config{
-		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: log, Restart: policy,
+		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
@@ -227,7 +227,7 @@ func (s *adapterSet) status(st *StatusResult) {
 		if sl.h == nil {
 			continue
 		}
-		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts()}
+		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts(), AdapterFigures: figuresOf(sl.h.Stats())}
 		st.Restarts += as.Restarts
 		if hs := sl.h.Status(); hs.Running {
 			as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight

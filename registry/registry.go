@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -34,8 +35,21 @@ type Config struct {
 	Stderr io.Writer
 	// Limits lowers the protocol's bounds; nil means the protocol's values.
 	Limits *limits.Limits
-	// Logger receives the registry's and adapters' logs; nil is silent.
+	// Logger receives the registry's and adapters' logs; nil is silent. Each
+	// adapter's standard error is logged line by line through a sub-logger named after
+	// the adapter (see lifecycle.Config.StderrLogger and docs/observability.md).
 	Logger hclog.Logger
+	// StderrLevel is the level of adapters' standard error lines that are not hclog
+	// JSON records (default Debug).
+	StderrLevel hclog.Level
+	// AdapterLogLevel, when set, is passed to every adapter as $ADAPTERKIT_LOG_LEVEL,
+	// the level of the logger plugin gives adapters (see plugin.Logger).
+	AdapterLogLevel hclog.Level
+	// LogTail is how many of its last standard error lines each adapter's Stats keeps
+	// (0: none).
+	LogTail int
+	// Observer, if set, is told of every adapter's calls and process events.
+	Observer *lifecycle.Observer
 	// Resources limits each adapter's process tree where the platform supports it.
 	Resources platform.Resources
 	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
@@ -283,11 +297,13 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
 		name = n
 	}
-	sup, err := lifecycle.Supervise(ctx, lifecycle.Config{
+	lcfg := lifecycle.Config{
 		Path: path, Digest: r.cfg.Pins[path], Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
 		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
 		Reservations: r.res, OnExit: r.cfg.OnExit,
-	}, r.cfg.Restart)
+	}
+	r.observe(&lcfg)
+	sup, err := lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)
 	if err != nil {
 		return nil, err
 	}
@@ -404,8 +420,11 @@ func (r *Registry) Close(ctx context.Context) error {
 
 // encodeObject turns a configuration or params value into a JSON object. Raw JSON is
 // passed on as it is (the connection validates it in one pass before sending); any
-// other value is encoded with encoding/json and must come out as an object.
-func encodeObject(v any) (json.RawMessage, error) {
+// other value is encoded with package codec and must come out as an object.
+func encodeObject(v any) (json.RawMessage, error) { return appendObject(nil, v) }
+
+// appendObject is encodeObject appending to dst (raw JSON is returned as it is).
+func appendObject(dst []byte, v any) (json.RawMessage, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
@@ -414,11 +433,11 @@ func encodeObject(v any) (json.RawMessage, error) {
 	case []byte:
 		return v, nil
 	}
-	b, err := json.Marshal(v)
+	b, err := codec.Append(dst, v)
 	if err != nil {
 		return nil, &EncodeError{Err: err}
 	}
-	if len(b) == 0 || b[0] != '{' {
+	if len(b) == len(dst) || b[len(dst)] != '{' {
 		return nil, &EncodeError{Err: fmt.Errorf("%T encodes to %s", v, truncate(b))}
 	}
 	return b, nil
