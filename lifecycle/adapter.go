@@ -78,7 +78,6 @@ type Config struct {
 
 	obs      *observed // shared by a supervisor's adapters; nil: Open makes one
 	restarts int       // restarts before this open (set by the supervisor)
-
 	// closed, set by a Supervisor, is told when the host closes the adapter itself.
 	closed func(*Adapter)
 }

@@ -122,8 +122,8 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		}
 		exits <- ev
 	}
-	cfg.closed = s.adapterClosed
 	cfg.obs = newObserved(nameOf(&cfg), &cfg)
+	cfg.closed = s.adapterClosed
 	s.cfg = cfg
 	a, err := Open(ctx, cfg)
 	if err != nil {

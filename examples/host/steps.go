@@ -8,7 +8,6 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
@@ -118,7 +117,7 @@ func (d *demo) console() {
 	d.say("%s: %s printed %q (streamed until eof)", label, echo, got)
 }
 
-// pyecho calls the Python adapter.
+// pyecho calls the echo adapter written with the Python SDK (sdk/python).
 func (d *demo) pyecho() {
 	h, label, err := d.open("pyecho")
 	if err != nil {
@@ -129,13 +128,13 @@ func (d *demo) pyecho() {
 	var res struct {
 		Text string `json:"text"`
 	}
-	if err := h.Invoke(d.ctx, "example.pyecho.upper", map[string]string{"text": text}, &res); err != nil {
+	if err := h.Invoke(d.ctx, "example.echo.echo", map[string]string{"text": text}, &res); err != nil {
 		d.fail(label, err)
 		return
 	}
-	if res.Text != strings.ToUpper(text) {
-		d.fail(label, fmt.Errorf("upper returned %q", res.Text))
+	if res.Text != text {
+		d.fail(label, fmt.Errorf("echo returned %q", res.Text))
 		return
 	}
-	d.say("%s: upper(%q) = %q", label, text, res.Text)
+	d.say("%s: echo(%q) = %q", label, text, res.Text)
 }
