@@ -10,6 +10,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // RemoteConfig makes [Serve] answer on TCP too, with mutual TLS: TLS 1.3 only, a
@@ -207,6 +209,9 @@ func ClientTLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 // certificate does so after the client's side of the handshake: the first request
 // then fails with the TLS alert (e.g. "remote error: tls: bad certificate").
 func DialTLS(ctx context.Context, addr string, cfg *tls.Config) (*Client, error) {
+	if ctx == nil {
+		return nil, runtime.ErrNilContext
+	}
 	if cfg == nil {
 		return nil, fmt.Errorf("controlplane: dial %s: no TLS configuration", addr)
 	}

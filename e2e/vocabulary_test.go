@@ -120,6 +120,7 @@ func TestNilContextEverywhere(t *testing.T) {
 		{"registry.Open", func() error { _, err := reg.Open(nilCtx, "x", nil); return err }},
 		{"registry.Close", func() error { return registry.New(nil).Close(nilCtx) }},
 		{"controlplane.Dial", func() error { _, err := controlplane.Dial(nilCtx, "/nonexistent.sock"); return err }},
+		{"controlplane.DialTLS", func() error { _, err := controlplane.DialTLS(nilCtx, "127.0.0.1:1", nil); return err }},
 		{"controlplane.Serve", func() error { return controlplane.Serve(nilCtx, controlplane.ServerConfig{}) }},
 	} {
 		var err error

@@ -212,8 +212,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ErrDecode is the cause of every *DecodeError.
-var ErrDecode = errors.New("registry: result does not decode")
+// ErrDecode is the cause of every *DecodeError. It is codec.ErrDecode, the module's one
+// "does not decode" sentinel.
+var ErrDecode = codec.ErrDecode
 
 // DecodeError is a result that does not decode into the caller's value. The call
 // itself succeeded; Raw is the result as received. Err is a *codec.Error.
