@@ -226,7 +226,8 @@ func TestDaemon(t *testing.T) {
 					Message: `adapter does not advertise method "example.echo.nope"`},
 				Control: &controlReport{Code: "not_implemented", Message: `adapter does not advertise method "example.echo.nope"`, Adapter: good("echo_v1.2.0")}}},
 			{"process exited", []string{"crash", "bad.adapter.echo"}, errorReport{
-				Command: "call", Exit: ExitBroken, Violation: "The adapter process exited",
+				// The daemon passes on the violation's detail (ViolationDetail).
+				Command: "call", Exit: ExitBroken, Violation: "The adapter process exited", Detail: "adapter process exit status 3",
 				Call:    &callReport{Method: "bad.adapter.echo", Code: "closed", Uncertain: true},
 				Control: &controlReport{Code: "transport_error", Adapter: crash}}},
 		}
