@@ -120,6 +120,7 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		}
 		exits <- ev
 	}
+	cfg.obs = newObserved(nameOf(&cfg), &cfg)
 	s.cfg = cfg
 	a, err := Open(ctx, cfg)
 	if err != nil {
@@ -179,12 +180,17 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 		}
 		delay = min(delay*2, s.policy.maxBackoff())
 		ctx, cancel := context.WithTimeout(s.stopCtx, s.cfg.Limits.Call())
-		a, err := Open(ctx, s.cfg)
+		cfg := s.cfg
+		s.mu.Lock()
+		cfg.restarts = s.restarts + 1
+		s.mu.Unlock()
+		a, err := Open(ctx, cfg)
 		cancel()
 		s.mu.Lock()
 		s.restarts++
 		n := s.restarts
 		s.mu.Unlock()
+		s.cfg.obs.restart(cfg.restarts, err)
 		if err != nil {
 			s.cfg.Logger.Warn("restart failed; not restarting it again", "restart", n, "error", err)
 			s.set(nil, fmt.Errorf("%w: restart %d failed: %w", ErrGaveUp, n, err))
@@ -238,6 +244,13 @@ func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMes
 	if ctx == nil {
 		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "nil context", NeverStarted: true, Cause: runtime.ErrNilContext}
 	}
+	t := s.cfg.obs.begin(method, params)
+	res, err := s.call(ctx, method, params)
+	s.cfg.obs.end(t, method, res, err)
+	return res, err
+}
+
+func (s *Supervisor) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	for {
 		a, err := s.wait(ctx)
 		if err != nil {
@@ -246,7 +259,7 @@ func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMes
 			}
 			return nil, &runtime.CallError{Method: method, Code: wire.CodeClosed, NeverStarted: true, Cause: err}
 		}
-		res, err := a.Call(ctx, method, params)
+		res, err := a.conn.Call(ctx, method, params)
 		// A call that found the adapter ending before anything was sent is safe to
 		// make again, on the restarted adapter; anything sent is the caller's to decide.
 		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && errors.Is(err, runtime.ErrClosed) {

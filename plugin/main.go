@@ -8,8 +8,6 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -34,8 +32,8 @@ const (
 // [Adapter.Serve] and exits with status 0 when the host disconnected cleanly (R49), or
 // with status [ExitHostFault] after writing the cause to stderr, once: an invalid
 // adapter definition (the catalog is checked before anything is read), a host
-// violation, or a failed output. When a.Logger is nil, diagnostics go to stderr at
-// Warn level.
+// violation, or a failed output. When a.Logger is nil, diagnostics go to [Logger] (JSON
+// records on stderr).
 //
 // An adapter is started by a host, never by a person; Main recognises when it is run
 // by hand — stdin is a terminal, or the first bytes read are text rather than a frame
@@ -56,7 +54,7 @@ func Main(a *Adapter) {
 		os.Exit(ExitHostFault)
 	}
 	if ad.Logger == nil {
-		ad.Logger = hclog.New(&hclog.LoggerOptions{Name: "adapter", Level: hclog.Warn, Output: os.Stderr})
+		ad.Logger = Logger()
 	}
 	err = ad.Serve(context.Background(), os.Stdin, out)
 	switch {

@@ -34,8 +34,21 @@ type Config struct {
 	Stderr io.Writer
 	// Limits lowers the protocol's bounds; nil means the protocol's values.
 	Limits *limits.Limits
-	// Logger receives the registry's and adapters' logs; nil is silent.
+	// Logger receives the registry's and adapters' logs; nil is silent. Each
+	// adapter's standard error is logged line by line through a sub-logger named after
+	// the adapter (see lifecycle.Config.StderrLogger and docs/observability.md).
 	Logger hclog.Logger
+	// StderrLevel is the level of adapters' standard error lines that are not hclog
+	// JSON records (default Debug).
+	StderrLevel hclog.Level
+	// AdapterLogLevel, when set, is passed to every adapter as $ADAPTERKIT_LOG_LEVEL,
+	// the level of the logger plugin gives adapters (see plugin.Logger).
+	AdapterLogLevel hclog.Level
+	// LogTail is how many of its last standard error lines each adapter's Stats keeps
+	// (0: none).
+	LogTail int
+	// Observer, if set, is told of every adapter's calls and process events.
+	Observer *lifecycle.Observer
 	// Resources limits each adapter's process tree where the platform supports it.
 	Resources platform.Resources
 	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
@@ -235,11 +248,13 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
 		name = n
 	}
-	sup, err := lifecycle.Supervise(ctx, lifecycle.Config{
+	lcfg := lifecycle.Config{
 		Path: path, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
 		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
 		Reservations: r.res, OnExit: r.cfg.OnExit,
-	}, r.cfg.Restart)
+	}
+	r.observe(&lcfg)
+	sup, err := lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)
 	if err != nil {
 		return nil, err
 	}

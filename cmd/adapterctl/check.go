@@ -134,13 +134,15 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		return fail(e, "check", o.json, err, nil)
 	}
 	c := &checker{
-		proc:       platform.Config{Path: lcfg.Path, Env: lcfg.Env, Stderr: lcfg.Stderr},
+		proc:       platform.Config{Path: lcfg.Path, Env: lcfg.Env, Stderr: o.checkStderr(lcfg)},
 		config:     lcfg.Configuration,
 		timeout:    *timeout,
 		slow:       slowMethod,
 		slowParams: slowParams,
 	}
-	if err := c.run(ctx); err != nil {
+	err = c.run(ctx)
+	o.closeLogs()
+	if err != nil {
 		return fail(e, "check", o.json, err, c.cleanupErr())
 	}
 	out := checkOutput{Adapter: t.Name, Path: t.Path, Passed: true, Checks: c.ordered(), CleanupVerified: c.cleanupErr() == nil}

@@ -21,6 +21,7 @@ import (
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/registry"
 )
 
 const serveHelp = `
@@ -108,6 +109,9 @@ line: {"change","adapter":{"name","version","path","dir","size","mod_time"}}), u
 the daemon ends the stream after --timeout. An interrupt (Ctrl-C) ends it early, with
 exit status 0.
 `
+	}
+	if name == "top" {
+		help += topHelp
 	}
 	f := newFlags(e, name, "--socket SOCKET [flags]", help+fmt.Sprintf(daemonClientHelp, requestWait))
 	o.register(f)
@@ -325,7 +329,10 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Version, a.State, a.PID, a.Restarts,
 			a.InFlight, orNone(a.Mechanism), a.Path)
 	}
-	return finish(e, "status", tw.Flush())
+	if err := tw.Flush(); err != nil {
+		return finish(e, "status", err)
+	}
+	return finish(e, "status", printFigures(e.stdout, r.Adapters))
 }
 
 func orNone(s string) string {
@@ -486,6 +493,11 @@ func serve(ctx context.Context, e *env, args []string) int {
 		return fail(e, "serve", false, usagef("--socket SOCKET is required"), nil)
 	case level == hclog.NoLevel:
 		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
+	}
+	if level != hclog.Off {
+		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
+		// records are logged under the daemon's logger, named after each adapter.
+		environ = registry.WithLogLevel(environ, level)
 	}
 	if len(dirs) == 0 {
 		if dirs, _ = o.searchDirs(); len(dirs) == 0 {

@@ -38,6 +38,7 @@ type adapterOpts struct {
 	env           stringList
 	inheritEnv    bool
 	adapterStderr bool
+	logOpts
 }
 
 func (o *adapterOpts) register(f *flags) {
@@ -47,6 +48,7 @@ func (o *adapterOpts) register(f *flags) {
 	f.Var(&o.env, "env", "`KEY=VALUE` added to the adapter's environment (repeatable)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapter")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapter's stderr to adapterctl's stderr (default: discarded)")
+	o.registerLogs(f)
 }
 
 // configuration returns the --config object, or a usage error.
@@ -140,7 +142,8 @@ func (o *adapterOpts) lifecycleConfig(e *env, t target) (lifecycle.Config, error
 	if o.adapterStderr {
 		stderr = e.stderr
 	}
-	return lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name}, nil
+	cfg := lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name}
+	return cfg, o.applyLogs(e.stderr, t.Name, &cfg)
 }
 
 // prepare validates the local inputs, then resolves the adapter: nothing is started
@@ -150,6 +153,9 @@ func (o *adapterOpts) prepare(ctx context.Context, e *env, ref string) (target, 
 		return target{}, lifecycle.Config{}, err
 	}
 	if _, err := o.environ(); err != nil {
+		return target{}, lifecycle.Config{}, err
+	}
+	if _, err := o.level(); err != nil {
 		return target{}, lifecycle.Config{}, err
 	}
 	t, notes, err := o.resolve(ctx, ref)

@@ -52,6 +52,7 @@ type failParams struct {
 }
 
 func fail(_ context.Context, p failParams) (struct{}, error) {
+	log.Info("failing as asked", "code", p.Code)
 	return struct{}{}, &plugin.Error{Code: plugin.Code(p.Code), Message: p.Message}
 }
 
@@ -70,6 +71,10 @@ func big(_ context.Context, p bigParams) (json.RawMessage, error) {
 	b[0], b[len(b)-1] = '"', '"'
 	return b, nil
 }
+
+// log is the adapter's logger: JSON records on stderr that the host shows under the
+// adapter's name (plugin.Logger).
+var log = plugin.Logger()
 
 // newAdapter returns the echo adapter.
 func newAdapter() *plugin.Adapter {

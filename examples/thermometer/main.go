@@ -23,7 +23,12 @@ type reading struct {
 	Celsius float64 `json:"celsius"`
 }
 
+// log is the adapter's logger: JSON records on stderr that the host shows under the
+// adapter's name.
+var log = plugin.Logger()
+
 func read(ctx context.Context, p readParams) (reading, error) {
+	log.Info("reading", "probe", p.Probe)
 	switch p.Probe {
 	case "inlet":
 		return reading{Celsius: 21.5}, nil
