@@ -146,7 +146,7 @@ func TestDaemon(t *testing.T) {
 
 	t.Run("capabilities", func(t *testing.T) {
 		r := runCmd(t, "", "capabilities", "--socket", sock)
-		r.want(t, ExitOK, []string{"NAME", good("echo_v1.2.0"), "  example.echo v1 (4 methods)\n    example.echo.echo\n",
+		r.want(t, ExitOK, []string{"NAME", good("echo_v1.2.0"), "  example.echo v1 (7 methods)\n    example.echo.echo\n",
 			"  example.device v1 (1 method)\n    example.device.read\n", "  bad.adapter v1 (1 method)"}, nil)
 		r = runCmd(t, "", "capabilities", "--socket", sock, "--json")
 		r.want(t, ExitOK, nil, nil)
