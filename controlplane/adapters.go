@@ -265,6 +265,9 @@ func mapError(err error, path, method string) *Error {
 	var ve *runtime.ViolationError
 	if errors.As(err, &ve) {
 		d.Violation = ve.Kind.String()
+		if ve.Err != nil {
+			d.ViolationDetail = ve.Err.Error()
+		}
 	}
 	switch {
 	case errors.As(err, &ce):

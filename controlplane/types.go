@@ -123,6 +123,9 @@ type CallDetails struct {
 	NeverStarted bool `json:"never_started,omitempty"`
 	// Violation names the adapter's protocol violation that ended its connection.
 	Violation string `json:"violation,omitempty"`
+	// ViolationDetail is what exactly was violated (e.g. a frame whose length reads as
+	// text: something printed to stdout).
+	ViolationDetail string `json:"violation_detail,omitempty"`
 	// Stage is how far starting the adapter got, when that failed (spawn, handshake...).
 	Stage string `json:"stage,omitempty"`
 	// Cleanup says why the adapter's process tree could not be verified gone.

@@ -76,11 +76,15 @@ func byHand(a *Adapter, what string) string {
 		path = os.Args[0]
 	}
 	method := "METHOD"
-	if cat, err := a.Catalog(); err == nil && len(cat.Services) > 0 && len(cat.Services[0].Methods) > 0 {
+	cat, catErr := a.Catalog()
+	if catErr == nil && len(cat.Services) > 0 && len(cat.Services[0].Methods) > 0 {
 		method = cat.Services[0].Methods[0]
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "adapter: %s.\n", what)
+	if catErr != nil {
+		fmt.Fprintf(&b, "adapter: note that a host would refuse it as it is: %v\n", catErr)
+	}
 	b.WriteString("This program is an adapter: a host program starts it and exchanges length-prefixed JSON frames\n")
 	b.WriteString("with it over stdin and stdout (the Adapter process protocol, docs/protocol.md); it does not\n")
 	b.WriteString("read commands typed by a person. Try it with adapterctl (go install\n")

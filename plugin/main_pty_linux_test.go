@@ -3,7 +3,11 @@ package plugin_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"strings"
 	"testing"
+
+	"github.com/adapterkit/adapterkit/plugin"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,4 +42,26 @@ func TestMainTerminalOnStdin(t *testing.T) {
 	tty, _ := openPty(t)
 	status, stdout, stderr := runByHand(t, tty)
 	checkByHandMessage(t, status, stdout, stderr, "stdin is a terminal.")
+}
+
+// An invalid adapter run in a terminal also says that a host would refuse it, and why.
+func TestMainTerminalInvalidAdapter(t *testing.T) {
+	tty, _ := openPty(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=invalid")
+	cmd.Stdin = tty
+	stderr := new(syncBuffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = waitChild(cmd)
+	if code := cmd.ProcessState.ExitCode(); code != plugin.ExitNotStartedByHost {
+		t.Errorf("exit status %d, want %d", code, plugin.ExitNotStartedByHost)
+	}
+	for _, want := range []string{"stdin is a terminal", "a host would refuse it as it is", "invalid catalog (R21)"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
 }

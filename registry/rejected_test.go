@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -41,9 +40,6 @@ func (b *lockedBuffer) String() string {
 // reason, in the error of Open and in the registry's log; a file name given as a
 // reference gets the reference it stands for.
 func TestOpenExplainsRejectedFiles(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("permission bits are not checked on Windows")
-	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "inventory_v1.0.0")
 	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {

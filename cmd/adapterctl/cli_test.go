@@ -156,7 +156,7 @@ func TestList(t *testing.T) {
 // closed verified, by path, by name and by constraint.
 func TestInspect(t *testing.T) {
 	r := runCmd(t, "", "inspect", good("echo_v1.2.0"))
-	r.want(t, ExitOK, []string{"example.echo v1 (4 methods)", "example.echo.sleep", "example.echo.big",
+	r.want(t, ExitOK, []string{"example.echo v1 (7 methods)", "example.echo.sleep", "example.echo.big",
 		"pid", "supervision", "verified gone"}, nil)
 
 	r = runCmd(t, "", "inspect", "--json", "--dir", goodDir, "thermometer@~> 1.0")

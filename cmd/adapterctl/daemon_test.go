@@ -146,7 +146,7 @@ func TestDaemon(t *testing.T) {
 
 	t.Run("capabilities", func(t *testing.T) {
 		r := runCmd(t, "", "capabilities", "--socket", sock)
-		r.want(t, ExitOK, []string{"NAME", good("echo_v1.2.0"), "  example.echo v1 (4 methods)\n    example.echo.echo\n",
+		r.want(t, ExitOK, []string{"NAME", good("echo_v1.2.0"), "  example.echo v1 (7 methods)\n    example.echo.echo\n",
 			"  example.device v1 (1 method)\n    example.device.read\n", "  bad.adapter v1 (1 method)"}, nil)
 		r = runCmd(t, "", "capabilities", "--socket", sock, "--json")
 		r.want(t, ExitOK, nil, nil)
@@ -226,7 +226,8 @@ func TestDaemon(t *testing.T) {
 					Message: `adapter does not advertise method "example.echo.nope"`},
 				Control: &controlReport{Code: "not_implemented", Message: `adapter does not advertise method "example.echo.nope"`, Adapter: good("echo_v1.2.0")}}},
 			{"process exited", []string{"crash", "bad.adapter.echo"}, errorReport{
-				Command: "call", Exit: ExitBroken, Violation: "The adapter process exited",
+				// The daemon passes on the violation's detail (ViolationDetail).
+				Command: "call", Exit: ExitBroken, Violation: "The adapter process exited", Detail: "adapter process exit status 3",
 				Call:    &callReport{Method: "bad.adapter.echo", Code: "closed", Uncertain: true},
 				Control: &controlReport{Code: "transport_error", Adapter: crash}}},
 		}

@@ -8,6 +8,9 @@ import (
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
+// outputHint is the hint for an adapter whose output violated the protocol.
+const outputHint = "an adapter writes nothing but frames to stdout (docs/protocol.md#r6); 'adapterctl check ADAPTER' tests it rule by rule"
+
 // hintFor says what to do about err, when adapterctl knows: every error should say
 // what happened and what to do. "" when the error says enough.
 func hintFor(err error) string {
@@ -23,7 +26,7 @@ func hintFor(err error) string {
 	case errors.Is(err, platform.ErrNotExecutable):
 		return "make the file executable (chmod +x FILE); a script needs a #! line"
 	case errors.As(err, &ve) && ve.Kind == runtime.Output:
-		return "an adapter writes nothing but frames to stdout (docs/protocol.md#r6); 'adapterctl check ADAPTER' tests it rule by rule"
+		return outputHint
 	}
 	return ""
 }

@@ -211,10 +211,16 @@ func newErrorReport(cmd string, err error, cleanup error, status int) errorRepor
 						Message: cp.Message, Uncertain: d.Uncertain, NeverStarted: d.NeverStarted}
 				}
 				r.Violation, r.Cleanup = d.Violation, d.Cleanup
+				if r.Detail == "" {
+					r.Detail = d.ViolationDetail
+				}
 			}
 		}
 	}
 	r.Hint = hintFor(err)
+	if r.Hint == "" && r.Violation == runtime.Output.String() {
+		r.Hint = outputHint // reported by a daemon
+	}
 	if cleanup != nil {
 		r.Cleanup = cleanup.Error()
 		if r.Error == "" {
