@@ -56,7 +56,9 @@ type Config struct {
 	Pins map[string]string
 	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
 	Prerelease bool
-	// Restart is the restart policy of every opened adapter (zero: never restart).
+	// Restart is the restart policy of every opened adapter (zero: never restart; set
+	// MaxRestarts to restart). A call made while its adapter restarts waits out the
+	// backoff and the new start within its own deadline.
 	Restart lifecycle.RestartPolicy
 	// OnExit is called when an adapter ends without the host closing it.
 	OnExit func(lifecycle.ExitEvent)
@@ -126,10 +128,28 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.logRejected(res.Rejected)
 	r.mu.Lock()
 	r.scan = res
 	r.mu.Unlock()
 	return res, nil
+}
+
+// logRejected logs the files a scan did not take: at Warn those named like an
+// adapter (NAME_vVERSION), which someone meant to be used, at Debug the others.
+func (r *Registry) logRejected(rejected []discovery.Rejected) {
+	for _, rj := range rejected {
+		args := []any{"path", rj.Path, "reason", rj.Reason.String()}
+		if rj.Detail != "" {
+			args = append(args, "detail", rj.Detail)
+		}
+		_, _, perr := discovery.ParseFileName(filepath.Base(rj.Path), "")
+		if perr == nil || rj.Reason == discovery.WrongOSExtension {
+			r.log.Warn("file not taken as an adapter", args...)
+		} else {
+			r.log.Debug("file not taken as an adapter", args...)
+		}
+	}
 }
 
 func (r *Registry) check() error {
@@ -160,7 +180,7 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	if IsPath(ref) {
 		if !filepath.IsAbs(ref) {
-			return "", fmt.Errorf("%w: %q", ErrNotAbsolute, ref)
+			return "", fmt.Errorf("%w: %q (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ErrNotAbsolute, ref)
 		}
 		return filepath.Clean(ref), nil
 	}

@@ -25,7 +25,8 @@ import (
 )
 
 const serveHelp = `
-Runs the control-plane daemon: the adapters found in each DIR (absolute; without DIR,
+Runs the control-plane daemon: the adapters found in each DIR (relative to the working
+directory or absolute; without DIR,
 the directories of $ADAPTERKIT_PATH) are kept supervised (opened on first use,
 restarted when they fail) and clients of the same user are answered over the Unix
 domain socket --socket (created owner-only; a stale socket is replaced, a live one
@@ -499,9 +500,11 @@ func serve(ctx context.Context, e *env, args []string) int {
 		environ = registry.WithLogLevel(environ, level)
 	}
 	if len(dirs) == 0 {
-		if dirs = o.searchDirs(); len(dirs) == 0 {
+		if dirs, _ = o.searchDirs(); len(dirs) == 0 {
 			return fail(e, "serve", false, usagef("no DIR given and $%s is empty", pathEnv), nil)
 		}
+	} else {
+		dirs, _ = absPaths(dirs) // the ready line shows them
 	}
 	found, err := discovery.Scan(ctx, nil, dirs...)
 	if err != nil {

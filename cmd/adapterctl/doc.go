@@ -18,10 +18,13 @@
 //	adapterctl discover     --socket SOCKET [--timeout D] [--json]
 //	adapterctl call    --socket SOCKET [--json] [--timeout D] ADAPTER METHOD [PARAMS_JSON|-]
 //
-// ADAPTER is an absolute path to an executable, or NAME[@CONSTRAINT] (for example
+// ADAPTER is the path of an executable, or NAME[@CONSTRAINT] (for example
 // "thermometer@~> 1.0") looked up in the directories given with --dir (repeatable) or,
-// when there is none, in the ADAPTERKIT_PATH environment variable (a list of absolute
-// directories separated by the OS path-list separator). See package discovery for the
+// when there is none, in the ADAPTERKIT_PATH environment variable (a list of
+// directories separated by the OS path-list separator). Relative paths (ADAPTER, DIR,
+// --dir) are taken from the working directory and the absolute path used is shown on
+// stderr: the library launches by absolute path only (R61, A31), adapterctl resolves
+// what a person types. See package discovery for the
 // naming convention NAME_vVERSION.
 //
 // Every command that starts an adapter ends it verified: stdin is closed, the adapter
@@ -66,7 +69,7 @@
 //
 //	0  success
 //	1  the adapter answered with an error (call), or a check failed (check)
-//	2  usage error (bad flags or arguments, malformed JSON, relative paths)
+//	2  usage error (bad flags or arguments, malformed JSON)
 //	3  the connection broke: the adapter could not be started, the handshake failed,
 //	   the adapter violated the protocol or its process exited; or the daemon could
 //	   not be reached, closed the connection, did not answer, or could not start

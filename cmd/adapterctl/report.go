@@ -233,12 +233,17 @@ func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, statu
 			if r.Call.RawCode != "" {
 				fmt.Fprintf(w, " (sent as %q)", c.RawCode)
 			}
-			fmt.Fprintf(w, ": %s\n", c.Message)
+			if c.Message != "" {
+				fmt.Fprintf(w, ": %s", c.Message)
+			}
+			fmt.Fprintln(w)
 			switch {
 			case c.NeverStarted:
 				fmt.Fprintln(w, "  outcome: never started (nothing was sent to the adapter)")
 			case c.Uncertain:
 				fmt.Fprintln(w, "  outcome: uncertain (the adapter may or may not have acted)")
+			case c.Cause != "" || r.Violation != "":
+				fmt.Fprintln(w, "  outcome: decided by the host, not answered by the adapter")
 			default:
 				fmt.Fprintln(w, "  outcome: the adapter answered with this error")
 			}

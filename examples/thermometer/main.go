@@ -11,7 +11,6 @@ import (
 	"context"
 
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // readParams are the params of example.device.read.
@@ -35,9 +34,9 @@ func read(ctx context.Context, p readParams) (reading, error) {
 		return reading{Celsius: 21.5}, nil
 	case "slow":
 		<-ctx.Done()
-		return reading{}, plugin.Errorf(wire.CodeAborted, "Read canceled")
+		return reading{}, plugin.Errorf(plugin.CodeAborted, "Read canceled")
 	}
-	return reading{}, plugin.Errorf(wire.CodeInvalid, "unknown probe")
+	return reading{}, plugin.Errorf(plugin.CodeInvalid, "unknown probe")
 }
 
 // newAdapter returns the thermometer adapter.
