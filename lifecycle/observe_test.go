@@ -503,3 +503,32 @@ func TestSupervisedFiguresAcrossRestart(t *testing.T) {
 		t.Errorf("records before and after the restart (restart field only after): %v %v\n%s", sawExit, sawBack, out.String())
 	}
 }
+
+// A tree the kernel stops at its memory limit is counted and reported to the observer.
+func TestLimitHitObserved(t *testing.T) {
+	hits := make(chan lifecycle.LimitInfo, 1)
+	obs := &lifecycle.Observer{LimitHit: func(l lifecycle.LimitInfo) { hits <- l }}
+	a := openObserve(t, lifecycle.Config{Name: "hog", Observer: obs, Resources: platform.Resources{MemoryBytes: 48 << 20}})
+	if err := a.LimitErr(); err != nil {
+		t.Skipf("no memory limit on this machine: %v", err)
+	}
+	if _, err := a.Call(ctxT(t), "test.obs.alloc", json.RawMessage(`{"mib":256}`)); err == nil {
+		t.Fatal("256 MiB allocated under a 48 MiB limit")
+	}
+	select {
+	case <-a.Done():
+	case <-ctxT(t).Done():
+		t.Fatal("the adapter did not end")
+	}
+	select {
+	case l := <-hits:
+		if !errors.Is(l.Err, platform.ErrMemoryLimit) || l.Adapter != "hog" {
+			t.Errorf("limit hit: %+v", l)
+		}
+	default:
+		t.Fatal("the observer was not told of the limit hit")
+	}
+	if st := a.Stats(); st.LimitHits != 1 || st.LastExit == nil || st.Pid != 0 {
+		t.Errorf("stats: %+v", st)
+	}
+}
