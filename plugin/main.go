@@ -32,8 +32,8 @@ const (
 // [Adapter.Serve] and exits with status 0 when the host disconnected cleanly (R49), or
 // with status [ExitHostFault] after writing the cause to stderr, once: an invalid
 // adapter definition (the catalog is checked before anything is read), a host
-// violation, or a failed output. When a.Logger is nil, diagnostics go to [Logger]
-// (JSON records on stderr).
+// violation, or a failed output. When a.Logger is nil, diagnostics go to [Logger] (JSON
+// records on stderr).
 //
 // An adapter is started by a host, never by a person; Main recognises when it is run
 // by hand — stdin is a terminal, or the first bytes read are text rather than a frame
