@@ -19,4 +19,11 @@
 // [Reservations] (R63) until a later [Reservations.Reverify] proves the tree gone.
 //
 // [Supervise] adds an optional restart policy with exponential backoff on top.
+//
+// What a host sees of an adapter: with [Config.StderrLogger] its standard error is
+// logged line by line under the adapter's name (hclog JSON records at their own
+// level, other lines at [Config.StderrLevel], bounded and sanitized, see [MaxLogLine]);
+// [Adapter.Stats] and [Supervisor.Stats] report its calls by method, exits, restarts and
+// the resource use of its process tree; [Config.Observer] hands the same events to the
+// host's own metrics system as they happen. See docs/observability.md.
 package lifecycle

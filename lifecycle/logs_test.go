@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"bytes"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -215,4 +216,40 @@ func BenchmarkCallFiguresSerial(b *testing.B) {
 		t := o.begin("example.device.read", params)
 		o.end(t, "example.device.read", res, nil)
 	}
+}
+
+// recordLine is the start of an hclog text record of the adapter "ad".
+var recordLine = regexp.MustCompile(`^\[(TRACE|DEBUG|INFO|WARN|ERROR)\] +ad(: |$)`)
+
+// Whatever an adapter writes on stderr, the host's text log gets one well-formed
+// line per record: attributed, valid UTF-8, no control characters but tab.
+func FuzzStderrLog(f *testing.F) {
+	for _, s := range []string{
+		"plain\n", "no newline", "\x1b[2J\r\n\xff", `{"@level":"warn","@message":"m","k":"v\nw"}` + "\n",
+		`{"@level":"info","@message":"x","o":{"a":[1,"\u0000"]},"n":1e3,"b":true,"z":null}` + "\n",
+		`{"@level":"error","@message":"two"}{"x":1}` + "\n", "\n\n\r\n", `{"@level":"info"` + "\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var out syncBuffer
+		host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace, DisableTime: true})
+		w := newStderrLog(nil, host.Named("ad"), hclog.NoLevel, "ad", nil)
+		w.start(host.Named("ad"))
+		w.Write(b)
+		w.close()
+		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+			if l == "" && out.String() == "" {
+				continue
+			}
+			if !recordLine.MatchString(l) || !utf8Valid(l) {
+				t.Fatalf("malformed log line %q from input %q", l, b)
+			}
+			for _, r := range l {
+				if r < 0x20 && r != '\t' || r == 0x7f || r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029 {
+					t.Fatalf("control character %U in log line %q from input %q", r, l, b)
+				}
+			}
+		}
+	})
 }

@@ -96,6 +96,11 @@ func serveObserve() {
 			return [2]int64{}, plugin.Errorf(wire.CodeAborted, "still flooding")
 		}
 	})
+	plugin.Handle(svc, "test.obs.exit", func(context.Context, empty) (empty, error) {
+		fmt.Fprintln(os.Stderr, "exiting with status 3")
+		os.Exit(3)
+		return empty{}, nil
+	})
 	plugin.Handle(svc, "test.obs.alloc", func(_ context.Context, p struct {
 		MiB int `json:"mib"`
 	}) (int, error) {

@@ -431,3 +431,104 @@ func TestUsagePlausible(t *testing.T) {
 		})
 	}
 }
+
+// A supervised adapter that exits and is restarted: its figures go on across the
+// restart, the exit is recorded, the observer hears of both starts and the restart,
+// and the restarted process's records carry the restart count.
+func TestSupervisedFiguresAcrossRestart(t *testing.T) {
+	var out lockedBuffer
+	host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace, JSONFormat: true})
+	var mu sync.Mutex
+	var starts []lifecycle.ProcessInfo
+	var restarts []lifecycle.RestartInfo
+	var exits []lifecycle.ExitInfo
+	obs := &lifecycle.Observer{
+		ProcessStart: func(p lifecycle.ProcessInfo) { mu.Lock(); starts = append(starts, p); mu.Unlock() },
+		Restart:      func(r lifecycle.RestartInfo) { mu.Lock(); restarts = append(restarts, r); mu.Unlock() },
+		ProcessExit:  func(e lifecycle.ExitInfo) { mu.Lock(); exits = append(exits, e); mu.Unlock() },
+	}
+	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("observe"), Name: "phoenix",
+		StderrLogger: host, StderrLevel: hclog.Info, Observer: obs, LogTail: 5},
+		lifecycle.RestartPolicy{MaxRestarts: 1, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := ctxT(t)
+	if _, err := s.Call(ctx, "test.obs.exit", nil); !runtime.IsUncertain(err) {
+		t.Fatalf("exit call: %v", err)
+	}
+	// The call waits out the restart.
+	if _, err := s.Call(ctx, "test.obs.log", json.RawMessage(`{"plain":"back\n"}`)); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	if st.Restarts != 1 || st.LastExit == nil || st.LastExit.Status != "exit status 3" || st.LastExit.Cause == nil || st.LastExit.HostClosed {
+		t.Errorf("stats after the restart: restarts %d, last exit %+v", st.Restarts, st.LastExit)
+	}
+	byMethod := map[string]lifecycle.MethodStats{}
+	for _, m := range st.Methods {
+		byMethod[m.Method] = m
+	}
+	if m := byMethod["test.obs.exit"]; m.Calls != 1 || m.Errors[wire.CodeClosed] != 1 || m.Uncertain != 1 {
+		t.Errorf("exit figures: %+v", m)
+	}
+	if m := byMethod["test.obs.log"]; m.Calls != 1 || len(m.Errors) != 0 {
+		t.Errorf("log figures: %+v", m)
+	}
+	pid := st.Pid
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if len(starts) != 2 || starts[0].Restarts != 0 || starts[1].Restarts != 1 || len(restarts) != 1 || restarts[0].Attempt != 1 ||
+		restarts[0].Err != nil || len(exits) != 2 || exits[0].HostClosed || !exits[1].HostClosed {
+		t.Errorf("observer: starts %+v, restarts %+v, exits %+v", starts, restarts, exits)
+	}
+	mu.Unlock()
+	var sawExit, sawBack bool
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) != nil || m["@module"] != "phoenix" {
+			continue
+		}
+		switch m["@message"] {
+		case "exiting with status 3":
+			sawExit = m["restart"] == nil
+		case "back":
+			sawBack = m["restart"] == float64(1) && m["pid"] == float64(pid)
+		}
+	}
+	if !sawExit || !sawBack {
+		t.Errorf("records before and after the restart (restart field only after): %v %v\n%s", sawExit, sawBack, out.String())
+	}
+}
+
+// A tree the kernel stops at its memory limit is counted and reported to the observer.
+func TestLimitHitObserved(t *testing.T) {
+	hits := make(chan lifecycle.LimitInfo, 1)
+	obs := &lifecycle.Observer{LimitHit: func(l lifecycle.LimitInfo) { hits <- l }}
+	a := openObserve(t, lifecycle.Config{Name: "hog", Observer: obs, Resources: platform.Resources{MemoryBytes: 48 << 20}})
+	if err := a.LimitErr(); err != nil {
+		t.Skipf("no memory limit on this machine: %v", err)
+	}
+	if _, err := a.Call(ctxT(t), "test.obs.alloc", json.RawMessage(`{"mib":256}`)); err == nil {
+		t.Fatal("256 MiB allocated under a 48 MiB limit")
+	}
+	select {
+	case <-a.Done():
+	case <-ctxT(t).Done():
+		t.Fatal("the adapter did not end")
+	}
+	select {
+	case l := <-hits:
+		if !errors.Is(l.Err, platform.ErrMemoryLimit) || l.Adapter != "hog" {
+			t.Errorf("limit hit: %+v", l)
+		}
+	default:
+		t.Fatal("the observer was not told of the limit hit")
+	}
+	if st := a.Stats(); st.LimitHits != 1 || st.LastExit == nil || st.Pid != 0 {
+		t.Errorf("stats: %+v", st)
+	}
+}
