@@ -242,6 +242,12 @@ func (c *Client) write(ctx context.Context, frame []byte) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		c.mu.Lock()
+		cause := c.err
+		c.mu.Unlock()
+		if cause != err {
+			return cause // the connection had ended already (e.g. the daemon's TLS alert): say why
+		}
 		return fmt.Errorf("controlplane: write: %w", err)
 	}
 	return nil

@@ -313,14 +313,17 @@ func TestRemoteSPKIPin(t *testing.T) {
 // a request of its is under way; the socket and TCP share MaxClients.
 func TestRemoteBounds(t *testing.T) {
 	p := newPKI(t)
+	// Two daemons: a handshake bound short enough for a quick test would refuse real
+	// clients on a loaded machine, so it has one without them.
+	quick := startRemote(t, p, func(cfg *controlplane.ServerConfig) { cfg.Remote.HandshakeTimeout = 200 * time.Millisecond })
 	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) {
-		cfg.Remote.HandshakeTimeout = 200 * time.Millisecond
-		cfg.Remote.IdleTimeout = 300 * time.Millisecond
+		cfg.Remote.IdleTimeout = 2 * time.Second
 		cfg.MaxClients = 3
 	})
 	ctx := testCtx(t)
 
 	t.Run("no handshake", func(t *testing.T) {
+		d := quick
 		nc, err := net.Dial("tcp", d.addr)
 		if err != nil {
 			t.Fatal(err)
@@ -338,12 +341,12 @@ func TestRemoteBounds(t *testing.T) {
 
 	t.Run("idle", func(t *testing.T) {
 		idle := dialRemote(t, d.addr, p.client(t, "reader"))
-		busy := dialRemote(t, d.addr, p.client(t, "reader"))
 		if _, err := idle.Ping(ctx); err != nil {
 			t.Fatal(err)
 		}
+		busy := dialRemote(t, d.addr, p.client(t, "reader"))
 		// A Discover longer than the idle bound: the connection is busy, not idle.
-		if err := busy.Discover(ctx, 900*time.Millisecond, nil); err != nil {
+		if err := busy.Discover(ctx, 5*time.Second, nil); err != nil {
 			t.Fatalf("Discover outlasting the idle bound: %v", err)
 		}
 		select {
@@ -365,7 +368,7 @@ func TestRemoteBounds(t *testing.T) {
 			}
 		}
 		before, _ := d.owner.Status(ctx)
-		// Refused before its handshake: the dial or the first request fails.
+		// Refused once its handshake is done: the dial or the first request fails.
 		over, err := controlplane.DialTLS(ctx, d.addr, p.client(t, "reader"))
 		if err == nil {
 			_, err = over.Ping(ctx)

@@ -131,7 +131,7 @@ func (o *serveRemoteOpts) register(f *flags) {
 	f.StringVar(&o.cert, "tls-cert", "", "with --listen: PEM `FILE` of the daemon's certificate (chain); re-read on SIGHUP")
 	f.StringVar(&o.key, "tls-key", "", "with --listen: PEM `FILE` of the daemon's private key; re-read on SIGHUP")
 	f.StringVar(&o.clientCA, "client-ca", "", "with --listen: PEM `FILE` of the CA(s) client certificates must chain to; re-read on SIGHUP")
-	f.Var(&o.allow, "allow", "with --listen: `NAME=ROLE` lets the client whose certificate has common name NAME, or\nthe pin NAME=spki:sha256/BASE64, connect with ROLE read or call (repeatable)")
+	f.Var(&o.allow, "allow", "with --listen: `NAME=ROLE` lets the client whose certificate has common name NAME (or\nwhose public key has the pin NAME, spki:sha256/BASE64) connect with ROLE read or call (repeatable)")
 	f.DurationVar(&o.handshake, "handshake-timeout", controlplane.DefaultHandshakeTimeout, "with --listen: a client's TLS handshake must complete within this")
 	f.DurationVar(&o.idle, "idle-timeout", controlplane.DefaultIdleTimeout, "with --listen: close a remote client idle this long")
 }
