@@ -22,22 +22,10 @@ import (
 // passing as "honestly unverified".
 
 const (
-	// prebuiltEnv names a directory holding the helper programs buildBin would build.
-	prebuiltEnv = "ADAPTERKIT_E2E_PREBUILT"
 	// wantMechEnv lists mechanisms ("userns|pidns") every supervised tree must have.
 	wantMechEnv = "ADAPTERKIT_E2E_WANT_MECHANISM"
 	nobodyID    = 65534
 )
-
-// prebuilt is the path of a helper program built by the parent run, "" when buildBin
-// must build it.
-func prebuilt(name string) string {
-	dir := os.Getenv(prebuiltEnv)
-	if dir == "" {
-		return ""
-	}
-	return filepath.Join(dir, strings.ReplaceAll(name, "/", "_"))
-}
 
 // checkWantedMechanism fails t when the run requires mechanisms that mech lacks.
 func checkWantedMechanism(t testing.TB, mech string) {
