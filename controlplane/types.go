@@ -187,6 +187,7 @@ type AdapterStatus struct {
 	// Dropped lists the stronger mechanisms not in effect for it, each with why
 	// (platform.Supervision).
 	Dropped []DroppedMechanism `json:"dropped,omitempty"`
+	AdapterFigures
 }
 
 // DroppedMechanism is one supervision mechanism not in effect for an adapter.

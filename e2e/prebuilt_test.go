@@ -6,9 +6,8 @@ import (
 	"strings"
 )
 
-// prebuiltEnv names a directory holding the helper programs buildBin would build: set
-// by a run that re-executes this test binary as another user, who may not use the
-// build cache (see unpriv_test.go).
+// prebuiltEnv names a directory holding the helper programs buildBin would build (set by
+// the unprivileged re-run of unpriv_test.go, whose user may not use the build cache).
 const prebuiltEnv = "ADAPTERKIT_E2E_PREBUILT"
 
 // prebuilt is the path of a helper program built by the parent run, "" when buildBin

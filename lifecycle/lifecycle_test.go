@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -219,6 +220,9 @@ func TestSuperviseRestarts(t *testing.T) {
 	_, err = s.Call(ctxT(t), "test.proc.ok", nil)
 	if !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("after giving up: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "all 2 restarts are used up") {
+		t.Errorf("the message does not say the restarts ran out: %s", msg)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

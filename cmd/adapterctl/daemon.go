@@ -21,10 +21,12 @@ import (
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/registry"
 )
 
 const serveHelp = `
-Runs the control-plane daemon: the adapters found in each DIR (absolute; without DIR,
+Runs the control-plane daemon: the adapters found in each DIR (relative to the working
+directory or absolute; without DIR,
 the directories of $ADAPTERKIT_PATH) are kept supervised (opened on first use,
 restarted when they fail) and clients of the same user are answered over the Unix
 domain socket --socket (created owner-only; a stale socket is replaced, a live one
@@ -107,6 +109,9 @@ line: {"change","adapter":{"name","version","path","dir","size","mod_time"}}), u
 the daemon ends the stream after --timeout. An interrupt (Ctrl-C) ends it early, with
 exit status 0.
 `
+	}
+	if name == "top" {
+		help += topHelp
 	}
 	f := newFlags(e, name, "--socket SOCKET [flags]", help+fmt.Sprintf(daemonClientHelp, requestWait))
 	o.register(f)
@@ -324,7 +329,10 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Version, a.State, a.PID, a.Restarts,
 			a.InFlight, orNone(a.Mechanism), a.Path)
 	}
-	return finish(e, "status", tw.Flush())
+	if err := tw.Flush(); err != nil {
+		return finish(e, "status", err)
+	}
+	return finish(e, "status", printFigures(e.stdout, r.Adapters))
 }
 
 func orNone(s string) string {
@@ -486,10 +494,17 @@ func serve(ctx context.Context, e *env, args []string) int {
 	case level == hclog.NoLevel:
 		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
 	}
+	if level != hclog.Off {
+		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
+		// records are logged under the daemon's logger, named after each adapter.
+		environ = registry.WithLogLevel(environ, level)
+	}
 	if len(dirs) == 0 {
-		if dirs = o.searchDirs(); len(dirs) == 0 {
+		if dirs, _ = o.searchDirs(); len(dirs) == 0 {
 			return fail(e, "serve", false, usagef("no DIR given and $%s is empty", pathEnv), nil)
 		}
+	} else {
+		dirs, _ = absPaths(dirs) // the ready line shows them
 	}
 	found, err := discovery.Scan(ctx, nil, dirs...)
 	if err != nil {
