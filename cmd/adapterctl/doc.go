@@ -65,6 +65,23 @@
 // with the adapter protocol's code, the outcome (uncertain, never started) and the
 // violation where the daemon reported them, and the control-plane code.
 //
+// # Remote daemons
+//
+//	adapterctl serve --listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE
+//	                 --allow NAME=ROLE... [--socket SOCKET] [--handshake-timeout D]
+//	                 [--idle-timeout D] [DIR...]
+//	adapterctl COMMAND --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE ...
+//	adapterctl certs --dir DIR [--host HOST]... [--client NAME]... [--valid D]
+//
+// "serve --listen" also serves on TCP, with mutual TLS 1.3 only: a client certificate
+// chaining to --client-ca, named by an --allow (common name or spki:sha256/BASE64) with
+// role read (Ping, Version, Capabilities, Discover, Status) or call (also Send); a
+// method the role does not allow is permission_denied. SIGHUP re-reads the certificate
+// files. Every client command reaches such a daemon with --remote and the --tls-*
+// flags, or $ADAPTERKIT_REMOTE, $ADAPTERKIT_TLS_CA, $ADAPTERKIT_TLS_CERT and
+// $ADAPTERKIT_TLS_KEY. "certs" makes a CA, a daemon certificate and client certificates
+// to try it with. See docs/remote.md.
+//
 // # Exit status
 //
 //	0  success
@@ -82,7 +99,8 @@
 // advertise the method); transport_error 1 when the adapter answered with an error or
 // the call's deadline passed, 3 when the adapter could not be started, broke the
 // protocol or exited; 4 when its process tree was not verified gone; frame_too_large
-// 2; unknown_method, internal and codes unknown to this adapterctl 3.
+// 2; permission_denied, unknown_method, internal and codes unknown to this
+// adapterctl 3.
 //
 // Errors go to stderr, as text, or as one JSON object with --json. Run
 // "adapterctl help COMMAND" for the details of each command, and "adapterctl help check"

@@ -63,7 +63,7 @@ func exitStatus(err error) int {
 		return ExitBroken
 	case isNotFound(err):
 		return ExitNotFound
-	case errors.Is(err, controlplane.ErrConfig): // e.g. a --socket path that is not a socket
+	case errors.Is(err, controlplane.ErrConfig), errors.Is(err, controlplane.ErrCertificate): // e.g. a --socket path that is not a socket, a --tls-key that does not load
 		return ExitUsage
 	case errors.As(err, &ve):
 		return ExitBroken

@@ -78,6 +78,7 @@ func init() {
 		{"discover", "stream the adapters the daemon finds, and their changes, for --timeout", runDiscover},
 		{"status", "the daemon's health, counters and open adapters", runStatus},
 		{"top", "the daemon's adapters, refreshed every second: CPU, memory, calls, errors, latency", runTop},
+		{"certs", "create a CA, a daemon and client certificates to try serve --listen (mutual TLS)", runCerts},
 	}
 }
 
@@ -91,6 +92,8 @@ Usage:
   adapterctl serve --socket SOCKET [DIR...]     (a daemon keeping adapters supervised)
   adapterctl COMMAND --socket SOCKET ...        (call, ping, version, capabilities,
                                                  discover, status: ask that daemon)
+  adapterctl COMMAND --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE ...
+                                                (the same, to 'serve --listen' over TLS)
 
 Commands:
 `)

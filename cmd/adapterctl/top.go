@@ -61,7 +61,7 @@ func runTop(ctx context.Context, e *env, args []string) int {
 	prev := map[string]topRow{}
 	for {
 		var r *controlplane.StatusResult
-		err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+		err := withDaemon(ctx, &o, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
 			r, err = c.Status(ctx)
 			return err
 		})
