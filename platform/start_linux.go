@@ -244,20 +244,7 @@ func (s *osTree) kill(_ context.Context, t *Tree) error {
 // killWalk is the process-group fallback: kill the group and every descendant a walk of
 // /proc can find, a few rounds to catch processes forked meanwhile.
 func (s *osTree) killWalk(t *Tree) error {
-	return killRounds(killWalkRounds, func() ([]procStat, error) { return s.scan(t) },
-		func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if !s.reaped {
-				// The unreaped child holds its pid, so the group is still the tree's.
-				_ = unix.Kill(-s.pgid, unix.SIGKILL)
-			}
-		},
-		func(p procStat) {
-			if sameProcess(p.pid, p.start) {
-				_ = unix.Kill(p.pid, unix.SIGKILL)
-			}
-		})
+	return killGroupTree(&s.mu, &s.reaped, s.pgid, func() ([]procStat, error) { return s.scan(t) })
 }
 
 // beforeReap runs when the direct child has exited, before it is reaped. Until then

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -371,8 +372,11 @@ func (r *Registry) Close(ctx context.Context) error {
 
 // encodeObject turns a configuration or params value into a JSON object. Raw JSON is
 // passed on as it is (the connection validates it in one pass before sending); any
-// other value is encoded with encoding/json and must come out as an object.
-func encodeObject(v any) (json.RawMessage, error) {
+// other value is encoded with package codec and must come out as an object.
+func encodeObject(v any) (json.RawMessage, error) { return appendObject(nil, v) }
+
+// appendObject is encodeObject appending to dst (raw JSON is returned as it is).
+func appendObject(dst []byte, v any) (json.RawMessage, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
@@ -381,11 +385,11 @@ func encodeObject(v any) (json.RawMessage, error) {
 	case []byte:
 		return v, nil
 	}
-	b, err := json.Marshal(v)
+	b, err := codec.Append(dst, v)
 	if err != nil {
 		return nil, &EncodeError{Err: err}
 	}
-	if len(b) == 0 || b[0] != '{' {
+	if len(b) == len(dst) || b[len(dst)] != '{' {
 		return nil, &EncodeError{Err: fmt.Errorf("%T encodes to %s", v, truncate(b))}
 	}
 	return b, nil

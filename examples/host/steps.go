@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/adapterkit/adapterkit/examples/thermometer/client"
+	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
+	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 )
@@ -20,25 +21,21 @@ import (
 // gives up: the adapter then receives a cancel.
 const slowTimeout = 200 * time.Millisecond
 
-// thermometer binds the typed example.device client, reads "inlet", and gives up on
-// "slow" after a short timeout.
+// thermometer binds a typed client of the example.device contract, reads "inlet", and
+// gives up on "slow" after a short timeout.
 func (d *demo) thermometer() {
 	const step = "thermometer"
-	if err := client.Register(d.reg); err != nil {
-		d.fail(step, err)
-		return
-	}
 	h, label, err := d.open("thermometer@>= 1.0")
 	if err != nil {
 		d.fail(step, err)
 		return
 	}
-	dev, err := registry.Bind[*client.Device](h)
+	dev, err := registry.NewClient(h, device.Service)
 	if err != nil {
 		d.fail(label, err)
 		return
 	}
-	r, err := dev.Read(d.ctx, client.ReadParams{Probe: "inlet"})
+	r, err := registry.Call(d.ctx, dev, device.Read, device.ReadParams{Probe: "inlet"})
 	if err != nil {
 		d.fail(label, err)
 		return
@@ -47,7 +44,7 @@ func (d *demo) thermometer() {
 
 	ctx, cancel := context.WithTimeout(d.ctx, slowTimeout)
 	defer cancel()
-	_, err = dev.Read(ctx, client.ReadParams{Probe: "slow"})
+	_, err = registry.Call(ctx, dev, device.Read, device.ReadParams{Probe: "slow"})
 	var ce *runtime.CallError
 	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDeadline) {
 		d.fail(label, fmt.Errorf("slow read: want a deadline error, got %v", err))
@@ -63,7 +60,12 @@ func (d *demo) echo() {
 		d.fail("echo", err)
 		return
 	}
-	err = h.Invoke(d.ctx, "example.echo.fail", map[string]any{"code": "denied", "message": "not for you"}, nil)
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		d.fail(label, err)
+		return
+	}
+	_, err = registry.Call(d.ctx, c, echoapi.Fail, echoapi.FailParams{Code: "denied", Message: "not for you"})
 	var ce *runtime.CallError
 	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDenied) {
 		d.fail(label, fmt.Errorf("fail: want a denied error, got %v", err))
