@@ -62,6 +62,16 @@ func nobodyBins(t *testing.T, names ...string) string {
 	if os.Geteuid() != 0 {
 		t.Skip("runs the proofs as nobody, which needs root to switch to; run as an ordinary user, the other tests of this package are that run")
 	}
+	// platform.TestUserNamespaceSysctlDisabled sets user.max_user_namespaces to 0 for
+	// a moment, holding this lock exclusively; hold it shared while nobody runs.
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "adapterkit-userns.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_SH); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range names {
 		buildBinT(t, n)
 	}

@@ -22,15 +22,18 @@ type HostOptions struct {
 	// marked itself leaks into each adapter it starts.
 	KeepInheritedFDs bool
 	// ChildSubreaper makes the host process a child subreaper (Linux
-	// PR_SET_CHILD_SUBREAPER), a fallback for hosts that get neither a cgroup nor a PID
-	// namespace: a descendant of an adapter whose parent exits (a double-forked setsid
-	// daemon) is re-parented to the host instead of to init, so it stays visible as the
-	// host's child (ppid = the host) and the host may kill it. Trees started while it is
-	// set report [MechSubreaper]. It is process-wide: every orphaned descendant of any
-	// child of the host, not only of adapters, becomes the host's child, and the host
-	// must reap those it did not start itself (Go does not); a host's own children and
-	// re-parented ones look alike, so Verify still cannot prove the end of a tree with
-	// it alone. Other platforms return [ErrUnsupported] for true.
+	// PR_SET_CHILD_SUBREAPER), a fallback for hosts that get no PID namespace: a
+	// descendant of an adapter whose parent exits (a double-forked setsid daemon) is
+	// re-parented to the host instead of to init, so it stays visible as the host's
+	// child (ppid = the host) and the host may kill it. Trees started while it is set
+	// report [MechSubreaper]. Close reaps the tree's processes that were re-parented to
+	// the host and have ended, where it knows them by pid and start time: every member of
+	// the tree's cgroup at Kill, and what the process-group walk saw. It is process-wide:
+	// orphaned descendants of any child of the host, not only of adapters, become the
+	// host's children, and the host must reap the others itself (Go does not); a host's
+	// own children and re-parented ones look alike, so without a cgroup Verify still
+	// cannot prove the end of a tree. A PID namespace keeps its orphans inside (its init
+	// reaps them), so it is unaffected. Other platforms return [ErrUnsupported] for true.
 	ChildSubreaper bool
 }
 

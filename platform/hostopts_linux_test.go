@@ -145,3 +145,46 @@ func TestHostOptionsChildSubreaper(t *testing.T) {
 		t.Fatalf("verify = %v, want unverified (a subreaper gives no proof)", err)
 	}
 }
+
+// Issue 16: with ChildSubreaper and a cgroup but no PID namespace, the escaped daemon
+// re-parented to the host is killed with the cgroup, and Close reaps it: no zombie is
+// left to the host.
+func TestChildSubreaperReapsCgroupOrphans(t *testing.T) {
+	requireRoot(t)
+	requireCgroup(t)
+	setHostOptions(t, HostOptions{ChildSubreaper: true})
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	tree, err := Start(ctxBound(t), Config{Path: mustExecutable(), Args: []string{nsTreeArg, pidfile},
+		Isolation: IsolationNoPIDNamespace, Env: []string{"GORACE=atexit_sleep_ms=0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shutdown(t, tree) })
+	if line, _ := bufio.NewReader(tree.Stdout()).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("adapter said %q", line)
+	}
+	pids, err := readPidFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(killLater(pids))
+	if m := tree.Mechanism(); !m.Has(MechCgroup | MechSubreaper) {
+		t.Fatalf("mechanism %v, want cgroup and subreaper", m)
+	}
+	daemon := pids["daemon"]
+	if st, err := readStat(daemon); err != nil || st.ppid != selfPid() {
+		t.Fatalf("daemon %d: %+v %v, want the host %d as its parent", daemon, st, err, selfPid())
+	}
+	if err := tree.Kill(ctxBound(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Verify(ctxBound(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := readStat(daemon); err == nil {
+		t.Fatalf("daemon %d still in /proc after Close: state %c, parent %d", daemon, st.state, st.ppid)
+	}
+}

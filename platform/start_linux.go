@@ -223,6 +223,7 @@ func osReaped(*Tree) { spawnReaped() }
 
 func (s *osTree) kill(_ context.Context, t *Tree) error {
 	var errs []error
+	s.noteCgroupMembers()
 	if s.cg != nil {
 		if err := s.cg.kill(); err != nil {
 			errs = append(errs, fmt.Errorf("cgroup.kill: %w", err))
@@ -329,7 +330,8 @@ func (s *osTree) verify(ctx context.Context, t *Tree) error {
 	}
 }
 
-func (s *osTree) release(*Tree) error {
+func (s *osTree) release(t *Tree) error {
+	s.reapOrphans(t)
 	s.mu.Lock()
 	s.hit, s.released = s.readLimitHit(), true
 	s.mu.Unlock()

@@ -465,6 +465,16 @@ func TestUserNamespaceSysctlDisabled(t *testing.T) {
 	if err != nil {
 		t.Skipf("no %s: %v", knob, err)
 	}
+	// Tests of other packages that need user namespaces (e2e's unprivileged run) hold
+	// this lock shared while they run; the window with the knob at 0 is exclusive.
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "adapterkit-userns.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
 	cmd, _ := nobodyHost(t, "sysctl")
 	in, err := cmd.StdinPipe()
 	if err != nil {
