@@ -70,8 +70,11 @@ func TestSuperviseConcurrentClose(t *testing.T) {
 		t.Fatal("second Close returned while the adapter was still being closed")
 	}
 	err1 := <-first
-	if err1 != nil || err2 != nil {
-		t.Fatalf("Close results: first %v, second %v", err1, err2)
+	if err1 != err2 { // the same result: the very same error value, not an equal-looking one
+		t.Fatalf("Close results differ: first %v, second %v", err1, err2)
+	}
+	if err1 != nil {
+		t.Fatalf("Close: %v", err1)
 	}
 	goneNow(t, a.Pid())
 }
