@@ -16,6 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -275,6 +276,7 @@ func (s *adapterSet) status(st *StatusResult) {
 		st.Restarts += as.Restarts
 		if ad := sl.h.Adapter(); ad != nil && ad.Err() == nil {
 			as.State, as.PID, as.Mechanism = "running", ad.Pid(), ad.Mechanism().String()
+			as.Dropped = droppedStatus(ad.Supervision())
 			as.InFlight = ad.Conn().InFlight()
 		}
 		st.Adapters = append(st.Adapters, as)
@@ -349,4 +351,13 @@ func mapError(err error, path, method string) *Error {
 // rawObject reports whether p is absent or one JSON object.
 func rawObject(p json.RawMessage) bool {
 	return len(p) == 0 || wire.ValidateParams(p) == nil
+}
+
+// droppedStatus converts the mechanisms a supervision dropped; nil when none was.
+func droppedStatus(s platform.Supervision) []DroppedMechanism {
+	var out []DroppedMechanism
+	for _, d := range s.Dropped {
+		out = append(out, DroppedMechanism{Mechanism: d.Mechanism.String(), Reason: d.Reason})
+	}
+	return out
 }

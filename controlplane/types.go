@@ -184,6 +184,17 @@ type AdapterStatus struct {
 	Restarts  int    `json:"restarts"`
 	// InFlight is the number of requests in flight on its connection.
 	InFlight int `json:"in_flight"`
+	// Dropped lists the stronger mechanisms not in effect for it, each with why
+	// (platform.Supervision).
+	Dropped []DroppedMechanism `json:"dropped,omitempty"`
+}
+
+// DroppedMechanism is one supervision mechanism not in effect for an adapter.
+type DroppedMechanism struct {
+	// Mechanism names it (e.g. "cgroup", "userns|pidns").
+	Mechanism string `json:"mechanism"`
+	// Reason says why it was not used.
+	Reason string `json:"reason"`
 }
 
 // SweepStatus reports the start-up sweep (platform.Sweep).

@@ -57,6 +57,10 @@ func buildBin(name string) string {
 	}
 	buildMu.Unlock()
 	b.once.Do(func() {
+		if p := prebuilt(name); p != "" {
+			b.path = p
+			return
+		}
 		pkg := "./cmd/" + name
 		if strings.Contains(name, "/") {
 			pkg = "../" + name

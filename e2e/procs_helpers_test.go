@@ -341,6 +341,7 @@ func (o *opened) checkCleanup(t testing.TB, cleanupErr error) bool {
 		// a mechanism that cannot prove the end is a regression, not a branch to take.
 		t.Fatalf("as root the adapter ran with %v, which cannot prove the end of a tree", m)
 	}
+	checkWantedMechanism(t, m.String())
 	if provable(m) {
 		if cleanupErr != nil {
 			t.Fatalf("cleanup under %v not verified: %v", m, cleanupErr)

@@ -399,6 +399,7 @@ func TestHostSIGKILLed(t *testing.T) {
 				return lines.Text()
 			}
 			mech := strings.Split(strings.TrimPrefix(readLine("ready "), "ready "), "|")
+			checkWantedMechanism(t, strings.Join(mech, "|"))
 			if midCall {
 				readLine("calling")
 				pollFor(t, "every adapter running its call", func() bool {
@@ -529,6 +530,7 @@ func TestOpenCloseCycles(t *testing.T) {
 			t.Fatalf("ping: %v", err)
 		}
 		mech = a.Mechanism()
+		checkWantedMechanism(t, mech.String())
 		if err := a.Close(); err != nil && provable(mech) {
 			t.Fatalf("Close under %v: %v", mech, err)
 		}

@@ -183,7 +183,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageSpawn, Err: err}
 	}
 	a.tree = tree
-	a.log.Debug("started", "pid", tree.Pid(), "mechanism", tree.Mechanism().String())
+	a.log.Debug("started", "pid", tree.Pid(), "supervision", tree.Supervision().String())
 	a.conn = runtime.NewConn(tree.Stdout(), tree.Stdin(), &runtime.Options{
 		Limits: cfg.Limits, Logger: a.log, Name: a.name, FailFast: cfg.FailFast,
 		OnPeerGone: a.peerGone,
@@ -318,6 +318,10 @@ func (a *Adapter) Pid() int { return a.tree.Pid() }
 
 // Mechanism says how the adapter's tree is supervised.
 func (a *Adapter) Mechanism() platform.Mechanism { return a.tree.Mechanism() }
+
+// Supervision says how the adapter's tree is supervised and why any stronger mechanism
+// is not in effect (see platform.Supervision); decided when this process was started.
+func (a *Adapter) Supervision() platform.Supervision { return a.tree.Supervision() }
 
 // LimitErr is nil when every limit of Config.Resources was applied to the adapter's
 // process tree, else a *platform.LimitError (errors.Is(err, platform.ErrLimitUnsupported))

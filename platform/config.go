@@ -58,27 +58,48 @@ type Resources struct {
 // Isolation chooses the containment of an adapter's process tree.
 //
 // On Linux the default (IsolationAuto) uses every mechanism available: a cgroup v2 when
-// the host may create one, and a PID namespace when the host may create one (root or
-// CAP_SYS_ADMIN). In a PID namespace the adapter is process 1 of its namespace: getpid()
-// returns 1, signals it installs no handler for are ignored (so SIGTERM does nothing to
-// it unless it handles SIGTERM; SIGKILL from the host always works), orphaned
-// descendants are re-parented to it and it must reap them, and when it exits every
-// process it started is killed by the kernel (R64). That last property is what makes a
-// SIGKILLed host leave nothing running, even a double-forked setsid grandchild; an adapter
-// that cannot live as process 1 can opt out with IsolationNoPIDNamespace.
-// Other platforms ignore the values they have no use for.
+// the host may create one (root, or a delegated subtree), and a PID namespace: created
+// directly when the host has CAP_SYS_ADMIN, else inside a new user namespace with an
+// identity mapping, which an ordinary user may create on most distributions. In a PID
+// namespace the adapter is process 1 of its namespace: getpid() returns 1 (getppid() 0),
+// signals it installs no handler for are ignored (so SIGTERM does nothing to it unless
+// it handles SIGTERM; SIGKILL from the host always works), orphaned descendants are
+// re-parented to it and it must reap them, it cannot signal processes outside its
+// namespace, and when it exits every process it started is killed by the kernel (R64).
+// That last property is what makes a SIGKILLed host leave nothing running, even a
+// double-forked setsid grandchild. /proc is the host's: it lists the host's processes
+// and /proc/self names the adapter by its host pid.
+//
+// In the user namespace (MechUserNamespace) the adapter keeps the host's uid and gid, and
+// so its access to files; ids that are not mapped, the host user's supplementary groups
+// included, appear as 65534 (nobody/nogroup) in getgroups(2) and stat(2), though the
+// kernel still checks access with the real ones; setgroups(2) is refused; a set-uid or
+// set-gid program whose owner is not mapped (e.g. a set-uid root sudo, su or ping) runs
+// without gaining that id. The adapter holds capabilities only over its own
+// namespaces, never over the host's files, processes or network; after it executes a
+// program with an unmapped or non-zero uid it holds none at all.
+//
+// An adapter that cannot live as process 1 can opt out with IsolationNoPIDNamespace;
+// a host that must not create user namespaces uses IsolationNoUserNamespace.
+// [Tree.Supervision] reports what was used and why anything stronger was not. Other
+// platforms ignore the values they have no use for.
 type Isolation uint8
 
 const (
-	// IsolationAuto uses the strongest mechanisms available (cgroup and PID namespace on Linux).
+	// IsolationAuto uses the strongest mechanisms available (cgroup and PID namespace,
+	// the latter inside a user namespace when the host is not privileged, on Linux).
 	IsolationAuto Isolation = iota
-	// IsolationNoPIDNamespace never creates a PID namespace; Linux still uses a cgroup.
-	// A host killed with SIGKILL then leaves the adapter's descendants (not the adapter
-	// itself: parent-death signal) in the cgroup until the next [Sweep].
+	// IsolationNoPIDNamespace never creates a PID namespace (nor a user namespace);
+	// Linux still uses a cgroup. A host killed with SIGKILL then leaves the adapter's
+	// descendants (not the adapter itself: parent-death signal) in the cgroup until the
+	// next [Sweep].
 	IsolationNoPIDNamespace
 	// IsolationProcessGroup uses only a process group (and the parent-death signal on
 	// Linux). Verification is then impossible on Linux: Verify returns *UnverifiedError.
 	IsolationProcessGroup
+	// IsolationNoUserNamespace is IsolationAuto without user namespaces: a PID namespace
+	// only where the host may create one directly (CAP_SYS_ADMIN).
+	IsolationNoUserNamespace
 )
 
 func (c *Config) logger() hclog.Logger {
@@ -114,6 +135,11 @@ func (c *Config) validate() (dir string, err error) {
 		dir = filepath.Dir(c.Path)
 	} else if !filepath.IsAbs(dir) {
 		return fail(errors.Join(ErrInvalidConfig, errors.New("working directory is not absolute")))
+	}
+	if f, ok := c.Stderr.(*os.File); ok && !openFile(f) {
+		// The adapter would start with descriptor 2 closed, and the first file it opens
+		// would become its standard error.
+		return fail(errors.Join(ErrInvalidConfig, errors.New("Config.Stderr is a nil or closed *os.File; use nil for the null device")))
 	}
 	if c.Resources.MemoryBytes < 0 || c.Resources.MaxProcesses < 0 {
 		return fail(errors.Join(ErrInvalidConfig, errors.New("negative resource limit")))
@@ -154,4 +180,16 @@ func checkWindowsExeName(path string) error {
 		return ErrNotExe
 	}
 	return nil
+}
+
+// openFile reports whether f is a non-nil *os.File that is not closed.
+func openFile(f *os.File) bool {
+	if f == nil {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	return rc.Control(func(uintptr) {}) == nil
 }

@@ -19,12 +19,20 @@
 //
 // # Linux
 //
-// Strongest first, combined where possible ([Tree.Mechanism] says what was used):
+// Strongest first, combined where possible. Every [Start] decides afresh, from cheap
+// probes (the capability set, access(2) on the cgroup directory, the clone itself),
+// and remembers nothing: a failure weakens only the adapter it happened to.
+// [Tree.Supervision] reports the mechanisms in effect and, for each stronger one that
+// is not, why ("not writable by uid 1000", "turned off by Config.Isolation", the
+// clone's error and the sysctl behind it).
 //
 //   - cgroup v2: each adapter is started straight into its own cgroup
 //     (clone3 CLONE_INTO_CGROUP) named adapterkit-<host pid>-<host start time>-<seq>,
 //     under [Config.CgroupParent] or else the host's own cgroup; the cgroup2 mount is
-//     found in /proc/self/mountinfo. Kill writes cgroup.kill; proof is "populated 0" in
+//     found in /proc/self/mountinfo. That parent must be writable by the host (root,
+//     or a subtree delegated to its uid: a systemd unit with Delegate=yes, a user
+//     service under user@.service, a container with its own cgroup namespace), which
+//     is checked, not assumed. Kill writes cgroup.kill; proof is "populated 0" in
 //     cgroup.events (inotify wake-ups plus polling with backoff); Close removes it.
 //     Resources are applied through memory.max and pids.max when the parent delegates
 //     those controllers. When cgroups cannot be created (permission, read-only, no
@@ -40,30 +48,41 @@
 //     still starts). [Tree.LimitHit] tells, from the memory cgroup's oom_kill counter,
 //     that the kernel killed part of the tree at its memory limit ([ErrMemoryLimit]);
 //     at the process limit a fork fails with EAGAIN and the adapter lives on.
-//   - PID namespace ([IsolationAuto], when the host is privileged): the adapter is
-//     process 1 of a new namespace, so when it exits or is killed the kernel kills
-//     every process of the namespace, including double-forked setsid daemons, and
-//     reaping it proves they are gone. See [Isolation] for what it means for the adapter.
+//   - PID namespace ([IsolationAuto]): the adapter is process 1 of a new namespace, so
+//     when it exits or is killed the kernel kills every process of the namespace,
+//     including double-forked setsid daemons, and reaping it proves they are gone. A
+//     host with CAP_SYS_ADMIN creates it directly; any other host creates it inside a
+//     new user namespace that maps the host's uid and gid to themselves
+//     ([MechUserNamespace]), which unprivileged users may do unless the system forbids
+//     it (user.max_user_namespaces = 0, kernel.unprivileged_userns_clone = 0, AppArmor's
+//     restriction on recent Ubuntu releases). See [Isolation] for what it means for the
+//     adapter, and for turning either namespace off.
 //   - Parent-death signal: every adapter gets PR_SET_PDEATHSIG=SIGKILL, and is forked
 //     by one goroutine locked to its OS thread for as long as any adapter lives
-//     (golang/go#27505), so a host that dies, even by SIGKILL, kills its adapters.
+//     (golang/go#27505), so a host that dies, even by SIGKILL, kills its adapters; in a
+//     PID namespace that takes the whole tree.
 //   - Process group: the adapter leads a new group; without a cgroup or PID namespace
 //     Kill signals the group and every descendant a walk of /proc finds. That cannot
 //     see a descendant that called setsid and whose parent exited before a walk (A25),
-//     so Verify then always returns *[UnverifiedError]. PR_SET_CHILD_SUBREAPER, which
-//     would keep such descendants visible, is process-wide and so not used by a library.
+//     so Verify then always returns *[UnverifiedError]. A host may choose to become a
+//     child subreaper ([HostOptions].ChildSubreaper, process-wide), so that such
+//     descendants are re-parented to it instead of init: visible and killable, still
+//     without proof.
 //
-// What each mechanism closes, as measured by this package's tests as root on Linux 6.18:
-// Kill+Verify ends a tree with a double-forked setsid grandchild with cgroup and with
-// PID namespace; the process-group fallback misses that grandchild and says unverified.
-// A host killed with SIGKILL leaves nothing with the PID namespace (pdeathsig kills the
-// namespace's init, which takes the namespace down); with a cgroup but no namespace the
-// adapter dies (pdeathsig) but its descendants stay in the cgroup until [Sweep] ends
-// them; with only a process group they survive.
+// What each mechanism closes, as measured by this package's tests on Linux 6.18 (as
+// root, and as nobody re-executed from root): Kill+Verify ends a tree with a
+// double-forked setsid grandchild with cgroup, with PID namespace, and as nobody with a
+// user+PID namespace or a delegated cgroup; the process-group fallback misses that
+// grandchild and says unverified. A host killed with SIGKILL leaves nothing with a PID
+// namespace, privileged or in a user namespace (pdeathsig kills the namespace's init,
+// which takes the namespace down); with a cgroup but no namespace the adapter dies
+// (pdeathsig) but its descendants stay in the cgroup until [Sweep] ends them; with only
+// a process group they survive.
 //
-// Start also marks descriptors the host inherited without close-on-exec (fd >= 3)
-// close-on-exec, a deliberate process-wide change: otherwise they would leak into every
-// adapter. Descriptors passed with exec.Cmd.ExtraFiles are unaffected.
+// Unless the host sets [HostOptions].KeepInheritedFDs, Start also marks descriptors the
+// host inherited without close-on-exec (fd >= 3) close-on-exec, a process-wide change
+// reported by [MarkedCloseOnExec] (and logged at Info level): otherwise they would leak
+// into every adapter. Descriptors passed with exec.Cmd.ExtraFiles are unaffected.
 //
 // The spawner goroutine ends when no adapter is left; tests using goleak that end with
 // adapters still running should ignore "platform.spawnLoop".
@@ -81,12 +100,33 @@
 // lacks SystemRoot, which some Windows APIs (e.g. Winsock) need: pass what it needs in
 // [Config.Env]. Sweep has nothing to do.
 //
+// Windows limits: a process of the job that creates a child with
+// PROC_THREAD_ATTRIBUTE_PARENT_PROCESS naming a process outside the job (Go's
+// SysProcAttr.ParentProcess) gives that child the other parent's job, and a process
+// created through WMI (Win32_Process.Create) is created by the WMI service, outside the
+// job: such processes escape, and ActiveProcesses == 0 then reports the tree gone while
+// they run. A restricted token that could not open processes outside the job was
+// considered and not used: it changes what the adapter may do with its own files and
+// services (deny-only groups, no privileges) in ways adapters written for the user's
+// normal rights do not expect, and it would not stop the WMI path, which runs with the
+// WMI service's own rights on the user's behalf. Pipes are created non-inheritable, so
+// C code in the host calling CreateProcess with bInheritHandles cannot take the
+// adapter's pipe ends. A host that itself runs in a job with UI limits cannot nest the
+// adapter's job: the adapter breaks away from the host's job where that job allows it,
+// and is otherwise refused with [ErrJobNesting].
+//
 // # macOS
 //
-// The adapter leads its own process group. Kill signals it and the group; Verify waits
-// (kqueue NOTE_EXIT wake-ups) until the direct child is reaped and sysctl
-// kern.proc.pgrp lists no running member. Limit: a descendant that leaves the group
-// (setsid, setpgid) is invisible, so Verify can confirm a tree that is not fully gone;
-// adapters must not daemonize, and should exit on stdin EOF (R49), which also covers a
-// host that dies. Resources are not supported; Sweep has nothing to do.
+// The adapter leads its own process group. Kill signals the adapter, the group (only
+// while the adapter is unreaped, so its id cannot name another group) and every
+// descendant found by parent pid in sysctl kern.proc.all, in bounded rounds; processes
+// are remembered by pid and start time, so a re-parented one is still found and a
+// recycled pid is never signalled. Verify waits (kqueue NOTE_EXIT wake-ups) until the
+// adapter is reaped and no process of the tree a scan can find runs, and then still
+// returns *[UnverifiedError] (R63): a descendant that leaves the group (setsid,
+// setpgid) and whose parent exits before a scan sees it is re-parented to launchd and
+// cannot be told from any other process. Adapters should exit on stdin EOF (R49), which
+// also covers a host that dies. Descriptors the host inherited without close-on-exec
+// are marked close-on-exec as on Linux. Resources are not supported; Sweep has nothing
+// to do.
 package platform

@@ -21,6 +21,16 @@ const (
 	// MechParentDeathSignal: Linux PR_SET_PDEATHSIG=SIGKILL on the adapter, from a thread
 	// that lives as long as any adapter, so a host that dies takes its adapters with it.
 	MechParentDeathSignal
+	// MechUserNamespace: Linux user namespace with an identity mapping (the adapter keeps
+	// the host's uid and gid), created so that a host without CAP_SYS_ADMIN may give the
+	// adapter a PID namespace; it always comes with MechPidNamespace. See [Isolation]
+	// for what changes for the adapter.
+	MechUserNamespace
+	// MechSubreaper: Linux PR_SET_CHILD_SUBREAPER on the host (an explicit, process-wide
+	// choice: [HostOptions].ChildSubreaper): descendants that leave the adapter's process
+	// group and lose their parent are re-parented to the host, where they stay visible
+	// and killable. It gives no proof.
+	MechSubreaper
 )
 
 var mechNames = []struct {
@@ -28,10 +38,12 @@ var mechNames = []struct {
 	name string
 }{
 	{MechCgroup, "cgroup"},
+	{MechUserNamespace, "userns"},
 	{MechPidNamespace, "pidns"},
 	{MechProcessGroup, "pgroup"},
 	{MechJobObject, "job"},
 	{MechParentDeathSignal, "pdeathsig"},
+	{MechSubreaper, "subreaper"},
 }
 
 // Has reports whether all of o are in m.
@@ -49,4 +61,50 @@ func (m Mechanism) String() string {
 		return "none"
 	}
 	return strings.Join(parts, "|")
+}
+
+// Proves reports whether m can prove that a whole tree ended: a cgroup, a PID
+// namespace or a job object does; a process group alone does not.
+func (m Mechanism) Proves() bool {
+	return m&(MechCgroup|MechPidNamespace|MechJobObject) != 0
+}
+
+// Supervision is what supervises one process tree, decided when it was started, and
+// why any stronger mechanism the host did not turn off is not in effect. Nothing of it
+// is remembered across starts: every [Start] tries again (see the package doc).
+type Supervision struct {
+	// Mechanism is the set in effect.
+	Mechanism Mechanism
+	// Dropped lists the mechanisms that were wanted but are not in effect, strongest
+	// first, each with the reason; a mechanism the host turned off (Config.Isolation)
+	// is listed with that reason too. Empty when nothing was dropped.
+	Dropped []Dropped
+}
+
+// Dropped is one mechanism not in effect for a tree, and why.
+type Dropped struct {
+	// Mechanism is what was not used (e.g. MechCgroup, or MechUserNamespace|MechPidNamespace).
+	Mechanism Mechanism
+	// Reason says why, e.g. "the host's cgroup /sys/fs/cgroup is not writable by uid
+	// 65534 (no delegated subtree)" or "turned off by Config.Isolation".
+	Reason string
+}
+
+// String is the mechanism set followed by each dropped mechanism and its reason, e.g.
+// "userns|pidns|pgroup|pdeathsig (cgroup dropped: ...)".
+func (s Supervision) String() string {
+	var b strings.Builder
+	b.WriteString(s.Mechanism.String())
+	for i, d := range s.Dropped {
+		if i == 0 {
+			b.WriteString(" (")
+		} else {
+			b.WriteString("; ")
+		}
+		b.WriteString(d.Mechanism.String() + " dropped: " + d.Reason)
+	}
+	if len(s.Dropped) > 0 {
+		b.WriteString(")")
+	}
+	return b.String()
 }

@@ -60,10 +60,10 @@ func shutdown(t *testing.T, tree *Tree) {
 	_ = tree.Close()
 }
 
-// mechanismProves reports whether Verify can succeed with m: the Linux process-group
-// fallback alone never proves the end of a tree (A25).
+// mechanismProves reports whether Verify can succeed with m: a process group alone
+// (the Linux fallback, macOS) never proves the end of a tree (A25, R63).
 func mechanismProves(m Mechanism) bool {
-	return runtime.GOOS != "linux" || m.Has(MechCgroup) || m.Has(MechPidNamespace)
+	return m.Has(MechCgroup) || m.Has(MechPidNamespace) || m.Has(MechJobObject)
 }
 
 // R61, A31, R62: launch rules refuse bad paths with typed causes.

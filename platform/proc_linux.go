@@ -7,16 +7,6 @@ import (
 	"strconv"
 )
 
-// procStat is the part of /proc/<pid>/stat this package uses.
-type procStat struct {
-	pid, ppid, pgid, sid int
-	state                byte
-	start                uint64 // start time in clock ticks since boot: with pid, an identity
-}
-
-// alive reports whether the process runs code (zombies and dead tasks do not).
-func (p procStat) alive() bool { return p.state != 'Z' && p.state != 'X' && p.state != 'x' }
-
 var errBadStat = errors.New("malformed /proc stat")
 
 func parseStat(b []byte) (procStat, error) {
@@ -104,45 +94,12 @@ func self() (procStat, error) {
 }
 
 // descendants returns the living processes reachable from the roots by parent links,
-// plus those in process group pgid (pgid 0: none). known (pid -> start time) entries
-// that still run are included even when they were re-parented out of reach.
+// plus those in process group pgid (pgid 0: none) and the still-running known ones
+// (see treeOf), from a walk of /proc.
 func descendants(roots []int, pgid int, known map[int]uint64) ([]procStat, error) {
 	all, err := allStats()
 	if err != nil {
 		return nil, err
 	}
-	children := make(map[int][]procStat)
-	for _, s := range all {
-		children[s.ppid] = append(children[s.ppid], s)
-	}
-	seen := make(map[int]bool)
-	var out []procStat
-	add := func(s procStat) bool {
-		if seen[s.pid] {
-			return false
-		}
-		seen[s.pid] = true
-		if s.alive() {
-			out = append(out, s)
-		}
-		return true
-	}
-	queue := append([]int(nil), roots...)
-	for _, s := range all {
-		if (pgid > 0 && s.pgid == pgid) || (known[s.pid] != 0 && known[s.pid] == s.start) {
-			if add(s) {
-				queue = append(queue, s.pid)
-			}
-		}
-	}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range children[p] {
-			if add(c) {
-				queue = append(queue, c.pid)
-			}
-		}
-	}
-	return out, nil
+	return treeOf(all, roots, pgid, known), nil
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // The parent-death signal (PR_SET_PDEATHSIG) fires when the *thread* that forked the
@@ -97,34 +94,4 @@ func spawnLoop() {
 			spawner.mu.Unlock()
 		}
 	}
-}
-
-// markInheritedCloexec sets close-on-exec on every descriptor >= 3 of the host that
-// lacks it. Go opens all its descriptors close-on-exec, so such descriptors were
-// inherited from the host's own parent (or opened by C code) and would otherwise leak
-// into every adapter. This is a deliberate, process-wide change; descriptors a host
-// hands to its own children through exec.Cmd.ExtraFiles are duplicated there and are
-// not affected. It returns the descriptors it changed.
-func markInheritedCloexec() []int {
-	d, err := os.Open("/proc/self/fd")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	var changed []int
-	for _, n := range names {
-		fd, err := strconv.Atoi(n)
-		if err != nil || fd < 3 || fd == int(d.Fd()) {
-			continue
-		}
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			continue
-		}
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err == nil {
-			changed = append(changed, fd)
-		}
-	}
-	return changed
 }

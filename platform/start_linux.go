@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,12 +17,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Denials remembered so that later starts do not retry a mechanism the host may not use.
-var (
-	cgroupSeq     atomic.Uint64
-	pidnsDenied   atomic.Bool
-	cgroupsDenied atomic.Bool
-)
+// cgroupSeq numbers the per-adapter cgroups of this host.
+var cgroupSeq atomic.Uint64
 
 // osTree is the Linux supervision state of one Tree.
 type osTree struct {
@@ -46,16 +41,14 @@ func (s *osTree) cgroupPath() string {
 	return s.cg.path
 }
 
-// attempt is one combination of mechanisms to try, strongest first.
-type attempt struct{ cgroup, pidns bool }
-
 func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree) error {
 	log := t.log
 	s := &osTree{}
-	var attempts []attempt
-	if cfg.Isolation != IsolationProcessGroup && (!cgroupsDenied.Load() || cfg.CgroupParent != "") {
+	c := newChoice(cfg)
+	if c.wantCgroup {
 		if cg, err := prepareCgroup(cfg); err != nil {
 			log.Debug("no cgroup for the adapter, falling back", "error", err)
+			c.cgroupWhy = "no cgroup: " + err.Error()
 		} else {
 			s.cg = cg
 		}
@@ -71,18 +64,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 			s.v1 = newV1Limits(want, cfg.Resources, name)
 		}
 	}
-	wantNS := cfg.Isolation == IsolationAuto && !pidnsDenied.Load() && hasCapSysAdmin()
-	if s.cg != nil && wantNS {
-		attempts = append(attempts, attempt{cgroup: true, pidns: true})
-	}
-	if s.cg != nil {
-		attempts = append(attempts, attempt{cgroup: true})
-	}
-	if wantNS {
-		attempts = append(attempts, attempt{pidns: true})
-	}
-	attempts = append(attempts, attempt{})
-
+	attempts := c.attempts(s.cg != nil)
 	argv := append([]string{cfg.Path}, cfg.Args...)
 	var proc *os.Process
 	var used attempt
@@ -93,12 +75,10 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 			used = a
 			break
 		}
-		log.Debug("start attempt failed", "cgroup", a.cgroup, "pidns", a.pidns, "error", err)
+		c.failed(a, err)
+		log.Debug("start attempt failed", "cgroup", a.cgroup, "pidns", a.pidns, "userns", a.userns, "error", err)
 		if ctx.Err() != nil {
 			break
-		}
-		if a.pidns && !a.cgroup && errors.Is(err, syscall.EPERM) {
-			pidnsDenied.Store(true) // not privileged for CLONE_NEWPID
 		}
 	}
 	if !used.cgroup && s.cg != nil {
@@ -122,15 +102,13 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	t.proc, t.pid, t.sys = proc, proc.Pid, s
 	s.pidns, s.pgid = used.pidns, proc.Pid
 	t.beforeReap = func() { s.beforeReap(t) }
-	t.mech = MechProcessGroup | MechParentDeathSignal
-	if used.cgroup {
-		t.mech |= MechCgroup
-	}
+	t.sup = c.supervision(usedMechanism(used), used, attempts)
+	t.mech = t.sup.Mechanism
 	if s.v1 != nil {
 		log.Debug("resource limits applied through cgroup v1", "limits", s.v1.applied())
 	}
-	if used.pidns {
-		t.mech |= MechPidNamespace
+	if len(t.sup.Dropped) > 0 {
+		log.Debug("supervision", "in_effect", t.sup.Mechanism.String(), "dropped", t.sup.String())
 	}
 	if t.limitErr != nil {
 		log.Warn("resource limits not applied", "error", t.limitErr)
@@ -138,23 +116,31 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	return nil
 }
 
-// prepareCgroup creates the adapter's cgroup under Config.CgroupParent or the host's own
-// cgroup. Permission and read-only errors mean "not allowed here": remembered for the
-// default parent so that later starts do not retry.
+// usedMechanism is what supervises a tree started by the attempt a.
+func usedMechanism(a attempt) Mechanism {
+	m := MechProcessGroup | MechParentDeathSignal
+	if a.cgroup {
+		m |= MechCgroup
+	}
+	if a.pidns {
+		m |= MechPidNamespace
+	}
+	if a.userns {
+		m |= MechUserNamespace
+	}
+	if CurrentHostOptions().ChildSubreaper {
+		m |= MechSubreaper
+	}
+	return m
+}
+
+// prepareCgroup creates the adapter's cgroup under the parent cgroupParent finds.
 func prepareCgroup(cfg *Config) (*cgroup, error) {
-	parent := cfg.CgroupParent
-	if parent == "" {
-		var err error
-		if parent, err = ownCgroupDir(); err != nil {
-			return nil, err
-		}
+	parent, err := cgroupParent(cfg)
+	if err != nil {
+		return nil, err
 	}
-	cg, err := newCgroup(parent, cgroupSeq.Add(1), cfg.Resources)
-	if err != nil && cfg.CgroupParent == "" &&
-		(errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS)) {
-		cgroupsDenied.Store(true)
-	}
-	return cg, err
+	return newCgroup(parent, cgroupSeq.Add(1), cfg.Resources)
 }
 
 // v2Missing names the limits of res that the cgroup v2 cg does not apply (all of them
@@ -206,8 +192,11 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
 	}
-	if a.pidns {
-		sys.Cloneflags |= syscall.CLONE_NEWPID
+	nsAttr(sys, a)
+	if attemptHook != nil {
+		if err := attemptHook(a); err != nil {
+			return nil, err
+		}
 	}
 	if a.cgroup {
 		dirf, err := cg.openDir()
@@ -223,11 +212,8 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Files: []*os.File{files.child[0], files.child[1], files.child[2]},
 		Sys:   sys,
 	}
-	log := cfg.logger()
 	return spawn(ctx, func() (*os.Process, error) {
-		if fds := markInheritedCloexec(); len(fds) > 0 {
-			log.Debug("marked inherited descriptors close-on-exec so that they do not leak into adapters", "fds", fds)
-		}
+		protectInheritedFds(cfg)
 		return v1.fork(func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
 	})
 }
@@ -257,27 +243,20 @@ func (s *osTree) kill(_ context.Context, t *Tree) error {
 // killWalk is the process-group fallback: kill the group and every descendant a walk of
 // /proc can find, a few rounds to catch processes forked meanwhile.
 func (s *osTree) killWalk(t *Tree) error {
-	for range 8 {
-		found, err := s.scan(t)
-		if err != nil {
-			return err
-		}
-		if len(found) == 0 {
-			return nil
-		}
-		s.mu.Lock()
-		if !s.reaped {
-			// The unreaped child holds its pid, so the group is still the tree's.
-			_ = unix.Kill(-s.pgid, unix.SIGKILL)
-		}
-		s.mu.Unlock()
-		for _, p := range found {
+	return killRounds(killWalkRounds, func() ([]procStat, error) { return s.scan(t) },
+		func() {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if !s.reaped {
+				// The unreaped child holds its pid, so the group is still the tree's.
+				_ = unix.Kill(-s.pgid, unix.SIGKILL)
+			}
+		},
+		func(p procStat) {
 			if sameProcess(p.pid, p.start) {
 				_ = unix.Kill(p.pid, unix.SIGKILL)
 			}
-		}
-	}
-	return nil
+		})
 }
 
 // beforeReap runs when the direct child has exited, before it is reaped. Until then
@@ -313,23 +292,12 @@ func (s *osTree) scanLocked(t *Tree) ([]procStat, error) {
 	if s.known == nil {
 		s.known = make(map[int]uint64)
 	}
-	roots, pgid := []int{t.pid}, s.pgid
-	if s.reaped {
-		roots, pgid = nil, 0 // recycled ids: only recorded processes are the tree's
-	}
+	roots, pgid := scanScope(t.pid, s.pgid, s.reaped)
 	found, err := descendants(roots, pgid, s.known)
 	for _, p := range found {
 		s.known[p.pid] = p.start
 	}
 	return found, err
-}
-
-func pidsOf(ps []procStat) []int {
-	out := make([]int, len(ps))
-	for i, p := range ps {
-		out[i] = p.pid
-	}
-	return out
 }
 
 func (s *osTree) verify(ctx context.Context, t *Tree) error {

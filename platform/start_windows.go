@@ -29,15 +29,16 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	if err != nil {
 		return &LaunchError{Path: cfg.Path, Err: errors.Join(ErrInvalidConfig, err)}
 	}
-	if err := disinherit(files); err != nil {
-		return err
+	breakaway, err := hostNesting(t)
+	if err != nil {
+		return &LaunchError{Path: cfg.Path, Err: errors.Join(ErrStart, err)}
 	}
 	limits, notApplied := jobLimits(cfg.Resources)
 	job, err := newJob(&limits)
 	if err != nil {
 		return fmt.Errorf("job object: %w", err)
 	}
-	pid, process, err := createInJob(argv, std, job)
+	pid, process, err := createInJob(argv, std, job, breakaway)
 	if err != nil {
 		windows.CloseHandle(job)
 		return err
@@ -98,31 +99,6 @@ func newLaunch(cfg *Config, dir string) (*launch, error) {
 	return l, nil
 }
 
-// envBlock builds a CREATE_UNICODE_ENVIRONMENT block: each "name=value" NUL-terminated,
-// then one more NUL. An empty env gives two NULs, never nil: nil would make the adapter
-// inherit the host's environment. Entries keep their order and duplicates, as with
-// execve on POSIX (GetEnvironmentVariable, like getenv, finds the first). An empty entry
-// would end the block early, silently dropping what follows, and an entry without a
-// name is not a variable: both are refused. A leading "=" belongs to the name (the
-// per-drive current directories, "=C:=C:\dir").
-func envBlock(env []string) ([]uint16, error) {
-	var block []uint16
-	for _, kv := range env {
-		if i := strings.IndexByte(kv, '='); i < 0 || (i == 0 && strings.IndexByte(kv[1:], '=') < 1) {
-			return nil, fmt.Errorf("environment entry %q is not name=value", kv)
-		}
-		u, err := windows.UTF16FromString(kv) // refuses NUL inside, adds the terminator
-		if err != nil {
-			return nil, fmt.Errorf("environment entry %q contains NUL", kv)
-		}
-		block = append(block, u...)
-	}
-	if len(block) == 0 {
-		block = append(block, 0)
-	}
-	return append(block, 0), nil
-}
-
 // childHandles returns the handles of the three files the child gets. A nil or closed
 // *os.File has the handle value INVALID_HANDLE_VALUE, which is also the pseudo-handle of
 // the current process: duplicating it would hand the adapter a full-access handle to
@@ -142,37 +118,16 @@ func childHandles(files *stdio) ([3]windows.Handle, error) {
 	return std, nil
 }
 
-// disinherit makes the pipe handles opened for this adapter non-inheritable: os.Pipe
-// creates inheritable handles, and a CreateProcess elsewhere in the host with
-// bInheritHandles and no handle list (C code) would otherwise inherit the host's end of
-// the adapter's stdin and keep the adapter from ever seeing end of input (R49). The
-// child gets inheritable duplicates of its ends (createInJob). A caller's Config.Stderr
-// file is left as it is.
-func disinherit(files *stdio) error {
-	fs := []*os.File{files.stdinW, files.stdoutR, files.stderrRead, files.child[0], files.child[1]}
-	if files.ownStderr {
-		fs = append(fs, files.child[2])
-	}
-	for _, f := range fs {
-		if f == nil {
-			continue
-		}
-		if err := windows.SetHandleInformation(windows.Handle(f.Fd()), windows.HANDLE_FLAG_INHERIT, 0); err != nil {
-			return fmt.Errorf("making a pipe handle non-inheritable: %w", err)
-		}
-	}
-	return nil
-}
-
 // createInJob starts the adapter so that it runs no code of its own outside the job: it
 // is created suspended and inside the job (PROC_THREAD_ATTRIBUTE_JOB_LIST, Windows 10+,
 // which every Windows Go supports has); should the attribute be refused, it is assigned
 // to the job before its main thread is resumed. If anything fails after creation the
 // suspended process is terminated, never left behind. Only inheritable duplicates of
 // its three standard handles are inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST), and they
-// are closed here whatever happens. It returns the pid and the process handle, which the
+// are closed here whatever happens. breakaway asks that it leave the host's own job
+// (see nestingPlan). It returns the pid and the process handle, which the
 // caller closes.
-func createInJob(l *launch, std [3]windows.Handle, job windows.Handle) (uint32, windows.Handle, error) {
+func createInJob(l *launch, std [3]windows.Handle, job windows.Handle, breakaway bool) (uint32, windows.Handle, error) {
 	// A handle list needs inheritable handles. Go's own StartProcess always passes a
 	// handle list too, so these duplicates cannot leak into a process it starts meanwhile
 	// (syscall.ForkLock is not used on Windows).
@@ -203,6 +158,9 @@ func createInJob(l *launch, std [3]windows.Handle, job windows.Handle) (uint32, 
 	si.StdInput, si.StdOutput, si.StdErr = inherit[0], inherit[1], inherit[2]
 	flags := uint32(windows.CREATE_SUSPENDED | windows.CREATE_UNICODE_ENVIRONMENT |
 		windows.EXTENDED_STARTUPINFO_PRESENT | windows.CREATE_NO_WINDOW)
+	if breakaway {
+		flags |= windows.CREATE_BREAKAWAY_FROM_JOB
+	}
 	var pi windows.ProcessInformation
 	if err := windows.CreateProcess(&l.app[0], &l.cmdline[0], nil, nil, true, flags, &l.env[0], &l.dir[0], &si.StartupInfo, &pi); err != nil {
 		return 0, 0, err
@@ -230,4 +188,42 @@ func closeHandles(hs []windows.Handle) {
 			windows.CloseHandle(h)
 		}
 	}
+}
+
+var procIsProcessInJob = windows.NewLazySystemDLL("kernel32.dll").NewProc("IsProcessInJob")
+
+// hostNesting inspects the job the host runs in, if any, and returns nestingPlan's
+// decision. When the host's job cannot be queried the start goes ahead as if it could be
+// nested: CreateProcess then fails with the system's own error if it cannot.
+func hostNesting(t *Tree) (breakaway bool, err error) {
+	h, qerr := queryHostJob()
+	if qerr != nil {
+		t.log.Debug("the host's job object could not be queried", "error", qerr)
+	}
+	return nestingPlan(h)
+}
+
+func queryHostJob() (hostJob, error) {
+	var in int32
+	if r, _, e := procIsProcessInJob.Call(uintptr(windows.CurrentProcess()), 0, uintptr(unsafe.Pointer(&in))); r == 0 {
+		return hostJob{}, os.NewSyscallError("IsProcessInJob", e)
+	}
+	if in == 0 {
+		return hostJob{}, nil
+	}
+	h := hostJob{inJob: true}
+	// A nil job handle names the calling process's immediate job.
+	var ui windows.JOBOBJECT_BASIC_UI_RESTRICTIONS
+	if err := windows.QueryInformationJobObject(0, windows.JobObjectBasicUIRestrictions,
+		uintptr(unsafe.Pointer(&ui)), uint32(unsafe.Sizeof(ui)), nil); err != nil {
+		return h, os.NewSyscallError("QueryInformationJobObject", err)
+	}
+	h.uiLimits = ui.UIRestrictionsClass
+	var ext windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+	if err := windows.QueryInformationJobObject(0, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&ext)), uint32(unsafe.Sizeof(ext)), nil); err != nil {
+		return h, os.NewSyscallError("QueryInformationJobObject", err)
+	}
+	h.limitFlags = ext.BasicLimitInformation.LimitFlags
+	return h, nil
 }

@@ -9,9 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
-	"unicode/utf16"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -58,37 +58,6 @@ func TestWin32PathRules(t *testing.T) {
 		err := checkExeName(tc.path)
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNotExe)) {
 			t.Errorf("checkExeName(%q) = %v, want ok=%v", tc.path, err, tc.ok)
-		}
-	}
-}
-
-func TestEnvBlock(t *testing.T) {
-	good := []struct {
-		env  []string
-		want string // the block with NULs as "|"
-	}{
-		{nil, "||"},
-		{[]string{}, "||"},
-		{[]string{"A=1"}, "A=1||"},
-		{[]string{"A=1", "B=two words", "EMPTY="}, "A=1|B=two words|EMPTY=||"},
-		{[]string{"=C:=C:\\dir", "Path=C:\\Windows"}, "=C:=C:\\dir|Path=C:\\Windows||"},
-		{[]string{"b=2", "A=1", "a=3"}, "b=2|A=1|a=3||"}, // order and duplicates kept
-		{[]string{"X=é€😀"}, "X=é€😀||"},
-	}
-	for _, tc := range good {
-		block, err := envBlock(tc.env)
-		if err != nil {
-			t.Errorf("envBlock(%q): %v", tc.env, err)
-			continue
-		}
-		got := strings.ReplaceAll(string(utf16.Decode(block)), "\x00", "|")
-		if got != tc.want {
-			t.Errorf("envBlock(%q) = %q, want %q", tc.env, got, tc.want)
-		}
-	}
-	for _, env := range [][]string{{""}, {"A=1", "", "B=2"}, {"NOVALUE"}, {"=C:"}, {"=="}, {"A=1\x00B=2"}} {
-		if _, err := envBlock(env); err == nil {
-			t.Errorf("envBlock(%q) accepted", env)
 		}
 	}
 }
@@ -176,25 +145,9 @@ func TestJobLimits(t *testing.T) {
 	}
 }
 
-// A nil or closed Config.Stderr file is refused: its handle value would be the current
-// process pseudo-handle.
-func TestStderrInvalidFile(t *testing.T) {
-	closed, err := os.Open(os.DevNull)
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed.Close()
-	for _, f := range []*os.File{nil, closed} {
-		tree, err := Start(context.Background(), Config{Path: mustExecutable(), Args: []string{helperArg, "block"}, Stderr: f})
-		if err == nil {
-			_ = tree.Close()
-			t.Fatalf("Start with Stderr %v succeeded", f)
-		}
-		if !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("Start with Stderr %v: %v, want ErrInvalidConfig", f, err)
-		}
-	}
-	_, err = Start(context.Background(), Config{Path: mustExecutable(), Env: []string{"A=1", ""}})
+// An empty environment entry is refused before a job exists.
+func TestEnvEntryRefused(t *testing.T) {
+	_, err := Start(context.Background(), Config{Path: mustExecutable(), Env: []string{"A=1", ""}})
 	if !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("Start with an empty environment entry: %v, want ErrInvalidConfig", err)
 	}
@@ -268,4 +221,52 @@ func running(pid int) bool {
 	defer windows.CloseHandle(h)
 	ev, err := windows.WaitForSingleObject(h, 0)
 	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
+}
+
+var procGetHandleInformation = windows.NewLazySystemDLL("kernel32.dll").NewProc("GetHandleInformation")
+
+func inheritable(t *testing.T, f *os.File) bool {
+	t.Helper()
+	var flags uint32
+	if r, _, e := procGetHandleInformation.Call(f.Fd(), uintptr(unsafe.Pointer(&flags))); r == 0 {
+		t.Fatalf("GetHandleInformation: %v", e)
+	}
+	return flags&windows.HANDLE_FLAG_INHERIT != 0
+}
+
+// R49: the adapter's pipe ends are never inheritable in the host, from the moment they
+// exist, so C code calling CreateProcess with bInheritHandles cannot take the host's end
+// of an adapter's stdin.
+func TestStdioPipesNotInheritable(t *testing.T) {
+	r, w, err := stdioPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, f := range []*os.File{r, w} {
+		if inheritable(t, f) {
+			t.Errorf("%s is inheritable", f.Name())
+		}
+	}
+	var buf strings.Builder
+	tree := startHelper(t, Config{Stderr: &lockedWriter{w: &buf}}, "block")
+	for _, f := range []*os.File{tree.stdin, tree.stdout, tree.stderrR} {
+		if inheritable(t, f) {
+			t.Errorf("the host's end %s of a running adapter is inheritable", f.Name())
+		}
+	}
+}
+
+// lockedWriter is a writer for Config.Stderr that is not an *os.File, so that a stderr
+// pipe is made.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -20,6 +20,7 @@ type Tree struct {
 	proc   *os.Process
 	pid    int
 	mech   Mechanism
+	sup    Supervision // set by osStart where it reports dropped mechanisms (Linux)
 	stdin  *os.File
 	stdout *os.File
 
@@ -93,10 +94,10 @@ type stdio struct {
 func (t *Tree) openStdio(cfg *Config) (*stdio, error) {
 	s := &stdio{}
 	var err error
-	if s.child[0], s.stdinW, err = os.Pipe(); err != nil {
+	if s.child[0], s.stdinW, err = stdioPipe(); err != nil {
 		return nil, err
 	}
-	if s.stdoutR, s.child[1], err = os.Pipe(); err != nil {
+	if s.stdoutR, s.child[1], err = stdioPipe(); err != nil {
 		t.closeStdio(s)
 		return nil, err
 	}
@@ -110,7 +111,7 @@ func (t *Tree) openStdio(cfg *Config) (*stdio, error) {
 	case *os.File:
 		s.child[2] = w
 	default:
-		s.stderrRead, s.child[2], err = os.Pipe()
+		s.stderrRead, s.child[2], err = stdioPipe()
 		s.ownStderr = true
 	}
 	if err != nil {
@@ -174,6 +175,14 @@ func (t *Tree) CgroupPath() string { return t.sys.cgroupPath() }
 
 // Mechanism reports what supervises this tree.
 func (t *Tree) Mechanism() Mechanism { return t.mech }
+
+// Supervision reports the mechanisms supervising this tree and, for each stronger one
+// that is not in effect, why (decided by this tree's Start alone).
+func (t *Tree) Supervision() Supervision {
+	s := t.sup
+	s.Mechanism = t.mech
+	return s
+}
 
 // LimitErr is nil when every requested Resources limit was applied, else a *LimitError
 // (errors.Is(err, ErrLimitUnsupported)) naming those that were not.

@@ -21,20 +21,23 @@ var (
 // acts once per process; later calls return the same file.
 //
 //   - The original standard output handle is duplicated, not inheritable, for frames.
+//
 //   - The standard output handle of the process (SetStdHandle) and os.Stdout become an
 //     inheritable duplicate of stderr (of the null device when there is no stderr), so
 //     os.Stdout, fmt.Print and child processes that inherit their standard handles write
 //     to stderr.
+//
 //   - The original handle is closed through os.Stdout, which owns it, so that nothing
 //     holding the old os.Stdout can reach the pipe, and no child started with inherited
 //     handles gets it (a handle the adapter inherited is itself inheritable).
 //
-// Windows has no dup2: a handle value cannot be made to name another object. So what
-// copied the original handle value before this call keeps that value, now closed: a
-// writer that captured the old os.Stdout gets os.ErrClosed (not stderr, as on POSIX),
-// and the C runtime of cgo code keeps its file descriptor 1 on the closed value, where
-// its writes fail, or reach whatever object Windows later gives that value. C code that
-// prints must redirect its own stdout (for example _dup2 of fd 2 onto fd 1).
+//   - The freed handle value is at once taken again by another duplicate of stderr
+//     (keepOccupied), held for the life of the process: Windows has no dup2, but it
+//     hands a process's most recently freed value to its next new handle. So code that
+//     copied the original value before this call (the C runtime's file descriptor 1 in
+//     cgo code or a DLL, a captured GetStdHandle result) writes to stderr, and never to
+//     an object Windows would otherwise give that value later. A writer that captured
+//     the old os.Stdout itself gets os.ErrClosed (not stderr, as on POSIX).
 func protectStdout() (*os.File, error) {
 	stdoutOnce.Do(func() {
 		stdoutFrames, stdoutErr = protect()
@@ -67,6 +70,7 @@ func protect() (*os.File, error) {
 	syscall.Stdout = syscall.Handle(repl)
 	if old != nil && old.Fd() == uintptr(orig) {
 		old.Close()
+		keepOccupied(orig)
 	} else {
 		// os.Stdout had been replaced: whoever holds the original handle owns it. It must
 		// at least not reach children.
@@ -93,4 +97,13 @@ func stderrDuplicate() (windows.Handle, error) {
 		return 0, fmt.Errorf("plugin: protecting stdout: duplicating stderr: %w", err)
 	}
 	return h, nil
+}
+
+// keepOccupied makes the just-closed handle value orig name a duplicate of stderr again
+// (see occupy). Should another thread take the value first, it says so on stderr: C code
+// still writing to its fd 1 could then reach that object.
+func keepOccupied(orig windows.Handle) {
+	if !occupy(orig, occupyTries, stderrDuplicate, func(h windows.Handle) { windows.CloseHandle(h) }) {
+		fmt.Fprintln(os.Stderr, "plugin: the old standard output handle value could not be kept occupied; C code writing to its standard output may reach another object")
+	}
 }

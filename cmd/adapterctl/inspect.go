@@ -17,9 +17,17 @@ mechanisms supervising its process tree, then closes it: stdin is closed, the ad
 may exit on its own, and its whole process tree is killed and verified gone.
 
 ` + adapterHelp + `
---json prints {"name","path","pid","supervision","protocol","services":[{"id","version",
-"methods"}],"cleanup_verified"}; cleanup_verified false comes with exit status 4.
+--json prints {"name","path","pid","supervision","dropped":[{"mechanism","reason"}],
+"protocol","services":[{"id","version","methods"}],"cleanup_verified"}; "dropped"
+lists the stronger supervision mechanisms not in effect and why (absent when none);
+cleanup_verified false comes with exit status 4.
 `
+
+// dropped is one supervision mechanism not in effect, and why.
+type dropped struct {
+	Mechanism string `json:"mechanism"`
+	Reason    string `json:"reason"`
+}
 
 // inspectOutput is the JSON shape of inspect.
 type inspectOutput struct {
@@ -27,6 +35,7 @@ type inspectOutput struct {
 	Path            string         `json:"path"`
 	Pid             int            `json:"pid"`
 	Supervision     string         `json:"supervision"`
+	Dropped         []dropped      `json:"dropped,omitempty"`
 	Protocol        int            `json:"protocol"`
 	Services        []wire.Service `json:"services"`
 	CleanupVerified bool           `json:"cleanup_verified"`
@@ -59,6 +68,9 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if out.Services == nil {
 		out.Services = []wire.Service{}
 	}
+	for _, d := range a.Supervision().Dropped {
+		out.Dropped = append(out.Dropped, dropped{Mechanism: d.Mechanism.String(), Reason: d.Reason})
+	}
 	cleanup := a.Close()
 	out.CleanupVerified = cleanup == nil
 	if o.json {
@@ -82,6 +94,9 @@ func printInspect(e *env, out inspectOutput) {
 	fmt.Fprintf(w, "path         %s\n", out.Path)
 	fmt.Fprintf(w, "pid          %d\n", out.Pid)
 	fmt.Fprintf(w, "supervision  %s\n", out.Supervision)
+	for _, d := range out.Dropped {
+		fmt.Fprintf(w, "  %s dropped: %s\n", d.Mechanism, d.Reason)
+	}
 	fmt.Fprintf(w, "protocol     %d\n", out.Protocol)
 	fmt.Fprintf(w, "services     %d\n", len(out.Services))
 	for _, s := range out.Services {

@@ -1,0 +1,64 @@
+//go:build unix
+
+package platform
+
+import (
+	"os"
+	"runtime"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// fdDir lists the calling process's open descriptors: Linux's procfs, else fdescfs.
+func fdDir() string {
+	if runtime.GOOS == "linux" {
+		return "/proc/self/fd"
+	}
+	return "/dev/fd"
+}
+
+// protectInheritedFds marks the host's inherited descriptors close-on-exec just before an
+// adapter is started (see markInheritedCloexec), unless the host chose
+// HostOptions.KeepInheritedFDs; it records (MarkedCloseOnExec) and logs which it changed.
+func protectInheritedFds(cfg *Config) {
+	if CurrentHostOptions().KeepInheritedFDs {
+		return
+	}
+	if fds := markInheritedCloexec(); len(fds) > 0 {
+		noteMarked(fds)
+		cfg.logger().Info("marked inherited descriptors close-on-exec so that they do not leak into adapters (process-wide; see platform.HostOptions.KeepInheritedFDs)", "fds", fds)
+	}
+}
+
+// markInheritedCloexec sets close-on-exec on every descriptor >= 3 of the host that
+// lacks it. Go opens all its descriptors close-on-exec, so such descriptors were
+// inherited from the host's own parent (or opened by C code) and would otherwise leak
+// into every adapter: fork+exec on Linux and macOS closes only descriptors marked
+// FD_CLOEXEC. This is a process-wide change, made only while HostOptions.KeepInheritedFDs
+// is false and reported by MarkedCloseOnExec; descriptors a host hands to its own
+// children through exec.Cmd.ExtraFiles are duplicated there and are not affected.
+// It returns the descriptors it changed.
+func markInheritedCloexec() []int {
+	d, err := os.Open(fdDir())
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var changed []int
+	for _, n := range names {
+		fd, err := strconv.Atoi(n)
+		if err != nil || fd < 3 || fd == int(d.Fd()) {
+			continue
+		}
+		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+		if err != nil || flags&unix.FD_CLOEXEC != 0 {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err == nil {
+			changed = append(changed, fd)
+		}
+	}
+	return changed
+}

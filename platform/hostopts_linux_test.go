@@ -1,0 +1,147 @@
+package platform
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// setHostOptions sets o for the test and restores the defaults after it.
+func setHostOptions(t *testing.T, o HostOptions) {
+	t.Helper()
+	if err := SetHostOptions(o); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := SetHostOptions(HostOptions{}); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// adapterHas reports whether the "fds" helper has a descriptor open on path.
+func adapterHas(t *testing.T, path string) bool {
+	t.Helper()
+	tree := startHelper(t, Config{}, "fds")
+	out, err := io.ReadAll(tree.Stdout())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if _, target, _ := strings.Cut(line, " "); target == path {
+			return true
+		}
+	}
+	return false
+}
+
+func cloexec(t *testing.T, fd int) bool {
+	t.Helper()
+	flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return flags&unix.FD_CLOEXEC != 0
+}
+
+// Issue 11: marking the host's inherited descriptors close-on-exec is the default,
+// visible (MarkedCloseOnExec) and can be turned off (KeepInheritedFDs), in which case
+// such a descriptor reaches the adapter and the host's descriptor is left alone.
+func TestHostOptionsInheritedFDs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "planted")
+	planted, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT, 0o600) // no O_CLOEXEC on purpose
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(planted)
+
+	setHostOptions(t, HostOptions{KeepInheritedFDs: true})
+	if !adapterHas(t, path) {
+		t.Fatalf("with KeepInheritedFDs the planted fd %d did not reach the adapter", planted)
+	}
+	if cloexec(t, planted) || slices.Contains(MarkedCloseOnExec(), planted) {
+		t.Fatal("with KeepInheritedFDs the host's descriptor was changed")
+	}
+
+	if err := SetHostOptions(HostOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if adapterHas(t, path) {
+		t.Fatalf("by default the planted fd %d leaked into the adapter", planted)
+	}
+	if !cloexec(t, planted) || !slices.Contains(MarkedCloseOnExec(), planted) {
+		t.Fatalf("planted fd %d not marked, or not reported in %v", planted, MarkedCloseOnExec())
+	}
+}
+
+func subreaperSet(t *testing.T) bool {
+	t.Helper()
+	var v int32
+	if err := unix.Prctl(unix.PR_GET_CHILD_SUBREAPER, uintptr(unsafe.Pointer(&v)), 0, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	return v != 0
+}
+
+// Issue 16: ChildSubreaper is the host's explicit choice; with it, the double-forked
+// setsid daemon of an adapter that has only its process group is re-parented to the
+// host (visible, killable) instead of to init, and trees report MechSubreaper.
+func TestHostOptionsChildSubreaper(t *testing.T) {
+	if subreaperSet(t) {
+		t.Fatal("the test process is a subreaper before any option was set")
+	}
+	setHostOptions(t, HostOptions{ChildSubreaper: true})
+	if !subreaperSet(t) || !CurrentHostOptions().ChildSubreaper {
+		t.Fatal("ChildSubreaper not in effect")
+	}
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	tree, err := Start(ctxBound(t), Config{Path: mustExecutable(), Args: []string{nsTreeArg, pidfile},
+		Isolation: IsolationProcessGroup, Env: []string{"GORACE=atexit_sleep_ms=0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { shutdown(t, tree) })
+	if line, _ := bufio.NewReader(tree.Stdout()).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("adapter said %q", line)
+	}
+	pids, err := readPidFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killLater(pids)() })
+	if m := tree.Mechanism(); !m.Has(MechSubreaper) || m.Proves() {
+		t.Fatalf("mechanism %v, want subreaper without proof", m)
+	}
+	daemon := pids["daemon"]
+	st, err := readStat(daemon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ppid != selfPid() {
+		t.Fatalf("daemon %d has parent %d, want the host %d", daemon, st.ppid, selfPid())
+	}
+	// The host may now kill and must reap it.
+	if err := unix.Kill(daemon, unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(daemon, &ws, 0, nil); err != nil || !ws.Signaled() {
+		t.Fatalf("reaping the daemon: %v %v", ws, err)
+	}
+	if err := SetHostOptions(HostOptions{}); err != nil || subreaperSet(t) {
+		t.Fatalf("clearing ChildSubreaper: %v", err)
+	}
+	if err := tree.Kill(ctxBound(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Verify(ctxBound(t)); !errors.Is(err, ErrUnverified) {
+		t.Fatalf("verify = %v, want unverified (a subreaper gives no proof)", err)
+	}
+}

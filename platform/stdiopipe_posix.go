@@ -1,0 +1,10 @@
+//go:build !windows
+
+package platform
+
+import "os"
+
+// stdioPipe creates a pipe for an adapter's standard streams. Go opens both ends
+// close-on-exec; the child's end reaches the adapter only as one of its three standard
+// descriptors.
+func stdioPipe() (r, w *os.File, err error) { return os.Pipe() }
