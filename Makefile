@@ -52,7 +52,7 @@ demo: adapters
 	CGO_ENABLED=0 $(GO) build -o $(BUILD)/adapterctl ./cmd/adapterctl
 	$(BUILD)/adapterctl list $(ADAPTERS)
 	$(BUILD)/adapterctl inspect --dir $(ADAPTERS) thermometer
-	$(BUILD)/adapterctl call --dir $(ADAPTERS) thermometer example.device.read '{"probe":"inlet"}'
+	$(BUILD)/adapterctl call -v --dir $(ADAPTERS) thermometer example.device.read '{"probe":"inlet"}'
 	$(BUILD)/adapterctl check --dir $(ADAPTERS) echo
 	@# The control plane: a daemon keeps the adapters supervised; clients reach them over its socket.
 	@set -e; sock=$(BUILD)/adapterd.sock; rm -f $$sock; \
@@ -61,6 +61,8 @@ demo: adapters
 	  for i in $$(seq 100); do [ -S $$sock ] && break; sleep 0.05; done; \
 	  echo "+ adapterctl call --socket $$sock echo example.echo.echo '{\"via\":\"daemon\"}'"; \
 	  $(BUILD)/adapterctl call --socket $$sock echo example.echo.echo '{"via":"daemon"}'; \
+	  echo "+ adapterctl call --socket $$sock thermometer example.device.read '{\"probe\":\"inlet\"}'"; \
+	  $(BUILD)/adapterctl call --socket $$sock thermometer example.device.read '{"probe":"inlet"}'; \
 	  echo "+ adapterctl status --socket $$sock"; $(BUILD)/adapterctl status --socket $$sock; \
 	  kill -TERM $$pid; wait $$pid; trap - EXIT
 	$(GO) run ./examples/host -dir $(ADAPTERS)
@@ -79,7 +81,7 @@ bench-check: tools
 	cd e2e/bench && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
 
 bench-go:
-	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/
+	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./lifecycle/
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (CI runs only their seed corpora, in `make test`).
 fuzz:

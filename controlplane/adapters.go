@@ -57,7 +57,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 		policy = *cfg.Restart
 	}
 	s.reg = registry.New(&registry.Config{
-		Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: log, Restart: policy,
+		Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
@@ -272,7 +272,7 @@ func (s *adapterSet) status(st *StatusResult) {
 		if sl.h == nil {
 			continue
 		}
-		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts()}
+		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts(), AdapterFigures: figuresOf(sl.h.Stats())}
 		st.Restarts += as.Restarts
 		if ad := sl.h.Adapter(); ad != nil && ad.Err() == nil {
 			as.State, as.PID, as.Mechanism = "running", ad.Pid(), ad.Mechanism().String()

@@ -33,6 +33,11 @@ type serverConn struct {
 
 	mu  sync.Mutex
 	ids map[string]struct{} // requests under way
+
+	perm   perms      // what the client may do (set before run)
+	remote *remote    // the TCP listener it came from, or nil (Unix socket)
+	raw    net.Conn   // under nc's TLS, for a remote client
+	idle   *idleWatch // a remote client's idle bound (set before run)
 }
 
 func newServerConn(parent context.Context, s *server, nc net.Conn) *serverConn {
@@ -59,13 +64,24 @@ func (c *serverConn) drop() { c.terminate(true) }
 // socket closed.
 func (c *serverConn) terminate(dropped bool) {
 	c.deadOnce.Do(func() {
+		c.idle.stop()
 		if dropped {
 			c.srv.dropped.Add(1)
-			c.srv.log.Warn("client does not read its answers; dropped")
+			if c.remote != nil {
+				c.remote.dropped.Add(1)
+				c.srv.log.Warn("remote client does not read its answers; dropped",
+					"client", c.raw.RemoteAddr().String(), "identity", c.perm.identity)
+			} else {
+				c.srv.log.Warn("client does not read its answers; dropped")
+			}
 		}
 		close(c.dead)
 		c.cancel()
-		_ = c.nc.Close()
+		if c.raw != nil {
+			_ = c.raw.Close() // no close_notify: it could wait on a stuck write
+		} else {
+			_ = c.nc.Close()
+		}
 	})
 }
 
@@ -105,6 +121,7 @@ func (c *serverConn) read() {
 			}
 			return
 		}
+		c.idle.touch()
 		env, echo, perr := decodeRequest(body)
 		if perr != nil {
 			c.respond(echo, nil, perr)
@@ -143,6 +160,7 @@ func (c *serverConn) end(id string) {
 	c.mu.Lock()
 	delete(c.ids, id)
 	c.mu.Unlock()
+	c.idle.touch()
 }
 
 // writer writes queued frames, each within the write timeout, until the queue is

@@ -1,5 +1,6 @@
 // Package controlplane is adapterkit's control plane: a daemon that keeps a set of
-// adapters supervised and answers clients over a Unix domain socket, and the client
+// adapters supervised and answers clients over a Unix domain socket (and, with
+// mutual TLS, over TCP), and the client
 // that talks to it (control-plane-framing-v1.txt; its "ubtd" is `adapterctl serve`,
 // its "ubtctl" is `adapterctl`).
 //
@@ -63,12 +64,24 @@
 // gives no peer credentials, so Serve returns [ErrUnsupported] there (the Client
 // works everywhere).
 //
-// No TCP listener: the specification allows TCP "for remote deployments", but a
-// TCP peer has no kernel-attested user, so it would need its own authentication
-// (mutual TLS or a token) and loopback binding to be as safe as the socket. That
-// is a separate design; v1 of this daemon is local only, which is what an adapter
-// host needs (adapters run with the daemon's user's permissions, and anyone able
-// to Send can make them act).
+// # Remote clients (TCP with mutual TLS)
+//
+// With ServerConfig.Remote the daemon also listens on TCP ([RemoteConfig]), and
+// only with mutual TLS: TLS 1.3, a client certificate chaining to the configured
+// client CA, and an identity (subject common name, or an SPKI pin "spki:sha256/..."
+// of its public key, see [SPKIPin]) that RemoteConfig.Allow maps to a [Role]:
+// read (Ping, Version, Capabilities, Discover, Status) or call (also Send). A
+// client that is not verified or not named is refused during the handshake,
+// counted in Status and logged with its address and identity; a method its role
+// does not allow is answered permission_denied and the connection stays usable.
+// Above the transport everything is the Unix socket's code: frames, envelopes,
+// methods, codes, bounds. The socket's clients (the daemon's own user) keep every
+// permission. A handshake is bounded (RemoteConfig.HandshakeTimeout), an idle
+// connection is closed (IdleTimeout), MaxClients counts both transports, and the
+// certificate files are read again whenever RemoteConfig.Reload delivers (adapterctl
+// serve does it on SIGHUP) without disturbing connected clients. Clients connect
+// with [DialTLS] and [ClientTLSConfig]. A remote client with role call can make the
+// adapters act with the daemon's user's permissions: Allow grants that.
 //
 // Adapters are found by discovery in the configured directories and opened lazily,
 // by the first Send (or Capabilities) that needs one, through a registry with a

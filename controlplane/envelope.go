@@ -75,11 +75,15 @@ const (
 	CodeFrameTooLarge Code = "frame_too_large"
 	// CodeInternal: an unexpected daemon error (including a daemon shutting down).
 	CodeInternal Code = "internal"
+	// CodePermissionDenied: the client's role does not allow the method (a remote
+	// client with role read calling Send); the connection stays usable. Added after
+	// the specification's list; the Unix-socket owner never gets it.
+	CodePermissionDenied Code = "permission_denied"
 )
 
 // Codes lists every code this package knows, in the specification's order.
 var Codes = [...]Code{CodeNotImplemented, CodeUnknownMethod, CodeInvalidParams,
-	CodeTransportError, CodeNotFound, CodeFrameTooLarge, CodeInternal}
+	CodeTransportError, CodeNotFound, CodeFrameTooLarge, CodeInternal, CodePermissionDenied}
 
 // Error is the error object of a failed response. A *Error is also the Go error
 // the [Client] returns for it; errors.Is(err, ErrNotFound) and so on match by code.
@@ -128,6 +132,8 @@ var (
 	ErrNotFound       error = &codeError{CodeNotFound}
 	ErrFrameTooLarge  error = &codeError{CodeFrameTooLarge}
 	ErrInternal       error = &codeError{CodeInternal}
+	// ErrPermissionDenied matches code permission_denied.
+	ErrPermissionDenied error = &codeError{CodePermissionDenied}
 )
 
 func newError(code Code, details any, format string, args ...any) *Error {

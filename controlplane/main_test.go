@@ -38,6 +38,8 @@ func TestMain(m *testing.M) {
 		os.Exit(daemonMain())
 	case "discover-client":
 		os.Exit(discoverClientMain())
+	case "discover-client-tls":
+		os.Exit(discoverClientTLSMain())
 	}
 	testkit.Main(m, &built, func(r testkit.Runner) { goleak.VerifyTestMain(r) }, testkit.Echo, testkit.Thermometer)
 }

@@ -16,6 +16,11 @@ func (c *serverConn) dispatch(env Envelope) {
 		result any
 		err    *Error
 	)
+	if !c.perm.allows(env.Method) {
+		c.end(env.ID)
+		c.respond(env.ID, nil, c.perm.deny(env.Method))
+		return
+	}
 	switch env.Method {
 	case MethodPing:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
@@ -181,6 +186,9 @@ func (s *server) status() *StatusResult {
 	st := &StatusResult{PID: os.Getpid(), Started: s.started.UTC(), Dirs: s.cfg.Dirs,
 		Clients: s.clients(), RefusedClients: s.refused.Load(), DroppedClients: s.dropped.Load(),
 		Sweep: s.sweep}
+	if s.remote != nil {
+		st.Remote = s.remote.status()
+	}
 	s.set.status(st)
 	st.Health = HealthOK
 	if st.UnverifiedCleanups > 0 || len(s.sweep.Failed) > 0 {

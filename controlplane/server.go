@@ -19,12 +19,15 @@ import (
 	"github.com/adapterkit/adapterkit/platform"
 )
 
-// ServerConfig configures [Serve]. Only Socket and Dirs are required; the caller's
-// value is never written.
+// ServerConfig configures [Serve]. Dirs and Socket or Remote (or both) are
+// required; the caller's value is never written.
 type ServerConfig struct {
 	// Socket is the path of the Unix domain socket to create. A stale socket left by
 	// a daemon that is gone is replaced; a live one is refused ([ErrSocketInUse]).
+	// "" serves no socket (then Remote is required).
 	Socket string
+	// Remote, if set, serves on TCP with mutual TLS as well (see [RemoteConfig]).
+	Remote *RemoteConfig
 	// Dirs are the absolute directories the adapters are discovered in (see package
 	// discovery for the naming convention); at least one.
 	Dirs []string
@@ -40,8 +43,10 @@ type ServerConfig struct {
 	Restart *lifecycle.RestartPolicy
 	// Logger receives the daemon's logs; nil is silent.
 	Logger hclog.Logger
-	// MaxClients caps the clients connected at once (default 256); one more is
-	// refused by closing its connection.
+	// MaxClients caps the clients connected at once, on the socket and on TCP
+	// together (default 256); one more is refused by closing its connection. A
+	// remote client counts once its TLS handshake has proven who it is; at most
+	// MaxClients handshakes are under way besides.
 	MaxClients int
 	// WriteTimeout is how long a client may leave its answers unread: a frame not
 	// written within it, or a full send queue not drained within it, drops the
@@ -50,7 +55,8 @@ type ServerConfig struct {
 	// RescanInterval is how often a Discover stream scans the directories again
 	// (default 200 ms).
 	RescanInterval time.Duration
-	// OnReady, if set, is called once the socket accepts connections.
+	// OnReady, if set, is called once the socket (and the TCP listener, with Remote)
+	// accepts connections.
 	OnReady func()
 }
 
@@ -105,6 +111,7 @@ type server struct {
 
 	refused atomic.Uint64
 	dropped atomic.Uint64
+	remote  *remote // the TCP listener, or nil
 
 	mu    sync.Mutex
 	conns map[*serverConn]struct{}
@@ -128,8 +135,8 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 }
 
 func newServer(cfg ServerConfig) (*server, error) {
-	if cfg.Socket == "" {
-		return nil, fmt.Errorf("%w: no socket path", ErrConfig)
+	if cfg.Socket == "" && cfg.Remote == nil {
+		return nil, fmt.Errorf("%w: no socket path and no remote listener", ErrConfig)
 	}
 	if len(cfg.Dirs) == 0 {
 		return nil, fmt.Errorf("%w: no adapter directory", ErrConfig)
@@ -151,7 +158,15 @@ func newServer(cfg ServerConfig) (*server, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &server{cfg: cfg, log: log.Named("controlplane"), uid: os.Getuid(), conns: make(map[*serverConn]struct{})}, nil
+	s := &server{cfg: cfg, log: log.Named("controlplane"), uid: os.Getuid(), conns: make(map[*serverConn]struct{})}
+	if cfg.Remote != nil {
+		r, err := newRemote(s, *cfg.Remote)
+		if err != nil {
+			return nil, err
+		}
+		s.remote = r
+	}
+	return s, nil
 }
 
 func (s *server) serve(ctx context.Context) error {
@@ -165,28 +180,52 @@ func (s *server) serve(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	s.runSweep(ctx)
-	ln, err := listen(s.cfg.Socket)
-	if err != nil {
-		return err
+	var lns []net.Listener
+	closeAll := func() {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+	}
+	if s.cfg.Socket != "" {
+		ln, err := listen(s.cfg.Socket)
+		if err != nil {
+			return err
+		}
+		lns = append(lns, ln)
+	}
+	if s.remote != nil {
+		if err := s.remote.listen(ctx); err != nil {
+			closeAll()
+			return err
+		}
+		lns = append(lns, s.remote.ln)
 	}
 	s.started = time.Now()
 	// base ends when the daemon stops; it bounds adapter opens, which no client owns.
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	s.set = newAdapterSet(base, &s.cfg, s.log)
-	s.log.Info("serving", "socket", s.cfg.Socket, "dirs", s.cfg.Dirs, "pid", os.Getpid())
+	if s.remote != nil {
+		s.log.Info("serving", "socket", orNone(s.cfg.Socket), "listen", s.remote.ln.Addr().String(), "dirs", s.cfg.Dirs, "pid", os.Getpid())
+	} else {
+		s.log.Info("serving", "socket", s.cfg.Socket, "dirs", s.cfg.Dirs, "pid", os.Getpid())
+	}
 	if s.cfg.OnReady != nil {
 		s.cfg.OnReady()
 	}
-	acceptDone := make(chan struct{})
-	go func() {
-		defer close(acceptDone)
-		s.accept(base, ln)
-	}()
+	var accepting sync.WaitGroup
+	if s.cfg.Socket != "" {
+		ln := lns[0]
+		accepting.Go(func() { s.accept(base, ln, func(nc net.Conn) *serverConn { return s.openLocal(base, nc) }) })
+	}
+	if s.remote != nil {
+		accepting.Go(func() { s.accept(base, s.remote.ln, func(nc net.Conn) *serverConn { return s.remote.open(base, nc) }) })
+		accepting.Go(func() { s.remote.watchReload(ctx) })
+	}
 	<-ctx.Done()
 	s.log.Info("shutting down")
-	_ = ln.Close()
-	<-acceptDone
+	closeAll()
+	accepting.Wait()
 	stop()
 	s.mu.Lock()
 	for c := range s.conns {
@@ -224,8 +263,9 @@ func (s *server) runSweep(ctx context.Context) {
 	s.sweep.Swept, s.sweep.Failed = conv(rep.Swept), conv(rep.Failed)
 }
 
-// accept serves connections until the listener is closed.
-func (s *server) accept(ctx context.Context, ln net.Listener) {
+// accept serves connections until the listener is closed. open turns an accepted
+// connection into a serverConn, or refuses it (closed and counted: nil).
+func (s *server) accept(ctx context.Context, ln net.Listener, open func(net.Conn) *serverConn) {
 	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
@@ -246,30 +286,79 @@ func (s *server) accept(ctx context.Context, ln net.Listener) {
 			continue
 		}
 		delay = 0
-		if !s.admit(nc) {
+		c := open(nc)
+		if c == nil {
 			continue
 		}
-		c := newServerConn(ctx, s, nc)
-		s.mu.Lock()
-		if len(s.conns) >= s.cfg.MaxClients {
-			s.mu.Unlock()
-			s.refused.Add(1)
-			s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
-			c.cancel()
-			_ = nc.Close()
+		if c.remote != nil {
+			// A remote client takes one of MaxClients only once its handshake proved who
+			// it is: unauthenticated peers never crowd out the socket's clients. Its
+			// handshake takes one of MaxClients handshake slots of its own.
+			if !c.remote.beginHandshake() {
+				c.remote.refuse(nc.RemoteAddr(), "", fmt.Sprintf("too many handshakes under way (%d)", s.cfg.MaxClients), nil)
+				c.cancel()
+				_ = nc.Close()
+				continue
+			}
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				ok := c.handshake()
+				c.remote.endHandshake()
+				if ok && s.register(c) {
+					s.log.Info("remote client connected", "client", c.raw.RemoteAddr().String(), "identity", c.perm.identity, "role", c.perm.role)
+					s.serveConn(c)
+				}
+			}()
 			continue
 		}
-		s.conns[c] = struct{}{}
+		if !s.register(c) {
+			continue
+		}
 		s.wg.Add(1)
-		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
-			c.run()
-			s.mu.Lock()
-			delete(s.conns, c)
-			s.mu.Unlock()
+			s.serveConn(c)
 		}()
 	}
+}
+
+// register counts a client among the connected ones, or refuses it (closed and
+// counted) when MaxClients are connected already.
+func (s *server) register(c *serverConn) bool {
+	s.mu.Lock()
+	if len(s.conns) >= s.cfg.MaxClients {
+		s.mu.Unlock()
+		if c.remote != nil {
+			c.remote.refuse(c.raw.RemoteAddr(), c.perm.identity, fmt.Sprintf("too many clients (%d)", s.cfg.MaxClients), nil)
+		} else {
+			s.refused.Add(1)
+			s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
+		}
+		c.kill()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	return true
+}
+
+// serveConn runs a registered connection until it ends.
+func (s *server) serveConn(c *serverConn) {
+	c.run()
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// openLocal admits a Unix-socket client, which keeps every permission.
+func (s *server) openLocal(ctx context.Context, nc net.Conn) *serverConn {
+	if !s.admit(nc) {
+		return nil
+	}
+	c := newServerConn(ctx, s, nc)
+	c.perm = ownerPerms
+	return c
 }
 
 // admit checks the peer's user (SO_PEERCRED, LOCAL_PEERCRED): only the daemon's own

@@ -149,9 +149,11 @@ type StatusResult struct {
 	Dirs    []string  `json:"dirs"`
 	// Clients is the number of connected clients, this one included.
 	Clients int `json:"clients"`
-	// RefusedClients counts connections refused: another user, or too many clients.
+	// RefusedClients counts connections refused: another user, or too many clients;
+	// a remote client also for its certificate, its identity or its handshake.
 	RefusedClients uint64 `json:"refused_clients"`
-	// DroppedClients counts clients dropped for not reading their answers in time.
+	// DroppedClients counts clients dropped for not reading their answers in time,
+	// and remote clients closed for being idle.
 	DroppedClients uint64 `json:"dropped_clients"`
 	// InFlight is the number of Send calls under way.
 	InFlight int64 `json:"in_flight"`
@@ -170,6 +172,8 @@ type StatusResult struct {
 	Reserved []string `json:"reserved"`
 	// Sweep is what the start-up sweep found left by a crashed predecessor.
 	Sweep SweepStatus `json:"sweep"`
+	// Remote reports the TCP listener, when the daemon has one.
+	Remote *RemoteStatus `json:"remote,omitempty"`
 }
 
 // AdapterStatus is one open adapter.
@@ -187,6 +191,7 @@ type AdapterStatus struct {
 	// Dropped lists the stronger mechanisms not in effect for it, each with why
 	// (platform.Supervision).
 	Dropped []DroppedMechanism `json:"dropped,omitempty"`
+	AdapterFigures
 }
 
 // DroppedMechanism is one supervision mechanism not in effect for an adapter.

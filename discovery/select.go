@@ -3,6 +3,7 @@ package discovery
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,9 @@ type RefError struct {
 	Raw    string // the input
 	Reason error  // ErrRefName or ErrRefConstraint
 	Err    error  // the go-version parse error for a bad constraint, or nil
+	// Suggestion is the reference probably meant, or "": for a file name
+	// "inventory_v1.0.0", the reference "inventory@1.0.0".
+	Suggestion string
 }
 
 // Error implements error.
@@ -49,7 +53,23 @@ func (e *RefError) Error() string {
 	if e.Err != nil {
 		s += ": " + e.Err.Error()
 	}
+	if e.Suggestion != "" {
+		s += " (a reference is NAME or NAME@VERSION: did you mean " + strconv.Quote(e.Suggestion) + "?)"
+	}
 	return s
+}
+
+// suggestRef returns the reference a file name NAME_vVERSION[.exe] stands for, or "".
+func suggestRef(s string) string {
+	stem, _ := cutExe(s)
+	name, ver, found := strings.Cut(stem, versionSep)
+	if !found || !ValidName(name) {
+		return ""
+	}
+	if _, err := ParseVersion(ver); err != nil {
+		return ""
+	}
+	return name + "@" + ver
 }
 
 // Unwrap returns the Reason and the underlying error.
@@ -68,7 +88,8 @@ func ParseRef(s string) (Ref, error) {
 	name, cons, hasCons := strings.Cut(s, "@")
 	if !ValidName(name) {
 		return Ref{}, &RefError{Raw: s, Reason: ErrRefName,
-			Err: fmt.Errorf("%q must be 1-%d of [a-z0-9-], not starting with '-'", name, MaxNameLen)}
+			Err:        fmt.Errorf("%q must be 1-%d of [a-z0-9-], not starting with '-'", name, MaxNameLen),
+			Suggestion: suggestRef(s)}
 	}
 	ref := Ref{Name: name, Raw: s}
 	if !hasCons {
@@ -107,9 +128,19 @@ type NotFoundError struct {
 	// ErrNoMatchingVersion, the versions found for the name (newest first).
 	Candidates []string
 	Err        error // ErrNotFound or ErrNoMatchingVersion
+	// Rejected holds every file of the scanned directories that was not taken
+	// as an adapter, with its reason (as in Result.Rejected): the answer to "but
+	// the file is there". Error names those that look like the adapter sought.
+	Rejected []Rejected
 }
 
-// Error implements error.
+// maxRejectedNamed bounds how many rejected files Error names when none looks
+// like the adapter sought.
+const maxRejectedNamed = 3
+
+// Error implements error. Besides what was found, it names the rejected files
+// whose name is the adapter's (NAME_v..., NAME), each with why it was not
+// taken; when there are none it names a few other rejected files.
 func (e *NotFoundError) Error() string {
 	what := "names"
 	if errors.Is(e.Err, ErrNoMatchingVersion) {
@@ -119,7 +150,45 @@ func (e *NotFoundError) Error() string {
 	if len(e.Candidates) > 0 {
 		found = strings.Join(e.Candidates, ", ")
 	}
-	return "discovery: " + strconv.Quote(e.Ref.String()) + ": " + e.Err.Error() + " (" + what + " found: " + found + ")"
+	s := "discovery: " + strconv.Quote(e.Ref.String()) + ": " + e.Err.Error() + " (" + what + " found: " + found + ")"
+	mine := e.RejectedFor()
+	switch {
+	case len(mine) > 0:
+		s += "; not taken: " + describeRejected(mine)
+	case len(e.Rejected) > 0:
+		shown := e.Rejected[:min(len(e.Rejected), maxRejectedNamed)]
+		s += "; other files not taken: " + describeRejected(shown)
+		if more := len(e.Rejected) - len(shown); more > 0 {
+			s += fmt.Sprintf(" and %d more", more)
+		}
+	}
+	return s
+}
+
+// RejectedFor returns the rejected files whose name is the adapter sought:
+// NAME_v..., NAME or NAME.exe.
+func (e *NotFoundError) RejectedFor() []Rejected {
+	var out []Rejected
+	for _, r := range e.Rejected {
+		base, _ := cutExe(filepath.Base(r.Path))
+		if base == e.Ref.Name || strings.HasPrefix(base, e.Ref.Name+versionSep) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// describeRejected lists rejected files as "PATH (reason: detail)".
+func describeRejected(rs []Rejected) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		why := r.Reason.String()
+		if r.Detail != "" {
+			why += ": " + r.Detail
+		}
+		parts[i] = r.Path + " (" + why + ")"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Unwrap returns ErrNotFound or ErrNoMatchingVersion.
@@ -158,7 +227,7 @@ func (r *Result) Lookup(name string) []Adapter {
 func (r *Result) Select(ref Ref, opts *SelectOptions) (Adapter, error) {
 	same := r.Lookup(ref.Name)
 	if len(same) == 0 {
-		return Adapter{}, &NotFoundError{Ref: ref, Candidates: r.names(), Err: ErrNotFound}
+		return Adapter{}, &NotFoundError{Ref: ref, Candidates: r.names(), Err: ErrNotFound, Rejected: r.rejected()}
 	}
 	pre := opts != nil && opts.Prerelease
 	for _, a := range same {
@@ -170,7 +239,7 @@ func (r *Result) Select(ref Ref, opts *SelectOptions) (Adapter, error) {
 	for i, a := range same {
 		vs[i] = a.Version.String()
 	}
-	return Adapter{}, &NotFoundError{Ref: ref, Candidates: vs, Err: ErrNoMatchingVersion}
+	return Adapter{}, &NotFoundError{Ref: ref, Candidates: vs, Err: ErrNoMatchingVersion, Rejected: r.rejected()}
 }
 
 func eligible(cs version.Constraints, v *version.Version, pre bool) bool {
@@ -203,4 +272,12 @@ func (r *Result) names() []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// rejected returns a copy of r's rejected files.
+func (r *Result) rejected() []Rejected {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.Rejected)
 }

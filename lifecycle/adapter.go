@@ -57,6 +57,24 @@ type Config struct {
 	// without the host closing it (it exited, or broke the protocol), after its tree
 	// was cleaned up.
 	OnExit func(ExitEvent)
+
+	// StderrLogger, if set, receives the adapter's standard error line by line through
+	// its sub-logger named after the adapter (Name), with the process's pid (and the
+	// restart count after a restart) as fields: a line that is an hclog JSON record
+	// becomes a record at its own level with its own message and fields, any other
+	// line a record at StderrLevel. Stderr still receives the raw bytes. See
+	// [MaxLogLine] for the bounds.
+	StderrLogger hclog.Logger
+	// StderrLevel is the level of standard error lines that are not hclog JSON
+	// records; hclog.NoLevel (the zero value) means hclog.Debug.
+	StderrLevel hclog.Level
+	// LogTail is how many of the last standard error lines [Stats] keeps (0: none).
+	LogTail int
+	// Observer, if set, is told of calls and process events; see [Observer].
+	Observer *Observer
+
+	obs      *observed // shared by a supervisor's adapters; nil: Open makes one
+	restarts int       // restarts before this open (set by the supervisor)
 }
 
 // ExitEvent tells the host that an adapter ended on its own.
@@ -141,6 +159,8 @@ type Adapter struct {
 	tree    *platform.Tree
 	conn    *runtime.Conn
 	catalog *wire.Catalog
+	obs     *observed
+	slog    *stderrLog // nil when standard error is not forwarded
 
 	hostClosing atomic.Bool
 	ready       chan struct{} // closed when Open has decided the handshake's outcome
@@ -160,10 +180,12 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("%w: %v", ErrInvalidConfiguration, err)}
 	}
 	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
-	a.name = cfg.Name
-	if a.name == "" {
-		a.name = filepath.Base(cfg.Path)
+	a.name = nameOf(&cfg)
+	a.obs = cfg.obs
+	if a.obs == nil {
+		a.obs = newObserved(a.name, &cfg)
 	}
+	stderr := a.forwardStderr()
 	a.log = cfg.Logger
 	if a.log == nil {
 		a.log = hclog.NewNullLogger()
@@ -176,14 +198,17 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	cfg.Reservations.acquire(a.pkgDir)
 	tree, err := platform.Start(ctx, platform.Config{
 		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir,
-		Stderr: cfg.Stderr, Resources: cfg.Resources, Isolation: cfg.Isolation, Logger: a.log,
+		Stderr: stderr, Resources: cfg.Resources, Isolation: cfg.Isolation, Logger: a.log,
 	})
 	if err != nil {
+		a.startedStderr(0)
 		cfg.Reservations.finish(a.pkgDir, nil, nil)
 		return nil, &OpenError{Path: cfg.Path, Stage: StageSpawn, Err: err}
 	}
 	a.tree = tree
 	a.log.Debug("started", "pid", tree.Pid(), "supervision", tree.Supervision().String())
+	a.startedStderr(tree.Pid())
+	a.obs.processStart(a, cfg.restarts)
 	a.conn = runtime.NewConn(tree.Stdout(), tree.Stdin(), &runtime.Options{
 		Limits: cfg.Limits, Logger: a.log, Name: a.name, FailFast: cfg.FailFast,
 		OnPeerGone: a.peerGone,
@@ -247,6 +272,7 @@ func (a *Adapter) supervise() {
 func (a *Adapter) shutdown(grace bool) error {
 	a.once.Do(func() {
 		defer close(a.done)
+		defer a.ended()
 		_ = a.conn.Close()
 		if grace {
 			t := time.NewTimer(a.cfg.Limits.Grace())
@@ -295,7 +321,13 @@ func (a *Adapter) Close() error {
 
 // Call calls a method of the adapter; see [runtime.Conn.Call].
 func (a *Adapter) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	return a.conn.Call(ctx, method, params)
+	if ctx == nil {
+		return a.conn.Call(ctx, method, params)
+	}
+	t := a.obs.begin(method, params)
+	res, err := a.conn.Call(ctx, method, params)
+	a.obs.end(t, method, res, err)
+	return res, err
 }
 
 // Catalog returns the catalog the adapter advertised.

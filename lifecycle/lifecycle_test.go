@@ -281,6 +281,9 @@ func TestSuperviseRestarts(t *testing.T) {
 	if !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("after giving up: %v", err)
 	}
+	if msg := err.Error(); !strings.Contains(msg, "all 2 restarts are used up") {
+		t.Errorf("the message does not say the restarts ran out: %s", msg)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

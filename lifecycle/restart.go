@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 )
 
 // RestartPolicy says whether and how soon a supervised adapter that ended on its own
-// is started again. The zero value never restarts.
+// is started again. The zero value never restarts: set MaxRestarts to get restarts.
+// Calls made during a restart wait for it (see [Supervisor]); once no restart will
+// come, calls fail with [ErrGaveUp], wrapped in an error that says why.
 type RestartPolicy struct {
 	// MaxRestarts is how many restarts are allowed in total; 0 means none, a negative
 	// value means no limit.
@@ -50,11 +53,32 @@ func (p RestartPolicy) resetAfter() time.Duration {
 }
 
 // ErrGaveUp is the cause of calls to a supervised adapter that ended and will not be
-// restarted (the policy's restarts are used up, a restart failed, or it was closed).
+// restarted. The error wrapping it says why and what to do: the policy allows no
+// restarts (set RestartPolicy.MaxRestarts), the restarts are used up, a restart
+// failed (its error is wrapped too), or the supervisor was closed.
 var ErrGaveUp = errors.New("adapter ended and is not restarted")
 
+// gaveUp returns the final error of a supervisor whose adapter ended and will not be
+// restarted, saying why.
+func (s *Supervisor) gaveUp(restarts int) error {
+	switch max := s.policy.MaxRestarts; {
+	case max == 0:
+		return fmt.Errorf("%w: the restart policy allows no restarts (set RestartPolicy.MaxRestarts, e.g. registry.Config.Restart, to restart it)", ErrGaveUp)
+	case restarts == 1:
+		return fmt.Errorf("%w: its one allowed restart is used up (RestartPolicy.MaxRestarts %d)", ErrGaveUp, max)
+	default:
+		return fmt.Errorf("%w: all %d restarts are used up (RestartPolicy.MaxRestarts %d)", ErrGaveUp, restarts, max)
+	}
+}
+
+// errSupervisorClosed is the final error after Close.
+var errSupervisorClosed = fmt.Errorf("%w: the adapter was closed", ErrGaveUp)
+
 // Supervisor keeps one adapter running under a restart policy. A call made while the
-// adapter is being restarted waits for the new one within its context. A call is made
+// adapter is being restarted waits for the new one within its context: it waits out
+// the policy's backoff (up to MaxBackoff) and the new adapter's start, and its deadline
+// keeps running meanwhile, so a short deadline may pass before the restart is done
+// (the call then fails with deadline, never started). A call is made
 // again on the restarted adapter only when nothing of it had been sent (it found the
 // old connection ending); a call that was in flight when the adapter ended fails as
 // closed with an uncertain outcome, and the caller decides.
@@ -96,6 +120,7 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		}
 		exits <- ev
 	}
+	cfg.obs = newObserved(nameOf(&cfg), &cfg)
 	s.cfg = cfg
 	a, err := Open(ctx, cfg)
 	if err != nil {
@@ -130,10 +155,15 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 			return
 		}
 		s.mu.Lock()
-		allowed := s.policy.MaxRestarts < 0 || s.restarts < s.policy.MaxRestarts
+		restarts := s.restarts
+		allowed := s.policy.MaxRestarts < 0 || restarts < s.policy.MaxRestarts
 		s.mu.Unlock()
 		if !allowed {
-			s.set(nil, ErrGaveUp)
+			final := s.gaveUp(restarts)
+			if s.policy.MaxRestarts != 0 {
+				s.cfg.Logger.Warn("adapter ended and its restarts are used up; not restarting it", "restarts", restarts)
+			}
+			s.set(nil, final)
 			return
 		}
 		if time.Since(started) >= s.policy.resetAfter() {
@@ -145,19 +175,25 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 		case <-t.C:
 		case <-s.stopCtx.Done():
 			t.Stop()
-			s.set(nil, ErrGaveUp)
+			s.set(nil, errSupervisorClosed)
 			return
 		}
 		delay = min(delay*2, s.policy.maxBackoff())
 		ctx, cancel := context.WithTimeout(s.stopCtx, s.cfg.Limits.Call())
-		a, err := Open(ctx, s.cfg)
+		cfg := s.cfg
+		s.mu.Lock()
+		cfg.restarts = s.restarts + 1
+		s.mu.Unlock()
+		a, err := Open(ctx, cfg)
 		cancel()
 		s.mu.Lock()
 		s.restarts++
+		n := s.restarts
 		s.mu.Unlock()
+		s.cfg.obs.restart(cfg.restarts, err)
 		if err != nil {
-			s.cfg.Logger.Warn("restart failed", "error", err)
-			s.set(nil, errors.Join(ErrGaveUp, err))
+			s.cfg.Logger.Warn("restart failed; not restarting it again", "restart", n, "error", err)
+			s.set(nil, fmt.Errorf("%w: restart %d failed: %w", ErrGaveUp, n, err))
 			return
 		}
 		started = time.Now()
@@ -208,15 +244,22 @@ func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMes
 	if ctx == nil {
 		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "nil context", NeverStarted: true, Cause: runtime.ErrNilContext}
 	}
+	t := s.cfg.obs.begin(method, params)
+	res, err := s.call(ctx, method, params)
+	s.cfg.obs.end(t, method, res, err)
+	return res, err
+}
+
+func (s *Supervisor) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	for {
 		a, err := s.wait(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, runtime.ContextError(ctx, method)
 			}
-			return nil, &runtime.CallError{Method: method, Code: wire.CodeClosed, Message: err.Error(), NeverStarted: true, Cause: err}
+			return nil, &runtime.CallError{Method: method, Code: wire.CodeClosed, NeverStarted: true, Cause: err}
 		}
-		res, err := a.Call(ctx, method, params)
+		res, err := a.conn.Call(ctx, method, params)
 		// A call that found the adapter ending before anything was sent is safe to
 		// make again, on the restarted adapter; anything sent is the caller's to decide.
 		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && errors.Is(err, runtime.ErrClosed) {
@@ -244,7 +287,7 @@ func (s *Supervisor) Close() error {
 	s.mu.Lock()
 	a := s.cur
 	s.mu.Unlock()
-	s.set(nil, ErrGaveUp)
+	s.set(nil, errSupervisorClosed)
 	if a != nil {
 		s.closeErr = a.Close()
 	}

@@ -1,7 +1,7 @@
 // Package limits names every number of the Adapter process protocol v1 once.
 //
-// The constants are the protocol's own bounds (shared/spec/adapter-protocol-v1.txt and the
-// numbered rules in rules.md). No other package of adapterkit writes these numbers; they
+// The constants are the protocol's own bounds (docs/protocol.md, with its numbered
+// rules). No other package of adapterkit writes these numbers; they
 // read them from here, either directly or through a [Limits] value, which lets a host (and
 // tests) choose smaller bounds than the protocol allows but never larger ones.
 package limits

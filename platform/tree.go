@@ -36,6 +36,7 @@ type Tree struct {
 	state      atomic.Pointer[os.ProcessState]
 	limitErr   error
 	verified   atomic.Bool
+	peakSeen   atomic.Int64 // the largest memory figure Usage summed (no cgroup peak)
 
 	sys *osTree // per-OS state
 

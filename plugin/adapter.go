@@ -42,6 +42,10 @@ type Adapter struct {
 	// Limits lowers the protocol's bounds (frame size, requests in flight); nil means
 	// the protocol's own values.
 	Limits *limits.Limits
+
+	// reportsCause is set by Main, which reports the cause of a connection's end
+	// itself: Serve then does not log a host's violation a second time.
+	reportsCause bool
 }
 
 // handlerFunc runs one request: it decodes params, runs the user's handler and
@@ -130,12 +134,12 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 // OnInitialize) to choose the code of the error reply; errors.As finds it through
 // wrapping.
 type Error struct {
-	Code    wire.Code // one of the eight codes; anything else is sent as failed (R28)
-	Message string    // capped at 4096 bytes on the wire (R30)
+	Code    Code   // one of the eight codes (CodeInvalid ...); anything else is sent as failed (R28)
+	Message string // capped at 4096 bytes on the wire (R30)
 }
 
 // Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code wire.Code, format string, args ...any) error {
+func Errorf(code Code, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 

@@ -18,12 +18,19 @@ const childEnv = "PLUGIN_TEST_CHILD"
 //     garbage to stdout in every way a program can (fmt, os.Stdout, file descriptor 1, a
 //     child process inheriting os.Stdout);
 //   - "invalid": an adapter with an invalid catalog;
+//   - "device": a plain adapter with one method, test.device.read;
 //   - "printer": prints a line on stdout and exits (the noisy adapter's child).
 func runChild() {
 	switch os.Getenv(childEnv) {
 	case "printer":
 		fmt.Println("garbage from a child process")
 		os.Exit(0)
+	case "device":
+		svc := plugin.NewService("test.device", 1)
+		plugin.Handle(svc, "test.device.read", func(context.Context, struct{}) (struct{}, error) {
+			return struct{}{}, plugin.Errorf(plugin.CodeUnavailable, "no device")
+		})
+		plugin.Main(&plugin.Adapter{Services: []*plugin.Service{svc}})
 	case "invalid":
 		svc := plugin.NewService("system.bad", 1)
 		plugin.Handle(svc, "system.bad.x", func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil })

@@ -1,5 +1,5 @@
 // Package plugin is the adapter SDK: it lets an adapter written in Go speak the Adapter
-// process protocol v1 (shared/spec/adapter-protocol-v1.txt) over its stdin and stdout.
+// process protocol v1 (docs/protocol.md in the repository) over its stdin and stdout.
 //
 // An adapter declares its services with [NewService] and [Handle], puts them in an
 // [Adapter] and calls [Main] from func main:
@@ -32,6 +32,13 @@
 //     promptly while handlers run (R46).
 //   - [Main] protects stdout: from its first instruction, anything the adapter or its
 //     libraries print to os.Stdout goes to stderr, and only frames reach the host (R6).
+//   - [Main] recognises a person running the adapter by hand (stdin is a terminal, or
+//     the input begins with text) and says that this is an adapter a host starts, with
+//     the adapterctl commands that try it.
+//
+// Error replies need nothing but this package: return plugin.Errorf(plugin.CodeInvalid,
+// "unknown probe %q", p) from a handler; the eight codes are [CodeInvalid] ...
+// [CodeDeadline].
 //
 // Params are decoded with mapstructure using the json tags of the parameter type;
 // unknown keys are refused with invalid. A handler that wants the raw JSON takes

@@ -22,7 +22,7 @@ func ExampleHandle() {
 	svc := plugin.NewService("example.greeter", 1)
 	plugin.Handle(svc, "example.greeter.greet", func(ctx context.Context, p greetParams) (greeting, error) {
 		if p.Name == "" {
-			return greeting{}, plugin.Errorf(wire.CodeInvalid, "name is required")
+			return greeting{}, plugin.Errorf(plugin.CodeInvalid, "name is required")
 		}
 		return greeting{Text: "Hello, " + p.Name}, nil
 	})
@@ -81,7 +81,7 @@ func ExampleAdapter_Serve() {
 
 // Handlers choose the code of their error reply with Errorf; other errors are failed.
 func ExampleErrorf() {
-	err := fmt.Errorf("reading probe: %w", plugin.Errorf(wire.CodeUnavailable, "probe %q is offline", "inlet"))
+	err := fmt.Errorf("reading probe: %w", plugin.Errorf(plugin.CodeUnavailable, "probe %q is offline", "inlet"))
 	fmt.Println(err)
 	// Output: reading probe: unavailable: probe "inlet" is offline
 }

@@ -25,6 +25,10 @@ var (
 	// ErrViolation is the cause of every *ViolationError: the host broke the protocol
 	// in a way that cannot be answered with an error reply (A14, A28).
 	ErrViolation = errors.New("plugin: the host violated the protocol")
+	// ErrTextInput: the input began with text instead of a frame header, the mark of
+	// a person typing at the adapter or piping text into it rather than a host starting
+	// it (the detail of a *ViolationError, beside the *wire.FrameError).
+	ErrTextInput = errors.New("plugin: the input is text, not protocol frames")
 	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
 	ErrIDNotIncreasing = errors.New("request id does not increase")
 	// ErrShutdownIncomplete: at the end of the connection some handlers did not return,
@@ -207,7 +211,7 @@ func (c *conn) shutdown(cause error) error {
 	}
 	if cause != nil {
 		var v *ViolationError
-		if errors.As(cause, &v) {
+		if errors.As(cause, &v) && !c.a.reportsCause {
 			c.log.Warn("ending the connection", "error", cause)
 		}
 		return cause
@@ -221,12 +225,18 @@ func (c *conn) shutdown(cause error) error {
 // readLoop reads and dispatches frames until in ends (nil) or a violation (an error).
 func (c *conn) readLoop(in io.Reader) error {
 	r := wire.NewReader(in, c.maxFrame)
-	for {
+	for first := true; ; first = false {
 		p, err := r.ReadFrame()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
+			var fe *wire.FrameError
+			if first && errors.As(err, &fe) {
+				if _, ok := fe.Text(); ok {
+					return &ViolationError{Reason: "bad frame", Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
+				}
+			}
 			return &ViolationError{Reason: "bad frame", Err: err}
 		}
 		if c.base.Err() != nil {

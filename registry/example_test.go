@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -168,4 +170,12 @@ func ExampleHandle_Stream() {
 	defer st.Close()
 	out, err := io.ReadAll(st)
 	fmt.Printf("%q %v\n", out, err)
+}
+
+// WithLogLevel sets the level of the adapters' own loggers (plugin.Logger) in an
+// environment.
+func ExampleWithLogLevel() {
+	env := registry.WithLogLevel([]string{"TZ=UTC"}, hclog.Debug)
+	fmt.Println(env)
+	// Output: [TZ=UTC ADAPTERKIT_LOG_LEVEL=debug]
 }

@@ -54,7 +54,7 @@ func (h *Handle) Call(ctx context.Context, method string, params json.RawMessage
 func (h *Handle) Invoke(ctx context.Context, method string, params, result any) error {
 	p, err := encodeObject(params)
 	if err != nil {
-		return &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: err.Error(), NeverStarted: true, Cause: err}
+		return &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "the params do not encode", NeverStarted: true, Cause: err}
 	}
 	raw, err := h.Call(ctx, method, p)
 	if err != nil {

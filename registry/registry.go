@@ -34,8 +34,21 @@ type Config struct {
 	Stderr io.Writer
 	// Limits lowers the protocol's bounds; nil means the protocol's values.
 	Limits *limits.Limits
-	// Logger receives the registry's and adapters' logs; nil is silent.
+	// Logger receives the registry's and adapters' logs; nil is silent. Each
+	// adapter's standard error is logged line by line through a sub-logger named after
+	// the adapter (see lifecycle.Config.StderrLogger and docs/observability.md).
 	Logger hclog.Logger
+	// StderrLevel is the level of adapters' standard error lines that are not hclog
+	// JSON records (default Debug).
+	StderrLevel hclog.Level
+	// AdapterLogLevel, when set, is passed to every adapter as $ADAPTERKIT_LOG_LEVEL,
+	// the level of the logger plugin gives adapters (see plugin.Logger).
+	AdapterLogLevel hclog.Level
+	// LogTail is how many of its last standard error lines each adapter's Stats keeps
+	// (0: none).
+	LogTail int
+	// Observer, if set, is told of every adapter's calls and process events.
+	Observer *lifecycle.Observer
 	// Resources limits each adapter's process tree where the platform supports it.
 	Resources platform.Resources
 	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
@@ -43,7 +56,9 @@ type Config struct {
 	Pins map[string]string
 	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
 	Prerelease bool
-	// Restart is the restart policy of every opened adapter (zero: never restart).
+	// Restart is the restart policy of every opened adapter (zero: never restart; set
+	// MaxRestarts to restart). A call made while its adapter restarts waits out the
+	// backoff and the new start within its own deadline.
 	Restart lifecycle.RestartPolicy
 	// OnExit is called when an adapter ends without the host closing it.
 	OnExit func(lifecycle.ExitEvent)
@@ -113,10 +128,28 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.logRejected(res.Rejected)
 	r.mu.Lock()
 	r.scan = res
 	r.mu.Unlock()
 	return res, nil
+}
+
+// logRejected logs the files a scan did not take: at Warn those named like an
+// adapter (NAME_vVERSION), which someone meant to be used, at Debug the others.
+func (r *Registry) logRejected(rejected []discovery.Rejected) {
+	for _, rj := range rejected {
+		args := []any{"path", rj.Path, "reason", rj.Reason.String()}
+		if rj.Detail != "" {
+			args = append(args, "detail", rj.Detail)
+		}
+		_, _, perr := discovery.ParseFileName(filepath.Base(rj.Path), "")
+		if perr == nil || rj.Reason == discovery.WrongOSExtension {
+			r.log.Warn("file not taken as an adapter", args...)
+		} else {
+			r.log.Debug("file not taken as an adapter", args...)
+		}
+	}
 }
 
 func (r *Registry) check() error {
@@ -147,7 +180,7 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	if IsPath(ref) {
 		if !filepath.IsAbs(ref) {
-			return "", fmt.Errorf("%w: %q", ErrNotAbsolute, ref)
+			return "", fmt.Errorf("%w: %q (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ErrNotAbsolute, ref)
 		}
 		return filepath.Clean(ref), nil
 	}
@@ -215,11 +248,13 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
 		name = n
 	}
-	sup, err := lifecycle.Supervise(ctx, lifecycle.Config{
+	lcfg := lifecycle.Config{
 		Path: path, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
 		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
 		Reservations: r.res, OnExit: r.cfg.OnExit,
-	}, r.cfg.Restart)
+	}
+	r.observe(&lcfg)
+	sup, err := lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)
 	if err != nil {
 		return nil, err
 	}

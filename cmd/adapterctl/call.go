@@ -36,7 +36,9 @@ the call. --dir, --config, --env, --inherit-env and --adapter-stderr are refused
 --socket (the daemon starts and configures its adapters). The output is the same; an
 error also names the control-plane code ("control":{"code","message","adapter",
 "stage"} with --json). See 'adapterctl help ping' for how control-plane errors map
-to exit statuses.
+to exit statuses. --remote HOST:PORT with --tls-ca, --tls-cert and --tls-key (or
+$ADAPTERKIT_REMOTE and the like) sends the call, the same way, to a daemon serving on
+TCP with mutual TLS ('adapterctl help ping').
 
 ` + adapterHelp
 
@@ -49,10 +51,16 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "call", "[flags] ADAPTER METHOD [PARAMS_JSON|-]", callHelp)
 	o.register(f)
 	timeout := f.Duration("timeout", limits.CallDeadline, "deadline of the call (at most the protocol's 30s)")
-	socket := f.String("socket", "", "send the call to the daemon at `SOCKET` instead of starting the adapter")
+	var d daemonOpts
+	f.StringVar(&d.socket, "socket", "", "send the call to the daemon at `SOCKET` instead of starting the adapter")
+	d.remote.register(f)
 	pos, done, status := f.parse(args)
 	if done {
 		return status
+	}
+	remote, err := d.remote.resolve(f, isSet(f, "socket"))
+	if err != nil {
+		return fail(e, "call", false, err, nil)
 	}
 	if len(pos) < 2 || len(pos) > 3 {
 		return fail(e, "call", false, usagef("want ADAPTER METHOD [PARAMS_JSON], got %d arguments", len(pos)), nil)
@@ -65,8 +73,8 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return fail(e, "call", false, err, nil)
 	}
-	if isSet(f, "socket") {
-		return callDaemon(ctx, e, f, o.json, *socket, *timeout, pos[0], method, params)
+	if isSet(f, "socket") || remote {
+		return callDaemon(ctx, e, f, o.json, &d, *timeout, pos[0], method, params)
 	}
 	_, cfg, err := o.prepare(ctx, e, pos[0])
 	if err != nil {

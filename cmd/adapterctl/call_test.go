@@ -37,7 +37,7 @@ func TestCall(t *testing.T) {
 			[]string{"connection broken: The adapter process exited"}},
 		// R6, R53: text on stdout breaks the connection, during the handshake or the call.
 		{"garbage on stdout", "", []string{"call", bad("garbage_v1.0.0"), "bad.adapter.echo"}, ExitBroken, "",
-			[]string{"The adapter output ended or violated the protocol"}},
+			[]string{"The adapter output ended or violated the protocol", `reads as text "hell": something printed to stdout?`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,7 +16,8 @@ import (
 
 const checkHelp = `
 Checks the adapter against the Adapter process protocol v1 and reports each check with
-the rules it covers (R.., A.. as numbered in shared/spec/rules.md): pass, fail or skip.
+the rules it covers (R.., A.., explained in docs/protocol.md, e.g. docs/protocol.md#r27):
+pass, fail or skip.
 It does not go through the normal host, which refuses some of these things locally: it
 starts the adapter itself (twice: a main session, then one that sends a request before
 initialize) and speaks frames directly, so an adapter written in any language can be
@@ -42,18 +43,26 @@ checked. Checks, in order:
   nothing left running [R64]: once the adapter exited, its whole process tree is proven
       gone without being killed. The checker starts adapters without a PID namespace so
       that leftovers stay visible; the proof needs a cgroup (Linux) or a job object (Windows),
-      and the check is skipped where the supervision cannot prove it.
+      and the check is skipped where the supervision cannot prove it (run as root, or
+      with a delegated cgroup v2, to make it run).
+  host fault: bad JSON [A28 R2], wrong envelope type [A28 R10], zero-length frame
+      [A28 R4]: each sent to a fresh, initialized adapter, which must end the connection:
+      exit on its own within 2s, with stdin still open, without crashing (no panic or
+      traceback on its stderr).
 
-The busy check uses a heuristic, because a checker cannot know which method can be made
-to wait: if the catalog has a method whose name ends in ".sleep" it is called with
-{"ms": 1000}, otherwise the first method with {}. If all 33 requests get normal replies
-the check is skipped as inconclusive (they may complete faster than they arrive).
-Requests use the first method of the catalog with params {} where a method is needed.
+The busy check needs a method that can be made to wait, which a checker cannot guess:
+name it with --slow 'METHOD PARAMS_JSON' (e.g. --slow 'example.echo.sleep {"ms":1000}';
+a method that waits until it is cancelled works too: once a busy reply has come, the
+requests still unanswered are cancelled). Without --slow, a catalog method whose name
+ends in ".sleep" is called with {"ms": 1000}, otherwise the first method with {}. If
+all 33 requests get normal replies the check is skipped as inconclusive (they may
+complete faster than they arrive). Requests use the first method of the catalog with
+params {} where a method is needed. Every skipped check says how to make it run.
 
 Exit status 1 when any check failed; skips do not fail. Status 3 when the adapter
 could not be started at all; 4 when a session's process tree was not verified gone.
---json prints {"adapter","path","passed","checks":[{"name","rules","status","detail"}],
-"cleanup_verified"}.
+--json prints {"adapter","path","passed","checks":[{"name","rules","status","detail",
+"docs"}],"cleanup_verified"}.
 
 ` + adapterHelp
 
@@ -70,6 +79,25 @@ type checkResult struct {
 	Rules  []string `json:"rules"`
 	Status string   `json:"status"`
 	Detail string   `json:"detail"`
+	// Docs are where the rules are explained: docs/protocol.md#rN anchors.
+	Docs []string `json:"docs"`
+}
+
+// protocolDoc is the protocol reference in the repository, and where it is online.
+const (
+	protocolDoc    = "docs/protocol.md"
+	protocolDocURL = "https://github.com/adapterkit/adapterkit/blob/main/docs/protocol.md"
+)
+
+// ruleDocs returns the anchors of docs/protocol.md that explain rules ("R9-R14" is
+// explained from #r9 on).
+func ruleDocs(rules []string) []string {
+	out := make([]string, 0, len(rules))
+	for _, r := range rules {
+		first, _, _ := strings.Cut(r, "-")
+		out = append(out, protocolDoc+"#"+strings.ToLower(first))
+	}
+	return out
 }
 
 // checkOutput is the JSON shape of check.
@@ -86,6 +114,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "check", "[flags] ADAPTER", checkHelp)
 	o.register(f)
 	timeout := f.Duration("timeout", limits.CallDeadline, "how long to wait for each reply, the handshake included (at most 30s)")
+	slow := f.String("slow", "", "the busy check's slow method and its params, one argument: `'METHOD [PARAMS_JSON]'` (default: a *.sleep method with {\"ms\":1000})")
 	pos, done, status := f.parse(args)
 	if done {
 		return status
@@ -96,16 +125,24 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 	if err := checkTimeout("--timeout", *timeout, limits.CallDeadline); err != nil {
 		return fail(e, "check", false, err, nil)
 	}
+	slowMethod, slowParams, err := parseSlow(*slow)
+	if err != nil {
+		return fail(e, "check", false, err, nil)
+	}
 	t, lcfg, err := o.prepare(ctx, e, pos[0])
 	if err != nil {
 		return fail(e, "check", o.json, err, nil)
 	}
 	c := &checker{
-		proc:    platform.Config{Path: lcfg.Path, Env: lcfg.Env, Stderr: lcfg.Stderr},
-		config:  lcfg.Configuration,
-		timeout: *timeout,
+		proc:       platform.Config{Path: lcfg.Path, Env: lcfg.Env, Stderr: o.checkStderr(lcfg)},
+		config:     lcfg.Configuration,
+		timeout:    *timeout,
+		slow:       slowMethod,
+		slowParams: slowParams,
 	}
-	if err := c.run(ctx); err != nil {
+	err = c.run(ctx)
+	o.closeLogs()
+	if err != nil {
 		return fail(e, "check", o.json, err, c.cleanupErr())
 	}
 	out := checkOutput{Adapter: t.Name, Path: t.Path, Passed: true, Checks: c.ordered(), CleanupVerified: c.cleanupErr() == nil}
@@ -151,6 +188,36 @@ func printCheck(w io.Writer, out checkOutput) {
 	} else {
 		fmt.Fprintln(w, "; a process tree was NOT verified gone")
 	}
+	fmt.Fprintf(w, "The rules are explained in %s (%s)", protocolDoc, protocolDocURL)
+	if counts[statusFail]+counts[statusSkip] == 0 {
+		fmt.Fprintln(w, ".")
+		return
+	}
+	fmt.Fprintln(w, "; for the checks that did not pass:")
+	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range out.Checks {
+		if r.Status != statusPass {
+			fmt.Fprintf(tw, "  %s\t%s\n", r.Name, strings.Join(r.Docs, " "))
+		}
+	}
+	_ = tw.Flush()
+}
+
+// parseSlow parses --slow 'METHOD [PARAMS_JSON]'; PARAMS_JSON defaults to {}.
+func parseSlow(v string) (string, []byte, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", nil, nil
+	}
+	method, params, _ := strings.Cut(v, " ")
+	params = strings.TrimSpace(params)
+	if params == "" {
+		params = "{}"
+	}
+	if err := wire.ValidateParams([]byte(params)); err != nil {
+		return "", nil, usagef("--slow %q: PARAMS_JSON is not one JSON object: %v", v, err)
+	}
+	return method, []byte(params), nil
 }
 
 // checker runs the checks against one adapter.
@@ -158,6 +225,9 @@ type checker struct {
 	proc    platform.Config
 	config  json.RawMessage
 	timeout time.Duration
+	// slow and slowParams are the busy check's method and params (--slow), or "".
+	slow       string
+	slowParams []byte
 
 	results  map[string]checkResult
 	catalog  *wire.Catalog
@@ -170,7 +240,7 @@ func (c *checker) record(name, status, detail string) {
 	if c.results == nil {
 		c.results = make(map[string]checkResult)
 	}
-	c.results[name] = checkResult{Name: name, Rules: checkRules[name], Status: status, Detail: detail}
+	c.results[name] = checkResult{Name: name, Rules: checkRules[name], Status: status, Detail: detail, Docs: ruleDocs(checkRules[name])}
 }
 
 func (c *checker) pass(name, format string, a ...any) {
@@ -241,6 +311,7 @@ func (c *checker) run(ctx context.Context) error {
 		c.end(pre)
 	}
 	c.aggregate()
+	c.faultSessions(ctx)
 	return ctx.Err()
 }
 

@@ -28,16 +28,19 @@ const (
 	checkConnected     = "connected until EOF"
 	checkEOF           = "exit on stdin EOF"
 	checkLeftovers     = "nothing left running"
+	checkFaultJSON     = "host fault: bad JSON"
+	checkFaultType     = "host fault: wrong envelope type"
+	checkFaultEmpty    = "host fault: zero-length frame"
 )
 
 // checkOrder is the order of the report.
 var checkOrder = []string{
 	checkHandshake, checkCatalog, checkPreInit, checkSecondInit, checkUnknownMethod,
 	checkUnknownField, checkCancel, checkBusy, checkErrors, checkFrames, checkReplies,
-	checkConnected, checkEOF, checkLeftovers,
+	checkConnected, checkEOF, checkLeftovers, checkFaultJSON, checkFaultType, checkFaultEmpty,
 }
 
-// checkRules names the rules (rules.md) each check covers.
+// checkRules names the rules (docs/protocol.md) each check covers.
 var checkRules = map[string][]string{
 	checkHandshake:     {"R17", "R19"},
 	checkCatalog:       {"R19", "R20", "R21", "R22", "R23", "R24", "R25", "R26"},
@@ -53,6 +56,9 @@ var checkRules = map[string][]string{
 	checkConnected:     {"R52"},
 	checkEOF:           {"R49"},
 	checkLeftovers:     {"R64"},
+	checkFaultJSON:     {"A28", "R2"},
+	checkFaultType:     {"A28", "R10"},
+	checkFaultEmpty:    {"A28", "R4"},
 }
 
 // cancelQuiet is how long a cancel of an unknown id must stay unanswered (R37).
@@ -214,16 +220,39 @@ func (c *checker) cancelUnknown(ctx context.Context, s *session) {
 	c.pass(checkCancel, "no reply within %v; the connection still answers", cancelQuiet)
 }
 
-// busy: 33 requests at once; beyond 32 in flight the adapter answers busy (R40, A16).
-func (c *checker) busy(ctx context.Context, s *session) {
-	method, params := c.firstMethod(), []byte(nil)
+// slowHint says how to make the busy check conclusive.
+const slowHint = `to make it run, name a method that can be made to wait: --slow 'METHOD {"param":...}'`
+
+// slowMethod returns the method and params of the busy check: --slow's, else a
+// catalog method named *.sleep with {"ms":1000}, else the first method with {}. It
+// returns "" and why when there is none to use.
+func (c *checker) slowMethod() (method string, params []byte, why string) {
+	if c.slow != "" {
+		if !c.catalog.Methods()[c.slow] {
+			return "", nil, fmt.Sprintf("--slow names %s, which the catalog does not advertise", c.slow)
+		}
+		return c.slow, c.slowParams, ""
+	}
+	method = c.firstMethod()
 	for m := range c.catalog.Methods() {
 		if strings.HasSuffix(m, sleepSuffix) && (params == nil || m < method) {
 			method, params = m, []byte(sleepParams)
 		}
 	}
 	if method == "" {
-		c.skip(checkBusy, "the catalog advertises no method")
+		return "", nil, "the catalog advertises no method"
+	}
+	return method, params, ""
+}
+
+// busy: 33 requests at once; beyond 32 in flight the adapter answers busy (R40, A16).
+// Once a busy reply has come, the requests still unanswered are cancelled (so a method
+// that waits until it is cancelled can serve as the slow method); every request must
+// still get its one reply (R37).
+func (c *checker) busy(ctx context.Context, s *session) {
+	method, params, why := c.slowMethod()
+	if method == "" {
+		c.skip(checkBusy, "%s; %s", why, slowHint)
 		return
 	}
 	n := limits.MaxInFlight + 1
@@ -232,26 +261,48 @@ func (c *checker) busy(ctx context.Context, s *session) {
 		c.failed(checkBusy, "writing %d requests: %v", n, err)
 		return
 	}
-	busy := 0
-	for i, id := range ids {
-		m, err := s.await(ctx, id, c.timeout)
-		if err != nil {
-			c.failed(checkBusy, "request %d of %d (%s): %v", i+1, n, method, err)
-			return
+	busy := func(s *session) (answered, busy int) {
+		for _, id := range ids {
+			if m, ok := s.replies[id]; ok {
+				answered++
+				if m.Type == wire.TypeError && m.RawCode == string(wire.CodeBusy) {
+					busy++
+				}
+			}
 		}
-		if m.Type == wire.TypeError && m.RawCode == string(wire.CodeBusy) {
-			busy++
+		return answered, busy
+	}
+	done := func(s *session) bool { a, b := busy(s); return a == n || b > 0 }
+	if err := s.waitUntil(ctx, c.timeout, done); err == nil {
+		for _, id := range ids {
+			if !s.answered(id) {
+				if err := s.cancel(id); err != nil {
+					c.failed(checkBusy, "writing cancel %d: %v", id, err)
+					return
+				}
+			}
 		}
 	}
+	all := func(s *session) bool { a, _ := busy(s); return a == n }
+	if err := s.waitUntil(ctx, c.timeout, all); err != nil {
+		s.mu.Lock()
+		answered, _ := busy(s)
+		s.mu.Unlock()
+		c.failed(checkBusy, "%d of %d requests of %s answered (the others cancelled once one was busy): %v", answered, n, method, err)
+		return
+	}
+	s.mu.Lock()
+	_, nbusy := busy(s)
+	s.mu.Unlock()
 	what := method + " {}"
 	if params != nil {
 		what = method + " " + string(params)
 	}
-	if busy == 0 {
-		c.skip(checkBusy, "inconclusive: all %d requests of %s got normal replies (they may complete faster than they arrive)", n, what)
+	if nbusy == 0 {
+		c.skip(checkBusy, "inconclusive: all %d requests of %s got normal replies (they may complete faster than they arrive); %s", n, what, slowHint)
 		return
 	}
-	c.pass(checkBusy, "%d of %d requests of %s answered busy", busy, n, what)
+	c.pass(checkBusy, "%d of %d requests of %s answered busy", nbusy, n, what)
 }
 
 // exitOnEOF closes stdin and checks that the adapter exits within 2 s (R49), then that
@@ -286,7 +337,7 @@ func (c *checker) exitOnEOF(ctx context.Context, s *session) {
 	case provable:
 		c.failed(checkLeftovers, "the tree was not proven gone within %v of the adapter's exit: %v", limits.ProcessCleanup, err)
 	default:
-		c.skip(checkLeftovers, "supervision %s cannot prove the tree gone: %v", mech, err)
+		c.skip(checkLeftovers, "supervision %s cannot prove the tree gone: %v; to make it run, run as root or with a delegated cgroup v2 (Linux), or on Windows", mech, err)
 	}
 }
 

@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"sync"
 	"time"
 
@@ -108,7 +106,7 @@ func (s *session) read(stdout io.Reader) {
 			case err == io.EOF:
 				s.endedEarly = !s.disconnected
 			case s.streamErr == nil:
-				s.streamErr = withTextHint(err)
+				s.streamErr = err // a *wire.FrameError says when its length reads as text
 			}
 			s.notify()
 			s.mu.Unlock()
@@ -278,6 +276,41 @@ func (s *session) await(ctx context.Context, id uint64, timeout time.Duration) (
 	}
 }
 
+// waitUntil waits up to timeout for cond, evaluated with s.mu held whenever something
+// is recorded. It fails when the output ended first, the time passed or ctx ended.
+func (s *session) waitUntil(ctx context.Context, timeout time.Duration, cond func(*session) bool) error {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		s.mu.Lock()
+		ok, ended, changed := cond(s), s.ended, s.changed
+		s.mu.Unlock()
+		switch {
+		case ok:
+			return nil
+		case ended:
+			if err := s.broken(); err != nil {
+				return err
+			}
+			return errOutputEnded
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return fmt.Errorf("not within %v", timeout)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// answered reports whether id has its reply.
+func (s *session) answered(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return hasKey(s.replies, id)
+}
+
 // quiet waits for d and returns how many replies arrived meanwhile.
 func (s *session) quiet(ctx context.Context, d time.Duration) (int, error) {
 	s.mu.Lock()
@@ -344,34 +377,4 @@ func (s *session) finish() error {
 		return verr
 	}
 	return cerr
-}
-
-// textHintError is a framing error whose length prefix reads as printable text: most
-// likely something printed to stdout (R6).
-type textHintError struct {
-	err    error
-	prefix string
-}
-
-func (e *textHintError) Error() string {
-	return fmt.Sprintf("%v (the length prefix reads as text %q: something printed to stdout?)", e.err, e.prefix)
-}
-
-func (e *textHintError) Unwrap() error { return e.err }
-
-// withTextHint adds the text hint to an oversized-frame error whose 4 prefix bytes are
-// printable ASCII.
-func withTextHint(err error) error {
-	var fe *wire.FrameError
-	if !errors.As(err, &fe) || !errors.Is(fe.Err, wire.ErrFrameTooLarge) || fe.Length > math.MaxUint32 {
-		return err
-	}
-	var b [limits.FrameHeaderSize]byte
-	binary.BigEndian.PutUint32(b[:], uint32(fe.Length))
-	for _, c := range b {
-		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
-			return err
-		}
-	}
-	return &textHintError{err: err, prefix: string(b[:])}
 }

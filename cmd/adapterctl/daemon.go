@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -21,10 +22,12 @@ import (
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/registry"
 )
 
 const serveHelp = `
-Runs the control-plane daemon: the adapters found in each DIR (absolute; without DIR,
+Runs the control-plane daemon: the adapters found in each DIR (relative to the working
+directory or absolute; without DIR,
 the directories of $ADAPTERKIT_PATH) are kept supervised (opened on first use,
 restarted when they fail) and clients of the same user are answered over the Unix
 domain socket --socket (created owner-only; a stale socket is replaced, a live one
@@ -57,6 +60,7 @@ method: never started, as for a local call); transport_error 1 when the adapter
 answered with an error or the call's deadline passed, 3 when the adapter could not
 be started, broke the protocol or exited (its stage or violation is named); 4 when
 the adapter's process tree could not be verified gone; frame_too_large 2;
+permission_denied (a remote client whose role may not call the method),
 unknown_method, internal (e.g. the daemon is shutting down) and codes unknown to
 this adapterctl 3.
 `
@@ -86,13 +90,18 @@ func (e *daemonError) Unwrap() error { return e.err }
 // daemonOpts are the flags of the client commands.
 type daemonOpts struct {
 	socket string
+	remote remoteOpts
 	json   bool
 }
 
 func (o *daemonOpts) register(f *flags) {
-	f.StringVar(&o.socket, "socket", "", "`SOCKET` of the running daemon (required)")
+	f.StringVar(&o.socket, "socket", "", "`SOCKET` of the running daemon (this or --remote is required)")
+	o.remote.register(f)
 	f.BoolVar(&o.json, "json", false, "print machine-readable JSON (errors: one JSON object on stderr)")
 }
+
+// where names the daemon in messages and output.
+func (o *daemonOpts) where() string { return describeTarget(o.socket, o.remote) }
 
 // clientCommand parses the common flags of ping, version, capabilities, status and
 // discover; register adds a command's own flags. done is set with the exit status
@@ -108,7 +117,11 @@ the daemon ends the stream after --timeout. An interrupt (Ctrl-C) ends it early,
 exit status 0.
 `
 	}
-	f := newFlags(e, name, "--socket SOCKET [flags]", help+fmt.Sprintf(daemonClientHelp, requestWait))
+	if name == "top" {
+		help += topHelp
+	}
+	f := newFlags(e, name, "(--socket SOCKET | --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE) [flags]",
+		help+fmt.Sprintf(daemonClientHelp, requestWait)+remoteClientHelp)
 	o.register(f)
 	if register != nil {
 		register(f)
@@ -117,11 +130,14 @@ exit status 0.
 	if done {
 		return true, status
 	}
+	remote, err := o.remote.resolve(f, isSet(f, "socket"))
 	switch {
 	case len(pos) > 0:
 		return true, fail(e, name, false, usagef("no arguments expected, got %q", pos), nil)
-	case o.socket == "":
-		return true, fail(e, name, false, usagef("--socket SOCKET is required"), nil)
+	case err != nil:
+		return true, fail(e, name, false, err, nil)
+	case o.socket == "" && !remote:
+		return true, fail(e, name, false, usagef("--socket SOCKET is required (or --remote HOST:PORT)"), nil)
 	}
 	return false, ExitOK
 }
@@ -137,14 +153,30 @@ func commandSummary(name string) string {
 	return ""
 }
 
-// withDaemon connects to the daemon, runs fn with ctx bounded by wait, and closes
-// the connection. Errors of the connection are *daemonError, a refusal is the
-// daemon's *controlplane.Error, an interrupt is ctx's error.
-func withDaemon(ctx context.Context, socket string, wait time.Duration, fn func(context.Context, *controlplane.Client) error) error {
-	c, err := controlplane.Dial(ctx, socket)
+// withDaemon connects to the daemon (o's socket, or its remote address with mutual
+// TLS), runs fn with ctx bounded by wait, and closes the connection. Errors of the
+// connection are *daemonError, a refusal is the daemon's *controlplane.Error, an
+// interrupt is ctx's error.
+func withDaemon(ctx context.Context, o *daemonOpts, wait time.Duration, fn func(context.Context, *controlplane.Client) error) error {
+	socket := o.where()
+	var (
+		c   *controlplane.Client
+		err error
+	)
+	if o.remote.addr != "" {
+		c, err = o.remote.dial(ctx)
+	} else {
+		c, err = controlplane.Dial(ctx, o.socket)
+	}
 	if err != nil {
-		if ctx.Err() != nil {
+		var ue *usageError
+		switch {
+		case errors.As(err, &ue):
+			return err
+		case ctx.Err() != nil:
 			return ctx.Err()
+		case refusedByDaemon(err):
+			return &daemonError{socket: socket, what: "refused this client's certificate (the daemon's log says why)", err: err}
 		}
 		return &daemonError{socket: socket, what: "cannot connect", err: err}
 	}
@@ -160,6 +192,10 @@ func withDaemon(ctx context.Context, socket string, wait time.Duration, fn func(
 		return ctx.Err()
 	case rctx.Err() != nil:
 		return &daemonError{socket: socket, what: fmt.Sprintf("no answer within %v", wait), err: err}
+	case refusedByDaemon(err):
+		// TLS 1.3: the daemon checks the client's certificate after the client's
+		// handshake is done, so its refusal arrives as the first answer.
+		return &daemonError{socket: socket, what: "refused this client's certificate (the daemon's log says why)", err: err}
 	}
 	return &daemonError{socket: socket, what: "connection ended", err: err}
 }
@@ -173,7 +209,8 @@ func printJSON(w io.Writer, v any) error {
 
 // pingOutput is the JSON shape of ping.
 type pingOutput struct {
-	Socket      string    `json:"socket"`
+	Socket      string    `json:"socket,omitempty"`
+	Remote      string    `json:"remote,omitempty"` // HOST:PORT, for a daemon reached with --remote
 	ServerTime  time.Time `json:"server_time"`
 	RoundTripNS int64     `json:"round_trip_ns"`
 	SkewNS      int64     `json:"skew_ns"`
@@ -185,19 +222,19 @@ func runPing(ctx context.Context, e *env, args []string) int {
 		return status
 	}
 	var r *controlplane.PingResult
-	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+	err := withDaemon(ctx, &o, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
 		r, err = c.Ping(ctx)
 		return err
 	})
 	if err != nil {
 		return fail(e, "ping", o.json, err, nil)
 	}
-	out := pingOutput{Socket: o.socket, ServerTime: r.ServerTime, RoundTripNS: r.RoundTrip.Nanoseconds(), SkewNS: r.Skew.Nanoseconds()}
+	out := pingOutput{Socket: o.socket, Remote: o.remote.addr, ServerTime: r.ServerTime, RoundTripNS: r.RoundTrip.Nanoseconds(), SkewNS: r.Skew.Nanoseconds()}
 	if o.json {
 		return finish(e, "ping", printJSON(e.stdout, out))
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "daemon\t%s\n", out.Socket)
+	fmt.Fprintf(tw, "daemon\t%s\n", o.where())
 	fmt.Fprintf(tw, "server time\t%s\n", out.ServerTime.Format(time.RFC3339Nano))
 	fmt.Fprintf(tw, "round trip\t%v\n", r.RoundTrip)
 	sign := "+"
@@ -222,7 +259,7 @@ func runVersion(ctx context.Context, e *env, args []string) int {
 		return status
 	}
 	var r *controlplane.VersionResult
-	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+	err := withDaemon(ctx, &o, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
 		r, err = c.Version(ctx)
 		return err
 	})
@@ -246,7 +283,7 @@ func runCapabilities(ctx context.Context, e *env, args []string) int {
 		return status
 	}
 	var r *controlplane.CapabilitiesResult
-	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+	err := withDaemon(ctx, &o, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
 		r, err = c.Capabilities(ctx)
 		return err
 	})
@@ -285,7 +322,7 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 		return status
 	}
 	var r *controlplane.StatusResult
-	err := withDaemon(ctx, o.socket, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
+	err := withDaemon(ctx, &o, requestWait, func(ctx context.Context, c *controlplane.Client) (err error) {
 		r, err = c.Status(ctx)
 		return err
 	})
@@ -311,6 +348,10 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 		sweep += " (" + r.Sweep.Error + ")"
 	}
 	fmt.Fprintf(tw, "sweep\t%s\n", sweep)
+	if rs := r.Remote; rs != nil {
+		fmt.Fprintf(tw, "remote\ttls://%s (refused %d, dropped %d, certificate reloads %d, certificate valid until %s)\n",
+			rs.Listen, rs.RefusedClients, rs.DroppedClients, rs.Reloads, rs.CertNotAfter.Format(time.RFC3339))
+	}
 	fmt.Fprintf(tw, "adapters\t%d open\n", len(r.Adapters))
 	if err := tw.Flush(); err != nil {
 		return finish(e, "status", err)
@@ -324,7 +365,10 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Version, a.State, a.PID, a.Restarts,
 			a.InFlight, orNone(a.Mechanism), a.Path)
 	}
-	return finish(e, "status", tw.Flush())
+	if err := tw.Flush(); err != nil {
+		return finish(e, "status", err)
+	}
+	return finish(e, "status", printFigures(e.stdout, r.Adapters))
 }
 
 func orNone(s string) string {
@@ -380,7 +424,7 @@ func runDiscover(ctx context.Context, e *env, args []string) int {
 		}
 		return werr
 	}
-	err := withDaemon(ctx, o.socket, timeout+answerSlack, func(ctx context.Context, c *controlplane.Client) error {
+	err := withDaemon(ctx, &o, timeout+answerSlack, func(ctx context.Context, c *controlplane.Client) error {
 		return c.Discover(ctx, timeout, onEvent)
 	})
 	switch {
@@ -394,9 +438,10 @@ func runDiscover(ctx context.Context, e *env, args []string) int {
 	return ExitOK
 }
 
-// callDaemon is "call --socket": the call is sent to the daemon, which resolves ref
-// among its adapters. The flags that configure a locally started adapter are refused.
-func callDaemon(ctx context.Context, e *env, f *flags, asJSON bool, socket string, timeout time.Duration, ref, method string, params []byte) int {
+// callDaemon is "call --socket" (or --remote): the call is sent to the daemon, which
+// resolves ref among its adapters. The flags that configure a locally started
+// adapter are refused.
+func callDaemon(ctx context.Context, e *env, f *flags, asJSON bool, o *daemonOpts, timeout time.Duration, ref, method string, params []byte) int {
 	var local []string
 	f.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
@@ -404,15 +449,19 @@ func callDaemon(ctx context.Context, e *env, f *flags, asJSON bool, socket strin
 			local = append(local, "--"+fl.Name)
 		}
 	})
+	via := "--socket"
+	if o.remote.addr != "" {
+		via = "--remote"
+	}
 	switch {
-	case socket == "":
+	case o.socket == "" && o.remote.addr == "":
 		return fail(e, "call", false, usagef("--socket is empty"), nil)
 	case len(local) > 0:
-		return fail(e, "call", false, usagef("%s cannot be used with --socket (the daemon starts and configures its adapters)", strings.Join(local, ", ")), nil)
+		return fail(e, "call", false, usagef("%s cannot be used with %s (the daemon starts and configures its adapters)", strings.Join(local, ", "), via), nil)
 	}
 	p := controlplane.SendParams{Adapter: ref, Method: method, Params: params, TimeoutMS: max(timeout.Milliseconds(), 1)}
 	var r *controlplane.SendResult
-	err := withDaemon(ctx, socket, timeout+answerSlack, func(ctx context.Context, c *controlplane.Client) (err error) {
+	err := withDaemon(ctx, o, timeout+answerSlack, func(ctx context.Context, c *controlplane.Client) (err error) {
 		r, err = c.Send(ctx, p)
 		return err
 	})
@@ -436,6 +485,7 @@ func isSet(f *flags, name string) bool {
 type serveEvent struct {
 	Event    string   `json:"event"` // "ready" or "stopped"
 	Socket   string   `json:"socket,omitempty"`
+	Listen   string   `json:"listen,omitempty"` // the TCP address served with --listen
 	Dirs     []string `json:"dirs,omitempty"`
 	Adapters *int     `json:"adapters,omitempty"`
 	PID      int      `json:"pid,omitempty"`
@@ -465,8 +515,10 @@ func runServe(ctx context.Context, e *env, args []string) int {
 func serve(ctx context.Context, e *env, args []string) int {
 	var o adapterOpts
 	var socket, logLevel string
-	f := newFlags(e, "serve", "--socket SOCKET [flags] [DIR...]", serveHelp)
-	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (required)")
+	var ro serveRemoteOpts
+	f := newFlags(e, "serve", "[--socket SOCKET] [--listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE --allow NAME=ROLE...] [flags] [DIR...]", serveHelp+serveRemoteHelp)
+	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (required without --listen)")
+	ro.register(f)
 	f.BoolVar(&o.json, "json", false, "print the ready and stopped lines, and errors, as JSON")
 	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
@@ -478,18 +530,29 @@ func serve(ctx context.Context, e *env, args []string) int {
 	}
 	level := hclog.LevelFromString(logLevel)
 	environ, err := o.environ()
+	if err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
+	remote, err := ro.config(f)
 	switch {
 	case err != nil:
 		return fail(e, "serve", false, err, nil)
-	case socket == "":
-		return fail(e, "serve", false, usagef("--socket SOCKET is required"), nil)
+	case socket == "" && remote == nil:
+		return fail(e, "serve", false, usagef("--socket SOCKET is required (or --listen HOST:PORT)"), nil)
 	case level == hclog.NoLevel:
 		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
 	}
+	if level != hclog.Off {
+		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
+		// records are logged under the daemon's logger, named after each adapter.
+		environ = registry.WithLogLevel(environ, level)
+	}
 	if len(dirs) == 0 {
-		if dirs = o.searchDirs(); len(dirs) == 0 {
+		if dirs, _ = o.searchDirs(); len(dirs) == 0 {
 			return fail(e, "serve", false, usagef("no DIR given and $%s is empty", pathEnv), nil)
 		}
+	} else {
+		dirs, _ = absPaths(dirs) // the ready line shows them
 	}
 	found, err := discovery.Scan(ctx, nil, dirs...)
 	if err != nil {
@@ -501,14 +564,29 @@ func serve(ctx context.Context, e *env, args []string) int {
 	if o.adapterStderr {
 		cfg.Stderr = stderr
 	}
+	var listening string
+	if remote != nil {
+		reload, release := reloadOnHUP(ctx)
+		defer release()
+		remote.Reload = reload
+		remote.OnListen = func(a net.Addr) { listening = a.String() }
+		cfg.Remote = remote
+	}
 	var readyErr error
 	cfg.OnReady = func() {
 		n := len(found.Adapters)
 		if o.json {
-			readyErr = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "ready", Socket: socket, Dirs: dirs, Adapters: &n, PID: os.Getpid()})
+			readyErr = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "ready", Socket: socket, Listen: listening, Dirs: dirs, Adapters: &n, PID: os.Getpid()})
 		} else {
+			var on []string
+			if socket != "" {
+				on = append(on, socket)
+			}
+			if listening != "" {
+				on = append(on, "tls://"+listening)
+			}
 			_, readyErr = fmt.Fprintf(e.stdout, "adapterctl serve: serving %s from %s on %s (pid %d)\n",
-				count(n, "adapter", "adapters"), strings.Join(dirs, ", "), socket, os.Getpid())
+				count(n, "adapter", "adapters"), strings.Join(dirs, ", "), strings.Join(on, " and "), os.Getpid())
 		}
 	}
 	err = controlplane.Serve(ctx, cfg)

@@ -359,7 +359,7 @@ func TestDaemonUsage(t *testing.T) {
 		{"serve bad --log", []string{"serve", "--socket", nosock, "--log", "loud", goodDir}, ExitUsage, []string{"--log"}},
 		{"serve bad --env", []string{"serve", "--socket", nosock, "--env", "X", goodDir}, ExitUsage, []string{"KEY=VALUE"}},
 		{"serve without dirs", []string{"serve", "--socket", nosock}, ExitUsage, []string{"ADAPTERKIT_PATH"}},
-		{"serve relative dir", []string{"serve", "--socket", nosock, "rel/dir"}, ExitNotFound, []string{"not absolute"}},
+		{"serve relative dir", []string{"serve", "--socket", nosock, "rel/dir"}, ExitNotFound, []string{"rel/dir", "does not exist"}},
 		{"serve missing dir", []string{"serve", "--socket", nosock, filepath.Join(dir, "missing")}, ExitNotFound, []string{"does not exist"}},
 		{"serve on a file", []string{"serve", "--socket", file, goodDir}, ExitUsage, []string{"not a socket"}},
 		{"no daemon: ping", []string{"ping", "--socket", nosock}, ExitBroken, []string{"cannot connect"}},

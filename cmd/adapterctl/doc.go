@@ -3,9 +3,9 @@
 // control-plane daemon that keeps adapters supervised, and asks it.
 //
 //	adapterctl list    [--json] DIR...
-//	adapterctl inspect [--json] [--config JSON] ADAPTER
-//	adapterctl call    [--json] [--timeout D] [--config JSON] ADAPTER METHOD [PARAMS_JSON|-]
-//	adapterctl check   [--json] [--timeout D] [--config JSON] ADAPTER
+//	adapterctl inspect [--json] [-v] [--log-level L] [--config JSON] ADAPTER
+//	adapterctl call    [--json] [-v] [--log-level L] [--timeout D] [--config JSON] ADAPTER METHOD [PARAMS_JSON|-]
+//	adapterctl check   [--json] [-v] [--log-level L] [--timeout D] [--config JSON] ADAPTER
 //	adapterctl help    [COMMAND]
 //
 //	adapterctl serve   --socket SOCKET [--json] [--env KEY=VALUE]... [--inherit-env]
@@ -14,19 +14,29 @@
 //	adapterctl version      --socket SOCKET [--json]
 //	adapterctl capabilities --socket SOCKET [--json]
 //	adapterctl status       --socket SOCKET [--json]
+//	adapterctl top          --socket SOCKET [--once] [--interval D] [--json]
 //	adapterctl discover     --socket SOCKET [--timeout D] [--json]
 //	adapterctl call    --socket SOCKET [--json] [--timeout D] ADAPTER METHOD [PARAMS_JSON|-]
 //
-// ADAPTER is an absolute path to an executable, or NAME[@CONSTRAINT] (for example
+// ADAPTER is the path of an executable, or NAME[@CONSTRAINT] (for example
 // "thermometer@~> 1.0") looked up in the directories given with --dir (repeatable) or,
-// when there is none, in the ADAPTERKIT_PATH environment variable (a list of absolute
-// directories separated by the OS path-list separator). See package discovery for the
+// when there is none, in the ADAPTERKIT_PATH environment variable (a list of
+// directories separated by the OS path-list separator). Relative paths (ADAPTER, DIR,
+// --dir) are taken from the working directory and the absolute path used is shown on
+// stderr: the library launches by absolute path only (R61, A31), adapterctl resolves
+// what a person types. See package discovery for the
 // naming convention NAME_vVERSION.
 //
 // Every command that starts an adapter ends it verified: stdin is closed, the adapter
 // may exit on its own within the disconnect grace, then its whole process tree is
 // killed and proven gone; when that proof cannot be had, adapterctl says so and exits
 // with status 4.
+//
+// With -v (or --log-level LEVEL) inspect, call and check show the adapter's standard
+// error on stderr, attributed to it: the records of the logger package plugin gives
+// adapters at their own level ("[INFO]  thermometer: reading: pid=4242 probe=inlet"),
+// other lines at info; the adapter's logger gets LEVEL (default info) through
+// $ADAPTERKIT_LOG_LEVEL. See docs/observability.md.
 //
 // # The daemon
 //
@@ -41,7 +51,12 @@
 // scanned. With --json both lines are JSON objects ({"event":"ready",...} and
 // {"event":"stopped","verified":...}).
 //
-// ping, version, capabilities, status and discover ask that daemon, printing aligned
+// With --log LEVEL the daemon logs on stderr, its adapters' records among them under
+// their names ("adapterctl.thermometer"). status shows each adapter's per-method calls,
+// errors by code and p50/p99 latency, the memory and CPU of its process tree, its last
+// exit and its last stderr lines; top shows them as a table refreshed every second.
+//
+// ping, version, capabilities, status, top and discover ask that daemon, printing aligned
 // text or, with --json, the control-plane result (discover: one line per event as it
 // arrives, JSON lines with --json, until the stream's --timeout). "call --socket" sends
 // the call to the daemon instead of starting the adapter: ADAPTER is passed as given,
@@ -50,11 +65,28 @@
 // with the adapter protocol's code, the outcome (uncertain, never started) and the
 // violation where the daemon reported them, and the control-plane code.
 //
+// # Remote daemons
+//
+//	adapterctl serve --listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE
+//	                 --allow NAME=ROLE... [--socket SOCKET] [--handshake-timeout D]
+//	                 [--idle-timeout D] [DIR...]
+//	adapterctl COMMAND --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE ...
+//	adapterctl certs --dir DIR [--host HOST]... [--client NAME]... [--valid D]
+//
+// "serve --listen" also serves on TCP, with mutual TLS 1.3 only: a client certificate
+// chaining to --client-ca, named by an --allow (common name or spki:sha256/BASE64) with
+// role read (Ping, Version, Capabilities, Discover, Status) or call (also Send); a
+// method the role does not allow is permission_denied. SIGHUP re-reads the certificate
+// files. Every client command reaches such a daemon with --remote and the --tls-*
+// flags, or $ADAPTERKIT_REMOTE, $ADAPTERKIT_TLS_CA, $ADAPTERKIT_TLS_CERT and
+// $ADAPTERKIT_TLS_KEY. "certs" makes a CA, a daemon certificate and client certificates
+// to try it with. See docs/remote.md.
+//
 // # Exit status
 //
 //	0  success
 //	1  the adapter answered with an error (call), or a check failed (check)
-//	2  usage error (bad flags or arguments, malformed JSON, relative paths)
+//	2  usage error (bad flags or arguments, malformed JSON)
 //	3  the connection broke: the adapter could not be started, the handshake failed,
 //	   the adapter violated the protocol or its process exited; or the daemon could
 //	   not be reached, closed the connection, did not answer, or could not start
@@ -67,7 +99,8 @@
 // advertise the method); transport_error 1 when the adapter answered with an error or
 // the call's deadline passed, 3 when the adapter could not be started, broke the
 // protocol or exited; 4 when its process tree was not verified gone; frame_too_large
-// 2; unknown_method, internal and codes unknown to this adapterctl 3.
+// 2; permission_denied, unknown_method, internal and codes unknown to this
+// adapterctl 3.
 //
 // Errors go to stderr, as text, or as one JSON object with --json. Run
 // "adapterctl help COMMAND" for the details of each command, and "adapterctl help check"

@@ -10,7 +10,8 @@ import (
 )
 
 const listHelp = `
-Scans each DIR (absolute; not its subdirectories) for adapters named NAME_vVERSION
+Scans each DIR (not its subdirectories; a relative DIR is taken from the working
+directory, and the absolute path used is shown on stderr) for adapters named NAME_vVERSION
 (NAME_vVERSION.exe on Windows) and prints what was found: name, version and path,
 newest version first. Every other entry is listed with the reason it was not taken
 (bad name, not executable, world-writable, duplicate, ...) and the detail. Without DIR,
@@ -46,12 +47,16 @@ func runList(ctx context.Context, e *env, args []string) int {
 	if done {
 		return status
 	}
+	var notes []string
 	if len(dirs) == 0 {
-		dirs = (&adapterOpts{}).searchDirs()
+		dirs, notes = (&adapterOpts{}).searchDirs()
 		if len(dirs) == 0 {
 			return fail(e, "list", false, usagef("no DIR given and $%s is empty", pathEnv), nil)
 		}
+	} else {
+		dirs, notes = absPaths(dirs)
 	}
+	printNotes(e, "list", *asJSON, notes)
 	res, err := discovery.Scan(ctx, nil, dirs...)
 	if err != nil {
 		return fail(e, "list", *asJSON, err, nil)

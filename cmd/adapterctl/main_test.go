@@ -16,7 +16,8 @@ import (
 // Built once by TestMain:
 //
 //	goodDir: echo_v1.2.0 and thermometer_v1.0.0 (examples/echo, examples/thermometer)
-//	badDir:  garbage_v1.0.0, noexit_v1.0.0, crash_v1.0.0, leaky_v1.0.0 (testdata/badadapter)
+//	badDir:  garbage_v1.0.0, noexit_v1.0.0, crash_v1.0.0, leaky_v1.0.0, fragile_v1.0.0,
+//	         panicky_v1.0.0 (testdata/badadapter)
 var goodDir, badDir string
 
 // exe is the executable file name of NAME_vVERSION on this OS.
@@ -68,7 +69,7 @@ func buildAdapters(root string) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"noexit", "crash", "leaky"} {
+	for _, name := range []string{"noexit", "crash", "leaky", "fragile", "panicky"} {
 		if err := os.WriteFile(filepath.Join(badDir, exe(name+"_v1.0.0")), src, 0o755); err != nil {
 			return err
 		}

@@ -38,15 +38,17 @@ type adapterOpts struct {
 	env           stringList
 	inheritEnv    bool
 	adapterStderr bool
+	logOpts
 }
 
 func (o *adapterOpts) register(f *flags) {
 	f.BoolVar(&o.json, "json", false, "print machine-readable JSON (errors: one JSON object on stderr)")
-	f.Var(&o.dirs, "dir", "directory to search for NAME[@CONSTRAINT] (absolute; repeatable; default $"+pathEnv+")")
+	f.Var(&o.dirs, "dir", "directory to search for NAME[@CONSTRAINT] (repeatable; default $"+pathEnv+")")
 	f.StringVar(&o.config, "config", "", "configuration sent in initialize: one JSON `object` (default {})")
 	f.Var(&o.env, "env", "`KEY=VALUE` added to the adapter's environment (repeatable)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapter")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapter's stderr to adapterctl's stderr (default: discarded)")
+	o.registerLogs(f)
 }
 
 // configuration returns the --config object, or a usage error.
@@ -75,10 +77,11 @@ func (o *adapterOpts) environ() ([]string, error) {
 	return out, nil
 }
 
-// searchDirs returns the --dir directories, or those of $ADAPTERKIT_PATH.
-func (o *adapterOpts) searchDirs() []string {
+// searchDirs returns the --dir directories, or those of $ADAPTERKIT_PATH, made
+// absolute (see paths.go), and a note for each that was relative.
+func (o *adapterOpts) searchDirs() ([]string, []string) {
 	if len(o.dirs) > 0 {
-		return o.dirs
+		return absPaths(o.dirs)
 	}
 	var dirs []string
 	for _, d := range filepath.SplitList(os.Getenv(pathEnv)) {
@@ -86,7 +89,7 @@ func (o *adapterOpts) searchDirs() []string {
 			dirs = append(dirs, d)
 		}
 	}
-	return dirs
+	return absPaths(dirs)
 }
 
 // target is a resolved ADAPTER argument.
@@ -95,28 +98,34 @@ type target struct {
 	Name string `json:"name"`
 }
 
-// resolve turns the ADAPTER argument into an absolute executable path: an absolute
-// path as it is, NAME[@CONSTRAINT] through discovery (registry.Resolve). A relative
-// path is refused, never resolved (R61, A31).
-func (o *adapterOpts) resolve(ctx context.Context, ref string) (target, error) {
+// resolve turns the ADAPTER argument into an absolute executable path: a path made
+// absolute against the working directory (the library launches by absolute path
+// only, R61, A31), NAME[@CONSTRAINT] through discovery (registry.Resolve). It returns
+// notes naming the absolute paths used for relative ones.
+func (o *adapterOpts) resolve(ctx context.Context, ref string) (target, []string, error) {
+	var notes []string
+	dirs, dirNotes := o.searchDirs()
 	if registry.IsPath(ref) {
-		if !filepath.IsAbs(ref) {
-			return target{}, usagef("adapter path %q is not absolute (adapters are launched by absolute path only)", ref)
+		if abs, rel := absPath(ref); rel {
+			notes = append(notes, resolvedNote(ref, abs))
+			ref = abs
 		}
-	} else if len(o.searchDirs()) == 0 {
-		return target{}, usagef("%q names an adapter, but there is no directory to search: give --dir DIR or set $%s", ref, pathEnv)
+	} else if len(dirs) == 0 {
+		return target{}, nil, usagef("%q names an adapter, but there is no directory to search: give --dir DIR or set $%s", ref, pathEnv)
+	} else {
+		notes = append(notes, dirNotes...)
 	}
-	reg := registry.New(&registry.Config{Dirs: o.searchDirs()})
+	reg := registry.New(&registry.Config{Dirs: dirs})
 	defer reg.Close(ctx) // nothing was opened: closing only refuses further use
 	path, err := reg.Resolve(ctx, ref)
 	if err != nil {
-		return target{}, err
+		return target{}, notes, err
 	}
 	name := filepath.Base(path)
 	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
 		name = n
 	}
-	return target{Path: path, Name: name}, nil
+	return target{Path: path, Name: name}, notes, nil
 }
 
 // lifecycleConfig returns the lifecycle configuration to open t with.
@@ -133,7 +142,8 @@ func (o *adapterOpts) lifecycleConfig(e *env, t target) (lifecycle.Config, error
 	if o.adapterStderr {
 		stderr = e.stderr
 	}
-	return lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name}, nil
+	cfg := lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name}
+	return cfg, o.applyLogs(e.stderr, t.Name, &cfg)
 }
 
 // prepare validates the local inputs, then resolves the adapter: nothing is started
@@ -145,7 +155,11 @@ func (o *adapterOpts) prepare(ctx context.Context, e *env, ref string) (target, 
 	if _, err := o.environ(); err != nil {
 		return target{}, lifecycle.Config{}, err
 	}
-	t, err := o.resolve(ctx, ref)
+	if _, err := o.level(); err != nil {
+		return target{}, lifecycle.Config{}, err
+	}
+	t, notes, err := o.resolve(ctx, ref)
+	printNotes(e, "", o.json, notes)
 	if err != nil {
 		return target{}, lifecycle.Config{}, err
 	}

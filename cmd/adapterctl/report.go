@@ -63,7 +63,7 @@ func exitStatus(err error) int {
 		return ExitBroken
 	case isNotFound(err):
 		return ExitNotFound
-	case errors.Is(err, controlplane.ErrConfig): // e.g. a --socket path that is not a socket
+	case errors.Is(err, controlplane.ErrConfig), errors.Is(err, controlplane.ErrCertificate): // e.g. a --socket path that is not a socket, a --tls-key that does not load
 		return ExitUsage
 	case errors.As(err, &ve):
 		return ExitBroken
@@ -163,6 +163,8 @@ type errorReport struct {
 	Cleanup   string      `json:"cleanup,omitempty"`
 	// Control is the daemon's error, for a command sent to a daemon (--socket).
 	Control *controlReport `json:"control,omitempty"`
+	// Hint says what to do, when adapterctl knows (hints.go).
+	Hint string `json:"hint,omitempty"`
 }
 
 // controlReport is a *controlplane.Error for scripts.
@@ -208,6 +210,7 @@ func newErrorReport(cmd string, err error, cleanup error, status int) errorRepor
 			}
 		}
 	}
+	r.Hint = hintFor(err)
 	if cleanup != nil {
 		r.Cleanup = cleanup.Error()
 		if r.Error == "" {
@@ -233,12 +236,17 @@ func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, statu
 			if r.Call.RawCode != "" {
 				fmt.Fprintf(w, " (sent as %q)", c.RawCode)
 			}
-			fmt.Fprintf(w, ": %s\n", c.Message)
+			if c.Message != "" {
+				fmt.Fprintf(w, ": %s", c.Message)
+			}
+			fmt.Fprintln(w)
 			switch {
 			case c.NeverStarted:
 				fmt.Fprintln(w, "  outcome: never started (nothing was sent to the adapter)")
 			case c.Uncertain:
 				fmt.Fprintln(w, "  outcome: uncertain (the adapter may or may not have acted)")
+			case c.Cause != "" || r.Violation != "":
+				fmt.Fprintln(w, "  outcome: decided by the host, not answered by the adapter")
 			default:
 				fmt.Fprintln(w, "  outcome: the adapter answered with this error")
 			}
@@ -259,6 +267,9 @@ func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, statu
 			if r.Detail != "" {
 				fmt.Fprintf(w, "  detail: %s\n", r.Detail)
 			}
+		}
+		if r.Hint != "" {
+			fmt.Fprintf(w, "  what to do: %s\n", r.Hint)
 		}
 	}
 	if r.Cleanup != "" {

@@ -18,7 +18,7 @@ const (
 	ExitOK = 0
 	// ExitFailed: the adapter answered the call with an error, or a check failed.
 	ExitFailed = 1
-	// ExitUsage: bad flags or arguments, malformed JSON, a relative path.
+	// ExitUsage: bad flags or arguments, malformed JSON.
 	ExitUsage = 2
 	// ExitBroken: the connection broke: start or handshake failure, a protocol
 	// violation, or the adapter's process exited.
@@ -33,7 +33,7 @@ const (
 const exitCodesHelp = `Exit status:
   0  success
   1  the adapter answered with an error (call), or a check failed (check)
-  2  usage error (bad flags or arguments, malformed JSON, relative paths)
+  2  usage error (bad flags or arguments, malformed JSON)
   3  the connection broke: start or handshake failure, protocol violation, process exited;
      or the daemon (--socket) could not be reached, did not answer, or could not start
   4  the adapter's process tree could not be verified gone (takes precedence over 1 and 3)
@@ -41,10 +41,11 @@ const exitCodesHelp = `Exit status:
 `
 
 // adapterHelp documents the ADAPTER argument.
-const adapterHelp = `ADAPTER is an absolute path to an executable, or NAME[@CONSTRAINT] (e.g. "echo",
+const adapterHelp = `ADAPTER is the path of an executable, or NAME[@CONSTRAINT] (e.g. "echo",
 "thermometer@~> 1.0", "echo@>= 1.2, < 2") looked up in the directories given with --dir
-(repeatable) or, without --dir, in $ADAPTERKIT_PATH (absolute directories separated by
-the OS path-list separator). The newest matching NAME_vVERSION file is taken.
+(repeatable) or, without --dir, in $ADAPTERKIT_PATH (directories separated by the OS
+path-list separator). The newest matching NAME_vVERSION file is taken. Relative paths
+are taken from the working directory; the absolute path used is shown on stderr.
 The adapter gets an empty environment unless --inherit-env or --env is given.
 `
 
@@ -76,6 +77,8 @@ func init() {
 		{"capabilities", "every adapter the daemon discovered, with its catalog", runCapabilities},
 		{"discover", "stream the adapters the daemon finds, and their changes, for --timeout", runDiscover},
 		{"status", "the daemon's health, counters and open adapters", runStatus},
+		{"top", "the daemon's adapters, refreshed every second: CPU, memory, calls, errors, latency", runTop},
+		{"certs", "create a CA, a daemon and client certificates to try serve --listen (mutual TLS)", runCerts},
 	}
 }
 
@@ -89,6 +92,8 @@ Usage:
   adapterctl serve --socket SOCKET [DIR...]     (a daemon keeping adapters supervised)
   adapterctl COMMAND --socket SOCKET ...        (call, ping, version, capabilities,
                                                  discover, status: ask that daemon)
+  adapterctl COMMAND --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE ...
+                                                (the same, to 'serve --listen' over TLS)
 
 Commands:
 `)

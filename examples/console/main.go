@@ -34,8 +34,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
 )
@@ -48,7 +46,7 @@ func newAdapter(c *console) *plugin.Adapter {
 	plugin.Handle(svc, methodClose, c.close)
 	return &plugin.Adapter{
 		Services: []*plugin.Service{svc},
-		Logger:   hclog.New(&hclog.LoggerOptions{Name: "console", Level: hclog.Warn, Output: os.Stderr}),
+		Logger:   plugin.NewLogger("console"),
 	}
 }
 

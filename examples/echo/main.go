@@ -20,7 +20,6 @@ import (
 
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // maxBig is the largest string example.echo.big returns: the frame limit less room for
@@ -35,7 +34,7 @@ type sleepParams struct {
 
 func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
 	if p.MS < 0 || time.Duration(p.MS)*time.Millisecond > limits.CallDeadline {
-		return sleepParams{}, plugin.Errorf(wire.CodeInvalid, "ms must be from 0 to %d", limits.CallDeadline.Milliseconds())
+		return sleepParams{}, plugin.Errorf(plugin.CodeInvalid, "ms must be from 0 to %d", limits.CallDeadline.Milliseconds())
 	}
 	t := time.NewTimer(time.Duration(p.MS) * time.Millisecond)
 	defer t.Stop()
@@ -43,7 +42,7 @@ func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
 	case <-t.C:
 		return p, nil
 	case <-ctx.Done():
-		return sleepParams{}, plugin.Errorf(wire.CodeAborted, "Sleep canceled")
+		return sleepParams{}, plugin.Errorf(plugin.CodeAborted, "Sleep canceled")
 	}
 }
 
@@ -53,7 +52,8 @@ type failParams struct {
 }
 
 func fail(_ context.Context, p failParams) (struct{}, error) {
-	return struct{}{}, &plugin.Error{Code: wire.Code(p.Code), Message: p.Message}
+	log.Info("failing as asked", "code", p.Code)
+	return struct{}{}, &plugin.Error{Code: plugin.Code(p.Code), Message: p.Message}
 }
 
 type bigParams struct {
@@ -62,7 +62,7 @@ type bigParams struct {
 
 func big(_ context.Context, p bigParams) (json.RawMessage, error) {
 	if p.Bytes < 0 || p.Bytes > maxBig {
-		return nil, plugin.Errorf(wire.CodeInvalid, "bytes must be from 0 to %d", maxBig)
+		return nil, plugin.Errorf(plugin.CodeInvalid, "bytes must be from 0 to %d", maxBig)
 	}
 	b := make([]byte, p.Bytes+2)
 	for i := range b {
@@ -71,6 +71,10 @@ func big(_ context.Context, p bigParams) (json.RawMessage, error) {
 	b[0], b[len(b)-1] = '"', '"'
 	return b, nil
 }
+
+// log is the adapter's logger: JSON records on stderr that the host shows under the
+// adapter's name (plugin.Logger).
+var log = plugin.Logger()
 
 // newAdapter returns the echo adapter.
 func newAdapter() *plugin.Adapter {

@@ -11,7 +11,6 @@ import (
 	"context"
 
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // readParams are the params of example.device.read.
@@ -24,15 +23,20 @@ type reading struct {
 	Celsius float64 `json:"celsius"`
 }
 
+// log is the adapter's logger: JSON records on stderr that the host shows under the
+// adapter's name.
+var log = plugin.Logger()
+
 func read(ctx context.Context, p readParams) (reading, error) {
+	log.Info("reading", "probe", p.Probe)
 	switch p.Probe {
 	case "inlet":
 		return reading{Celsius: 21.5}, nil
 	case "slow":
 		<-ctx.Done()
-		return reading{}, plugin.Errorf(wire.CodeAborted, "Read canceled")
+		return reading{}, plugin.Errorf(plugin.CodeAborted, "Read canceled")
 	}
-	return reading{}, plugin.Errorf(wire.CodeInvalid, "unknown probe")
+	return reading{}, plugin.Errorf(plugin.CodeInvalid, "unknown probe")
 }
 
 // newAdapter returns the thermometer adapter.

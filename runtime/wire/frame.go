@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/adapterkit/adapterkit/limits"
 )
@@ -27,16 +28,53 @@ type FrameError struct {
 	Length uint64 // the length prefix, when one was read
 	Max    int    // the cap in force
 	Cause  error  // the underlying read error, for ErrFrameTruncated
+	// Header holds the bytes of the length prefix as read (1 to 4 of them; none when
+	// the stream ended cleanly before it or the error is a sender's).
+	Header []byte
 }
 
+// Error describes the violation in one line. When the length prefix reads as text it
+// says so, with the likely cause (see [FrameError.Text]).
 func (e *FrameError) Error() string {
+	var s string
 	switch e.Err {
 	case ErrFrameTooLarge:
-		return fmt.Sprintf("wire: %v: length %d, limit %d", e.Err, e.Length, e.Max)
+		s = fmt.Sprintf("wire: %v: length %d, limit %d", e.Err, e.Length, e.Max)
 	case ErrFrameTruncated:
-		return fmt.Sprintf("wire: %v (length %d): %v", e.Err, e.Length, e.Cause)
+		if len(e.Header) < limits.FrameHeaderSize {
+			s = fmt.Sprintf("wire: %v (%d of the %d header bytes): %v", e.Err, len(e.Header), limits.FrameHeaderSize, e.Cause)
+		} else {
+			s = fmt.Sprintf("wire: %v (length %d): %v", e.Err, e.Length, e.Cause)
+		}
+	default:
+		s = "wire: " + e.Err.Error()
 	}
-	return "wire: " + e.Err.Error()
+	if t, ok := e.Text(); ok {
+		s += fmt.Sprintf(" (the length prefix reads as text %q: something printed to stdout?)", t)
+	}
+	return s
+}
+
+// Text returns the length prefix as a string when it reads as text: every byte of it
+// is printable ASCII, a tab, a carriage return or a line feed. Any such 4-byte prefix
+// is far above the frame cap, so the cause is almost always text written where frames
+// belong: a stray print on an adapter's stdout (R6), or a person typing at an adapter.
+func (e *FrameError) Text() (string, bool) {
+	return TextPrefix(e.Header)
+}
+
+// TextPrefix reports whether the bytes b, the start of a frame, read as text (see
+// [FrameError.Text]), and returns them as a string if so. Empty b does not.
+func TextPrefix(b []byte) (string, bool) {
+	if len(b) == 0 {
+		return "", false
+	}
+	for _, c := range b {
+		if (c < 0x20 || c > 0x7e) && c != '\n' && c != '\r' && c != '\t' {
+			return "", false
+		}
+	}
+	return string(b), true
 }
 
 // Unwrap returns the sentinel cause and, for truncation, the read error.
@@ -74,25 +112,25 @@ func NewReader(r io.Reader, max int) *Reader {
 // and a *FrameError for a zero-length, oversized or truncated frame. The length is
 // checked before anything is allocated or read beyond the header (R5).
 func (r *Reader) ReadFrame() ([]byte, error) {
-	if _, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
+	if k, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
 		if err == io.EOF {
 			return nil, io.EOF
 		}
-		return nil, &FrameError{Err: ErrFrameTruncated, Max: r.max, Cause: err}
+		return nil, &FrameError{Err: ErrFrameTruncated, Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:k])}
 	}
 	n := binary.BigEndian.Uint32(r.hdr[:])
 	switch {
 	case n == 0:
-		return nil, &FrameError{Err: ErrFrameEmpty, Max: r.max}
+		return nil, &FrameError{Err: ErrFrameEmpty, Max: r.max, Header: slices.Clone(r.hdr[:])}
 	case uint64(n) > uint64(r.max):
-		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max}
+		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max, Header: slices.Clone(r.hdr[:])}
 	}
 	p := make([]byte, n)
 	if _, err := io.ReadFull(r.br, p); err != nil {
 		if err == io.EOF {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, &FrameError{Err: ErrFrameTruncated, Length: uint64(n), Max: r.max, Cause: err}
+		return nil, &FrameError{Err: ErrFrameTruncated, Length: uint64(n), Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:])}
 	}
 	return p, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,5 +138,40 @@ func TestFinishFrame(t *testing.T) {
 	}
 	if err := wire.WriteFrame(&buf, nil, 0); !errors.Is(err, wire.ErrFrameEmpty) {
 		t.Fatalf("WriteFrame empty: %v", err)
+	}
+}
+
+// R6, R53: a length prefix that reads as text — text written where frames belong — is
+// named in the frame error, whether the text filled the header or ended inside it; a
+// binary prefix is not.
+func TestFrameErrorReadsAsText(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		text     string // "" when no hint is expected
+		sentinel error
+	}{
+		{"R5", "hello\n", "hell", wire.ErrFrameTooLarge},
+		{"R1", "hi\n", "hi\n", wire.ErrFrameTruncated},
+		{"R5", "{\"type\":1}", "{\"ty", wire.ErrFrameTooLarge},
+		{"R4", "\x00\x00\x00\x00", "", wire.ErrFrameEmpty},
+		{"R5", "\xff\xff\xff\xff", "", wire.ErrFrameTooLarge},
+		{"R1", "\x00\x00", "", wire.ErrFrameTruncated},
+	} {
+		_, err := wire.NewReader(strings.NewReader(c.in), 0).ReadFrame()
+		var fe *wire.FrameError
+		if !errors.As(err, &fe) || !errors.Is(err, c.sentinel) {
+			t.Fatalf("%s %q: error %v, want %v", c.name, c.in, err, c.sentinel)
+		}
+		got, ok := fe.Text()
+		hinted := strings.Contains(err.Error(), "reads as text") && strings.Contains(err.Error(), "something printed to stdout?")
+		if c.text == "" {
+			if ok || hinted {
+				t.Errorf("%s %q: hint given for a binary prefix: %v", c.name, c.in, err)
+			}
+			continue
+		}
+		if !ok || got != c.text || !hinted || !strings.Contains(err.Error(), strconv.Quote(c.text)) {
+			t.Errorf("%s %q: Text() = %q, %v; error %q", c.name, c.in, got, ok, err)
+		}
 	}
 }

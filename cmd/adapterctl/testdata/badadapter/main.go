@@ -8,6 +8,9 @@
 //   - leaky: behaves, but on stdin EOF starts a copy of itself that keeps running after
 //     the adapter exits (R64).
 //   - sleeper: the copy started by leaky; it sleeps and never speaks.
+//   - fragile: ignores what it cannot parse (bad JSON, a wrong envelope type, a
+//     zero-length frame) and carries on, where it should end the connection (A28).
+//   - panicky: panics on what it cannot parse, instead of exiting cleanly (A28).
 //
 // Service bad.adapter version 1 has one method, bad.adapter.echo, which returns its
 // params. Requests before initialize and a second initialize are answered invalid,
@@ -62,8 +65,13 @@ func serve(mode string) {
 	for {
 		p, err := r.ReadFrame()
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			switch {
+			case errors.Is(err, io.EOF):
 				return
+			case mode == "fragile" && errors.Is(err, wire.ErrFrameEmpty):
+				continue
+			case mode == "panicky":
+				panic(err)
 			}
 			os.Exit(1)
 		}
@@ -73,6 +81,10 @@ func serve(mode string) {
 		case errors.As(err, &ee) && ee.Type == wire.TypeRequest && ee.ID != 0:
 			send(wire.AppendError(nil, ee.ID, wire.CodeInvalid, "invalid envelope"))
 			continue
+		case err != nil && mode == "fragile":
+			continue
+		case err != nil && mode == "panicky":
+			panic(err)
 		case err != nil:
 			os.Exit(1)
 		case m.Type == wire.TypeCancel:

@@ -1,0 +1,25 @@
+package controlplane_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/controlplane"
+)
+
+// FuzzParseAllow: any text is a grant with a known role and a non-empty name, or an
+// ErrConfig; never a panic.
+func FuzzParseAllow(f *testing.F) {
+	for _, s := range []string{"alice=call", "a=read", "spki:sha256/" + strings.Repeat("A", 43) + "==read", "=", "x==", "spki:=call"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		name, role, err := controlplane.ParseAllow(s)
+		if err != nil {
+			return
+		}
+		if name == "" || (role != controlplane.RoleRead && role != controlplane.RoleCall) || !strings.HasSuffix(s, "="+string(role)) {
+			t.Fatalf("ParseAllow(%q) = %q, %q", s, name, role)
+		}
+	})
+}

@@ -1,0 +1,231 @@
+package controlplane
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sync/atomic"
+	"time"
+)
+
+// RemoteConfig makes [Serve] answer on TCP too, with mutual TLS: TLS 1.3 only, a
+// client certificate required, chaining to ClientCAFile, and named by Allow. There
+// is no way to serve plain TCP. Frames, envelopes, methods and codes are those of
+// the Unix socket; only who may connect, and what they may do, differ.
+type RemoteConfig struct {
+	// Listen is the HOST:PORT to listen on (port 0: any free port, see OnListen).
+	Listen string
+	// CertFile and KeyFile are the daemon's certificate chain and private key (PEM).
+	CertFile, KeyFile string
+	// ClientCAFile holds the PEM certificates a client certificate must chain to.
+	ClientCAFile string
+	// Allow maps a client certificate's identity to its role: the identity is its
+	// subject common name or the SPKI pin of its public key ([SPKIPin],
+	// "spki:sha256/BASE64"; a pin is looked up first). A verified client that no
+	// entry names is refused at connect. At least one entry is required.
+	Allow map[string]Role
+	// Reload, when it delivers, makes the daemon read CertFile, KeyFile and
+	// ClientCAFile again (e.g. on SIGHUP): new connections use the new files,
+	// connected clients are not disturbed. Files that do not load are logged and the
+	// previous ones kept.
+	Reload <-chan struct{}
+	// HandshakeTimeout bounds the TLS handshake (default 5 s); a client that has not
+	// completed it by then is refused.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes a connection that has no request under way and has sent no
+	// frame for that long (default 5 min).
+	IdleTimeout time.Duration
+	// OnListen, if set, is called with the TCP listener's address once it listens
+	// (before ServerConfig.OnReady).
+	OnListen func(net.Addr)
+}
+
+// Defaults of RemoteConfig.
+const (
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultIdleTimeout      = 5 * time.Minute
+)
+
+// ErrCertificate: the daemon's or a client's certificate files could not be loaded.
+var ErrCertificate = errors.New("controlplane: cannot load certificates")
+
+// certs is one loaded set of the daemon's certificate files.
+type certs struct {
+	cert     *tls.Certificate
+	clientCA *x509.CertPool
+}
+
+// loadCerts reads the daemon's certificate, key and client CA files.
+func loadCerts(rc *RemoteConfig) (*certs, error) {
+	cert, err := tls.LoadX509KeyPair(rc.CertFile, rc.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s, %s: %w", ErrCertificate, rc.CertFile, rc.KeyFile, err)
+	}
+	pool, err := loadPool(rc.ClientCAFile)
+	if err != nil {
+		return nil, err
+	}
+	return &certs{cert: &cert, clientCA: pool}, nil
+}
+
+// loadPool reads a PEM file of CA certificates.
+func loadPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCertificate, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%w: %s holds no PEM certificate", ErrCertificate, file)
+	}
+	return pool, nil
+}
+
+// tlsServer is the TLS side of a remote listener: the current certificates (swapped
+// whole by reload) and the verification of clients.
+type tlsServer struct {
+	rc  *RemoteConfig
+	cur atomic.Pointer[certs]
+	now func() time.Time
+}
+
+func newTLSServer(rc *RemoteConfig) (*tlsServer, error) {
+	c, err := loadCerts(rc)
+	if err != nil {
+		return nil, err
+	}
+	t := &tlsServer{rc: rc, now: time.Now}
+	t.cur.Store(c)
+	return t, nil
+}
+
+// reload reads the certificate files again; on failure the loaded ones stay.
+func (t *tlsServer) reload() error {
+	c, err := loadCerts(t.rc)
+	if err != nil {
+		return err
+	}
+	t.cur.Store(c)
+	return nil
+}
+
+// config returns the tls.Config of the listener. The client's certificate is
+// verified by verify (not by crypto/tls), so that a refusal can name the client.
+func (t *tlsServer) config() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS13,
+		MaxVersion: tls.VersionTLS13,
+		ClientAuth: tls.RequireAnyClientCert,
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return t.cur.Load().cert, nil
+		},
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			_, err := t.verify(cs.PeerCertificates)
+			return err
+		},
+	}
+}
+
+// RefusedError is why a remote client was refused at connect: its certificate did
+// not verify, or no Allow entry names it.
+type RefusedError struct {
+	// Client names the certificate: its common name and SPKI pin ("" when the
+	// client sent none).
+	Client string
+	// Reason says why, in words.
+	Reason string
+	// Err is the verification error, if any (an x509.CertificateInvalidError,
+	// x509.UnknownAuthorityError ...).
+	Err error
+}
+
+func (e *RefusedError) Error() string {
+	if e.Client == "" {
+		return "controlplane: client refused: " + e.Reason
+	}
+	return "controlplane: client " + e.Client + " refused: " + e.Reason
+}
+
+// Unwrap returns the verification error.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// verify checks a client's chain against the current client CAs, and its identity
+// against Allow, returning its permissions.
+func (t *tlsServer) verify(chain []*x509.Certificate) (perms, error) {
+	if len(chain) == 0 {
+		return perms{}, &RefusedError{Reason: "no client certificate"}
+	}
+	leaf := chain[0]
+	who := describeCert(leaf)
+	now := t.now()
+	switch {
+	case now.Before(leaf.NotBefore):
+		return perms{}, &RefusedError{Client: who, Reason: "certificate not valid before " + leaf.NotBefore.UTC().Format(time.RFC3339)}
+	case now.After(leaf.NotAfter):
+		return perms{}, &RefusedError{Client: who, Reason: "certificate expired at " + leaf.NotAfter.UTC().Format(time.RFC3339)}
+	}
+	inter := x509.NewCertPool()
+	for _, c := range chain[1:] {
+		inter.AddCert(c)
+	}
+	_, err := leaf.Verify(x509.VerifyOptions{Roots: t.cur.Load().clientCA, Intermediates: inter,
+		CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	if err != nil {
+		return perms{}, &RefusedError{Client: who, Reason: "certificate does not verify: " + err.Error(), Err: err}
+	}
+	p, ok := grant(t.rc.Allow, leaf)
+	if !ok {
+		return perms{}, &RefusedError{Client: who, Reason: "verified, but no --allow entry names it"}
+	}
+	return p, nil
+}
+
+// ClientTLSConfig returns the TLS configuration of a remote client: TLS 1.3 only,
+// the daemon's certificate verified against the PEM CA certificates in caFile, and
+// the client certificate and key (PEM) presented. The daemon's name is checked
+// against the host [DialTLS] is given.
+func ClientTLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
+	pool, err := loadPool(caFile)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s, %s: %w", ErrCertificate, certFile, keyFile, err)
+	}
+	return &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, Certificates: []tls.Certificate{cert}}, nil
+}
+
+// DialTLS connects to a daemon's remote listener at addr (HOST:PORT) with mutual
+// TLS 1.3 and completes the handshake within ctx. cfg is used as given (see
+// [ClientTLSConfig]) except that TLS versions below 1.3 are never offered, and
+// ServerName defaults to addr's host. A daemon that refuses the client's
+// certificate does so after the client's side of the handshake: the first request
+// then fails with the TLS alert (e.g. "remote error: tls: bad certificate").
+func DialTLS(ctx context.Context, addr string, cfg *tls.Config) (*Client, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("controlplane: dial %s: no TLS configuration", addr)
+	}
+	cfg = cfg.Clone()
+	cfg.MinVersion = tls.VersionTLS13
+	if cfg.MaxVersion != 0 && cfg.MaxVersion < tls.VersionTLS13 {
+		cfg.MaxVersion = tls.VersionTLS13
+	}
+	if cfg.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("controlplane: dial %s: %w", addr, err)
+		}
+		cfg.ServerName = host
+	}
+	d := tls.Dialer{Config: cfg}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("controlplane: dial %s: %w", addr, err)
+	}
+	return NewClient(nc), nil
+}

@@ -1,0 +1,218 @@
+package lifecycle
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// syncBuffer is a bytes.Buffer safe for the drain goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newTestLog(out *syncBuffer, json bool, tail int) (*stderrLog, *observed) {
+	obs := newObserved("alpha", &Config{LogTail: tail})
+	host := hclog.New(&hclog.LoggerOptions{Name: "host", Output: out, Level: hclog.Trace, JSONFormat: json})
+	w := newStderrLog(nil, host.Named("alpha"), hclog.NoLevel, "alpha", obs)
+	w.start(host.Named("alpha").With("pid", 42))
+	return w, obs
+}
+
+// A line longer than MaxLogLine is cut there and marked; the rest of it is dropped
+// and the next line is whole.
+func TestStderrLongLine(t *testing.T) {
+	var out syncBuffer
+	w, _ := newTestLog(&out, true, 0)
+	long := bytes.Repeat([]byte("a"), 100<<10)
+	for i := 0; i < len(long); i += 3000 { // in pieces, as a pipe delivers it
+		w.Write(long[i:min(i+3000, len(long))])
+	}
+	w.Write([]byte("\nnext\n"))
+	w.close()
+	recs := jsonRecords(t, out.String())
+	if len(recs) != 2 {
+		t.Fatalf("got %d records, want 2", len(recs))
+	}
+	msg := recs[0]["@message"].(string)
+	if want := strings.Repeat("a", MaxLogLine) + TruncatedMarker; msg != want {
+		t.Errorf("long line: %d bytes, want %d ending in the marker", len(msg), len(want))
+	}
+	if recs[1]["@message"] != "next" || recs[0]["@level"] != "debug" || recs[0]["pid"] != float64(42) {
+		t.Errorf("records: %v", recs)
+	}
+}
+
+// Control characters and invalid UTF-8 cannot make a line into two, nor colour or
+// rewrite the terminal: with the text format every record stays one line.
+func TestStderrCannotForge(t *testing.T) {
+	var out syncBuffer
+	w, obs := newTestLog(&out, false, 20)
+	lines := []string{
+		"plain \x1b[31mred\x1b[0m and a\rcarriage return\r",
+		"bad utf8 \xff\xfe end",
+		`{"@level":"error","@message":"x\n2026-01-01T00:00:00Z [ERROR] host: forged","k\nz":"v\u2028w","obj":{"a":"\n"}}`,
+		`{"@level":"bogus","@message":"not a record"}`,
+		"c1 \u0085 nel",
+	}
+	for _, l := range lines {
+		w.Write([]byte(l + "\n"))
+	}
+	w.close()
+	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(got) != len(lines) {
+		t.Fatalf("%d lines logged, want %d:\n%s", len(got), len(lines), out.String())
+	}
+	for _, l := range got {
+		if !strings.Contains(l, " host.alpha: ") || strings.ContainsAny(l, "\x1b\r\u2028\u0085") || !utf8Valid(l) {
+			t.Errorf("line not sanitized or not attributed: %q", l)
+		}
+	}
+	for _, want := range []string{`\x1b[31mred`, `a\x0dcarriage return`, `\xff\xfe end`, `[ERROR] host.alpha: x\x0a2026`, `k\x0az=v\u2028w`, `[DEBUG] host.alpha: {"@level":"bogus"`, `\u0085 nel`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if tail := obs.tail.snapshot(); len(tail) != len(lines) || tail[1] != `bad utf8 \xff\xfe end` {
+		t.Errorf("tail = %q", tail)
+	}
+}
+
+func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "?") == s }
+
+// A host logger that blocks never blocks the adapter's pipe: lines beyond the queue
+// bound are dropped and counted, and reported once the logger moves again.
+func TestStderrBlockedLogger(t *testing.T) {
+	release := make(chan struct{})
+	var out syncBuffer
+	blocking := writerFunc(func(p []byte) (int, error) {
+		<-release
+		return out.Write(p)
+	})
+	obs := newObserved("alpha", &Config{LogTail: 20})
+	host := hclog.New(&hclog.LoggerOptions{Output: blocking, Level: hclog.Trace})
+	w := newStderrLog(nil, host, hclog.Info, "alpha", obs)
+	w.start(host)
+	line := []byte(strings.Repeat("x", 99) + "\n")
+	const n = 100000 // 10 MB
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range n {
+			w.Write(line)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("writes blocked behind the host's logger")
+	}
+	dropped := obs.droppedLines.Load()
+	if dropped == 0 || dropped >= n {
+		t.Fatalf("dropped %d of %d lines", dropped, n)
+	}
+	w.mu.Lock()
+	queued := w.queued
+	w.mu.Unlock()
+	if queued > logQueueBytes {
+		t.Errorf("queue holds %d bytes, bound %d", queued, logQueueBytes)
+	}
+	close(release)
+	w.close()
+	if !strings.Contains(out.String(), "standard error lines dropped") {
+		t.Errorf("no report of the dropped lines")
+	}
+	if tail := obs.tail.snapshot(); len(tail) != 20 {
+		t.Errorf("tail has %d lines, want 20", len(tail))
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func jsonRecords(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("host output is not JSON lines: %q: %v", l, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// The histogram's quantiles are within 12.5% of the true ones.
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	if h.quantile(0.5) != 0 {
+		t.Fatal("empty histogram has a quantile")
+	}
+	for i := 1; i <= 1000; i++ {
+		h.observe(time.Duration(i) * time.Millisecond)
+	}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 500 * time.Millisecond}, {0.99, 990 * time.Millisecond}, {0.01, 10 * time.Millisecond}} {
+		got := h.quantile(c.q)
+		if diff := float64(got-c.want) / float64(c.want); diff < -0.125 || diff > 0.125 {
+			t.Errorf("q%v = %v, want %v within 12.5%%", c.q, got, c.want)
+		}
+	}
+	for us := uint64(0); us < 1<<20; us = us*3/2 + 1 {
+		lo, hi := bucketBounds(bucketOf(us))
+		if us < lo || us >= hi {
+			t.Fatalf("%d µs in bucket [%d, %d)", us, lo, hi)
+		}
+	}
+}
+
+// Per-call cost of the figures kept for every call (no observer).
+func BenchmarkCallFigures(b *testing.B) {
+	o := newObserved("alpha", &Config{})
+	params := json.RawMessage(`{"probe":"inlet"}`)
+	res := json.RawMessage(`{"celsius":21.5}`)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			t := o.begin("example.device.read", params)
+			o.end(t, "example.device.read", res, nil)
+		}
+	})
+}
+
+// The same from one goroutine (no contention on the counters).
+func BenchmarkCallFiguresSerial(b *testing.B) {
+	o := newObserved("alpha", &Config{})
+	params := json.RawMessage(`{"probe":"inlet"}`)
+	res := json.RawMessage(`{"celsius":21.5}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		t := o.begin("example.device.read", params)
+		o.end(t, "example.device.read", res, nil)
+	}
+}

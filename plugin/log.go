@@ -1,0 +1,45 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// LogLevelEnv names the environment variable through which a host sets the level of
+// the adapter's [Logger] (trace, debug, info, warn, error or off; default info).
+// A registry passes it when its AdapterLogLevel is set.
+const LogLevelEnv = "ADAPTERKIT_LOG_LEVEL"
+
+// Logger returns a logger for the adapter's own diagnostics, named after the
+// adapter (see [NewLogger] for the name): hclog JSON records on standard error,
+// which a host using adapterkit turns into records of its own logger, at their level
+// and with their fields, under the adapter's name. Standard error is never a reply:
+// logging is safe at any time, from any goroutine.
+func Logger() hclog.Logger { return NewLogger("") }
+
+// NewLogger returns a logger like [Logger] named name; "" means the executable's
+// name without its version (thermometer for thermometer_v1.0.0, .exe removed). Its
+// level is $ADAPTERKIT_LOG_LEVEL's, else info.
+func NewLogger(name string) hclog.Logger {
+	if name == "" {
+		name = exeName(os.Args[0])
+	}
+	level := hclog.LevelFromString(os.Getenv(LogLevelEnv))
+	if level == hclog.NoLevel {
+		level = hclog.Info
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: name, Level: level, Output: os.Stderr, JSONFormat: true})
+}
+
+// exeName is the adapter's name from its executable path: the base name without
+// ".exe" and without a "_vX.Y.Z" version suffix.
+func exeName(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".exe")
+	if i := strings.LastIndex(name, "_v"); i > 0 && i+2 < len(name) && name[i+2] >= '0' && name[i+2] <= '9' {
+		name = name[:i]
+	}
+	return name
+}

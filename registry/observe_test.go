@@ -1,0 +1,100 @@
+//go:build linux
+
+package registry_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/registry"
+)
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// The registry logs each adapter's records under the host's logger by the adapter's
+// name, passes the adapters' log level, keeps their tails and figures, and tells the
+// Observer of every call.
+func TestRegistryLogsAndStats(t *testing.T) {
+	var out lockedBuf
+	var ends atomic.Int64
+	host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Debug, JSONFormat: true})
+	r := newRegistry(t, func(c *registry.Config) {
+		c.Logger, c.AdapterLogLevel, c.LogTail = host, hclog.Debug, 5
+		c.Observer = &lifecycle.Observer{CallEnd: func(lifecycle.CallEndInfo) { ends.Add(1) }}
+	})
+	h, err := r.Open(ctxT(t), "thermometer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := h.Call(ctxT(t), "example.device.read", json.RawMessage(`{"probe":"inlet"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Standard error is read as it comes: wait until the second line has been.
+	st := h.Stats()
+	for end := time.Now().Add(10 * time.Second); len(st.LogTail) < 2 && time.Now().Before(end); st = h.Stats() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st.Name != "thermometer" || len(st.Methods) != 1 || st.Methods[0].Calls != 2 || st.Pid == 0 || len(st.LogTail) != 2 {
+		t.Fatalf("handle stats: %+v", st)
+	}
+	all := r.Stats()
+	if len(all) != 1 || all[0].Path != h.Path() || all[0].Methods[0].Calls != 2 {
+		t.Errorf("registry stats: %+v", all)
+	}
+	pid := st.Pid
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ends.Load() != 2 {
+		t.Errorf("observer saw %d call ends, want 2", ends.Load())
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON: %q", l)
+		}
+		if m["@module"] == "thermometer" && m["@message"] == "reading" {
+			if m["@level"] != "info" || m["probe"] != "inlet" || m["pid"] != float64(pid) {
+				t.Errorf("record: %v", m)
+			}
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d reading records under thermometer, want 2:\n%s", n, out.String())
+	}
+}
+
+func TestWithLogLevel(t *testing.T) {
+	in := []string{"A=1", "ADAPTERKIT_LOG_LEVEL=error", "B=2"}
+	got := registry.WithLogLevel(in, hclog.Trace)
+	if strings.Join(got, " ") != "A=1 B=2 ADAPTERKIT_LOG_LEVEL=trace" || in[1] != "ADAPTERKIT_LOG_LEVEL=error" {
+		t.Errorf("WithLogLevel = %q (input now %q)", got, in)
+	}
+}
