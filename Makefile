@@ -10,15 +10,23 @@ FUZZTIME    ?= 5m
 # (-p 2: at most two test binaries at once, whatever the core count of the machine).
 TESTFLAGS   ?= -race -count=1 -timeout 15m -p 2
 
-.PHONY: all test vet lint cross unit demo adapters bench bench-go bench-check fuzz soak tools clean
+.PHONY: all test vet lint cross unit demo adapters sdk-test bench-sdk bench bench-go bench-check fuzz soak tools clean api api-check
 
 all: test
 
 ## test: everything CI checks: vet, staticcheck, cross-OS builds and vets, unit and e2e tests with -race.
-test: vet lint cross unit bench-check
+test: vet lint cross api-check sdk-test unit bench-check
 
 vet:
 	$(GO) vet ./...
+
+## api: write the exported-API snapshot (api/*.txt, one file per library package) after a
+## deliberate API change; api-check (part of `make test`) fails when the code differs from it.
+api:
+	$(GO) run ./internal/apisnap -w
+
+api-check:
+	$(GO) run ./internal/apisnap
 
 lint: tools
 	$(STATICCHECK) ./...
@@ -32,19 +40,37 @@ cross:
 	GOOS=windows GOARCH=amd64 $(GO) test -c -o /dev/null ./platform/
 	GOOS=darwin GOARCH=arm64 $(GO) test -c -o /dev/null ./platform/
 
-unit:
-	$(GO) test $(TESTFLAGS) ./...
+# The e2e SDK tests (e2e/sdk_test.go) run against the SDK echo adapters `make adapters` built.
+unit: adapters
+	ADAPTERKIT_SDK_ADAPTERS=$(ADAPTERS) $(GO) test $(TESTFLAGS) ./...
 
 tools:
 	@test -x "$(STATICCHECK)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## adapters: build the example adapters into $(ADAPTERS) under the discovery naming convention.
-adapters:
+adapters: sdk/typescript/node_modules/.installed
 	@mkdir -p $(ADAPTERS)
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
 	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/console_v1.0.0 ./examples/console
-	install -m 0755 examples/python/adapter.py $(ADAPTERS)/pyecho_v0.1.0
+	python3 sdk/python/tools/build_adapter.py sdk/python/examples/echo.py $(ADAPTERS)/pyecho_v1.0.0
+	cd sdk/typescript && npx tsc -p tsconfig.json
+	printf '#!/usr/bin/env node\n// Built by make adapters: the TypeScript SDK echo of this checkout.\nimport(%s);\n' \
+	  '"$(CURDIR)/sdk/typescript/dist/examples/echo.js"' >$(ADAPTERS)/tsecho_v1.0.0
+	chmod 0755 $(ADAPTERS)/tsecho_v1.0.0
+	cd sdk/rust && cargo build --release --example echo
+	install -m 0755 sdk/rust/target/release/examples/echo $(ADAPTERS)/rsecho_v1.0.0
+
+# The TypeScript SDK's compiler (its only, dev, dependency), from the committed lockfile.
+sdk/typescript/node_modules/.installed: sdk/typescript/package-lock.json
+	cd sdk/typescript && npm ci --no-audit --no-fund
+	touch $@
+
+## sdk-test: the tests of each language SDK, in its own language (sdk/).
+sdk-test: sdk/typescript/node_modules/.installed
+	cd sdk/python/tests && python3 -m unittest
+	cd sdk/typescript && npm test
+	cd sdk/rust && cargo test --release
 
 ## demo: discover the example adapters, start them, call them, shut them down verified.
 demo: adapters
@@ -54,6 +80,10 @@ demo: adapters
 	$(BUILD)/adapterctl inspect --dir $(ADAPTERS) thermometer
 	$(BUILD)/adapterctl call -v --dir $(ADAPTERS) thermometer example.device.read '{"probe":"inlet"}'
 	$(BUILD)/adapterctl check --dir $(ADAPTERS) echo
+	@# The same echo service, written with each language SDK (sdk/).
+	$(BUILD)/adapterctl call --dir $(ADAPTERS) pyecho example.echo.echo '{"from":"python"}'
+	$(BUILD)/adapterctl call --dir $(ADAPTERS) tsecho example.echo.echo '{"from":"typescript"}'
+	$(BUILD)/adapterctl call --dir $(ADAPTERS) rsecho example.echo.echo '{"from":"rust"}'
 	@# The control plane: a daemon keeps the adapters supervised; clients reach them over its socket.
 	@set -e; sock=$(BUILD)/adapterd.sock; rm -f $$sock; \
 	  $(BUILD)/adapterctl serve --socket $$sock $(ADAPTERS) & pid=$$!; \
@@ -79,6 +109,10 @@ bench: bench-go
 # keep it compiling, vetted and its own tests passing.
 bench-check: tools
 	cd e2e/bench && $(GO) vet ./... && $(STATICCHECK) ./... && $(GO) test -race -count=1 ./...
+
+## bench-sdk: round trip p50 and 32-caller calls/s of each SDK echo against the Go echo.
+bench-sdk: adapters
+	ADAPTERKIT_SDK_ADAPTERS=$(ADAPTERS) $(GO) test -run='^$$' -bench=SDKEcho -benchtime=2s ./e2e/
 
 bench-go:
 	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./lifecycle/

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -27,7 +26,6 @@ import (
 // closed verified at shutdown.
 type adapterSet struct {
 	reg    *registry.Registry
-	dirs   []string
 	lim    *limits.Limits
 	log    hclog.Logger
 	base   context.Context // ends at shutdown: bounds opens, which no client owns
@@ -37,7 +35,6 @@ type adapterSet struct {
 	opens  sync.WaitGroup // openSlot goroutines
 
 	mu          sync.Mutex
-	scan        *discovery.Result
 	open        map[string]*slot // by executable path
 	droppedRest int              // restarts of handles dropped after they gave up
 }
@@ -51,13 +48,13 @@ type slot struct {
 }
 
 func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *adapterSet {
-	s := &adapterSet{dirs: cfg.Dirs, lim: cfg.Limits, log: log, base: base, open: make(map[string]*slot)}
+	s := &adapterSet{lim: cfg.Limits, log: log, base: base, open: make(map[string]*slot)}
 	policy := DefaultRestart
 	if cfg.Restart != nil {
 		policy = *cfg.Restart
 	}
 	s.reg = registry.New(&registry.Config{
-		Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
+		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
@@ -66,26 +63,10 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 	return s
 }
 
-// rescan scans the directories and keeps the result for resolving references.
+// rescan scans the directories again (the registry keeps the result for resolving
+// references).
 func (s *adapterSet) rescan(ctx context.Context) (*discovery.Result, error) {
-	res, err := discovery.Scan(ctx, nil, s.dirs...)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	s.scan = res
-	s.mu.Unlock()
-	return res, nil
-}
-
-func (s *adapterSet) current(ctx context.Context) (*discovery.Result, error) {
-	s.mu.Lock()
-	res := s.scan
-	s.mu.Unlock()
-	if res != nil {
-		return res, nil
-	}
-	return s.rescan(ctx)
+	return s.reg.Discover(ctx)
 }
 
 // infoOf describes a discovered adapter; the file's size and time come from the
@@ -98,50 +79,24 @@ func infoOf(a discovery.Adapter) AdapterInfo {
 	return info
 }
 
-// resolve finds the adapter a reference names among the discovered ones, scanning
-// again once when it is not found (a file may have been added since).
+// resolve finds the adapter a reference names among the discovered ones, through the
+// registry (which scans again once when it is not found: a file may have been added).
 func (s *adapterSet) resolve(ctx context.Context, ref string) (discovery.Adapter, *Error) {
-	find := func(res *discovery.Result) (discovery.Adapter, error) {
-		if registry.IsPath(ref) {
-			p := filepath.Clean(ref)
-			for _, a := range res.Adapters {
-				if a.Path == p {
-					return a, nil
-				}
-			}
-			return discovery.Adapter{}, discovery.ErrNotFound
-		}
-		r, err := discovery.ParseRef(ref)
-		if err != nil {
-			return discovery.Adapter{}, err
-		}
-		return res.Select(r, nil)
-	}
 	if ref == "" {
 		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "params: adapter is required")
 	}
-	if registry.IsPath(ref) && !filepath.IsAbs(ref) {
-		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter path %q is not absolute", ref)
-	}
-	if !registry.IsPath(ref) {
-		if _, err := discovery.ParseRef(ref); err != nil {
-			return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter reference: %v", err)
-		}
-	}
-	res, err := s.current(ctx)
+	a, err := s.reg.Lookup(ctx, ref)
 	if err == nil {
-		var a discovery.Adapter
-		if a, err = find(res); err == nil {
-			return a, nil
-		}
-		if res, err = s.rescan(ctx); err == nil {
-			if a, err = find(res); err == nil {
-				return a, nil
-			}
-		}
+		return a, nil
 	}
+	var re *discovery.RefError
 	var nf *discovery.NotFoundError
-	if errors.As(err, &nf) || errors.Is(err, discovery.ErrNotFound) {
+	switch {
+	case errors.Is(err, registry.ErrNotAbsolute):
+		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter path %q is not absolute", ref)
+	case errors.As(err, &re):
+		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter reference: %v", err)
+	case errors.As(err, &nf) || errors.Is(err, discovery.ErrNotFound):
 		return discovery.Adapter{}, newError(CodeNotFound, nil, "adapter %q is not among the discovered adapters: %v", ref, err)
 	}
 	return discovery.Adapter{}, newError(CodeInternal, nil, "scanning the adapter directories: %v", err)
@@ -274,10 +229,9 @@ func (s *adapterSet) status(st *StatusResult) {
 		}
 		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts(), AdapterFigures: figuresOf(sl.h.Stats())}
 		st.Restarts += as.Restarts
-		if ad := sl.h.Adapter(); ad != nil && ad.Err() == nil {
-			as.State, as.PID, as.Mechanism = "running", ad.Pid(), ad.Mechanism().String()
-			as.Dropped = droppedStatus(ad.Supervision())
-			as.InFlight = ad.Conn().InFlight()
+		if hs := sl.h.Status(); hs.Running {
+			as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight
+			as.Dropped = droppedStatus(hs.Supervision)
 		}
 		st.Adapters = append(st.Adapters, as)
 	}

@@ -9,10 +9,13 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
-// ErrClientClosed is the cause of calls on a Client after Close.
-var ErrClientClosed = errors.New("controlplane: client closed")
+// ErrClientClosed is the cause of calls on a Client after Close; errors.Is matches
+// runtime.ErrConnClosed too (the module's one "closed by the host" sentinel).
+var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrConnClosed)
 
 // Client talks to a daemon over one connection. It is safe for concurrent use: any
 // number of requests may be under way at once, each matched to its answers by id.
@@ -38,6 +41,9 @@ type pending struct {
 
 // Dial connects to the daemon at the Unix socket path.
 func Dial(ctx context.Context, socket string) (*Client, error) {
+	if ctx == nil {
+		return nil, runtime.ErrNilContext
+	}
 	var d net.Dialer
 	nc, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
@@ -144,6 +150,9 @@ func (c *Client) read() {
 // too, and a daemon drops a client that leaves its answers unread for its write
 // timeout (5 s by default).
 func (c *Client) Call(ctx context.Context, method string, params any, onEvent func(json.RawMessage) error) (json.RawMessage, error) {
+	if ctx == nil {
+		return nil, runtime.ErrNilContext
+	}
 	env := Envelope{ID: NewID(), Kind: KindRequest, Method: method}
 	switch p := params.(type) {
 	case nil:

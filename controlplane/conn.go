@@ -113,9 +113,9 @@ func (c *serverConn) read() {
 			if errors.As(err, &fe) && errors.Is(fe, ErrFrameOversized) {
 				// The body is never read, so the stream cannot be followed further:
 				// answer frame_too_large, then close.
-				c.srv.log.Warn("client sent an oversized frame; closing", "size", fe.Size)
-				c.respond("", nil, newError(CodeFrameTooLarge, map[string]any{"size": fe.Size},
-					"frame of %d bytes exceeds the %d-byte cap", fe.Size, maxFrame))
+				c.srv.log.Warn("client sent an oversized frame; closing", "size", fe.Length)
+				c.respond("", nil, newError(CodeFrameTooLarge, map[string]any{"size": fe.Length},
+					"frame of %d bytes exceeds the %d-byte cap", fe.Length, maxFrame))
 			} else if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
 				c.srv.log.Debug("client connection ended", "error", err)
 			}

@@ -2,90 +2,50 @@ package controlplane
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
-	"slices"
 
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// Framing errors; a *FrameError wraps one of them.
+// Framing errors: the adapter protocol's (package wire), whose frame reader the
+// control plane uses with its own cap; a *FrameError wraps one of them.
 var (
-	// ErrFrameOversized: a length prefix above the 16 MiB cap. The body is never
-	// read nor buffered.
-	ErrFrameOversized = errors.New("frame exceeds the 16 MiB cap")
-	// ErrFrameTruncated: the stream ended inside a frame.
-	ErrFrameTruncated = errors.New("stream ended inside a frame")
+	// ErrFrameOversized: a length prefix above the 16 MiB cap (wire.ErrFrameTooLarge).
+	// The body is never read nor buffered.
+	ErrFrameOversized = wire.ErrFrameTooLarge
+	// ErrFrameTruncated: the stream ended inside a frame (wire.ErrFrameTruncated).
+	ErrFrameTruncated = wire.ErrFrameTruncated
 )
 
-// FrameError is a framing failure on a control-plane connection.
-type FrameError struct {
-	Size uint32 // the length prefix, when one was read
-	Err  error  // ErrFrameOversized, ErrFrameTruncated, or a read error
-}
+// FrameError is a framing failure on a control-plane connection: wire.FrameError, the
+// module's one frame error (Length is the length prefix, Max the 16 MiB cap).
+type FrameError = wire.FrameError
 
-func (e *FrameError) Error() string {
-	if errors.Is(e.Err, ErrFrameOversized) {
-		return fmt.Sprintf("controlplane: frame of %d bytes: %v", e.Size, e.Err)
-	}
-	return "controlplane: " + e.Err.Error()
-}
+const headerSize = limits.FrameHeaderSize
 
-// Unwrap returns the cause.
-func (e *FrameError) Unwrap() error { return e.Err }
-
-const headerSize = 4
-
-// frameReader reads frames: a 4-byte big-endian length, then that many bytes.
+// frameReader reads control-plane frames from r with wire's frame reader: the 16 MiB
+// cap, and a zero-length frame returned as an empty body (the control-plane framing does
+// not forbid it; the caller decides what an empty body means). A clean end of stream
+// before a frame is io.EOF. The body grows as its bytes arrive: a peer that announces
+// 16 MiB and then stalls costs what it sent, not what it announced.
 type frameReader struct {
-	r   io.Reader
-	hdr [headerSize]byte
+	r  io.Reader
+	wr *wire.Reader
 }
 
-// read returns the next body. A clean end of stream before a frame is io.EOF. A
-// zero-length frame is returned as an empty body (the protocol does not forbid it;
-// the caller decides what an empty body means).
 func (f *frameReader) read() ([]byte, error) {
-	if _, err := io.ReadFull(f.r, f.hdr[:]); err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
-		}
-		if err == io.ErrUnexpectedEOF {
-			err = ErrFrameTruncated
-		}
-		return nil, &FrameError{Err: err}
+	if f.wr == nil {
+		f.wr = wire.NewReaderConfig(f.r, wire.ReaderConfig{Max: maxFrame, AllowEmpty: true})
 	}
-	n := binary.BigEndian.Uint32(f.hdr[:])
-	if n > limits.ControlMaxFrameSize {
-		return nil, &FrameError{Size: n, Err: ErrFrameOversized}
-	}
-	// The body grows as its bytes arrive (doubling, from frameChunk): a peer that
-	// announces 16 MiB and then stalls costs what it sent, not what it announced.
-	size := int(n)
-	body := make([]byte, 0, min(size, frameChunk))
-	for len(body) < size {
-		have := len(body)
-		next := min(size, max(2*have, frameChunk))
-		body = slices.Grow(body, next-have)[:next]
-		if _, err := io.ReadFull(f.r, body[have:]); err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				err = ErrFrameTruncated
-			}
-			return nil, &FrameError{Size: n, Err: err}
-		}
-	}
-	return body, nil
+	return f.wr.ReadFrame()
 }
-
-// frameChunk is the first allocation for a frame's body.
-const frameChunk = 64 << 10
 
 // appendFrame returns body framed: its length, big-endian, then the body. It
 // refuses a body over the cap.
 func appendFrame(dst, body []byte) ([]byte, error) {
-	if len(body) > limits.ControlMaxFrameSize {
-		return nil, &FrameError{Size: uint32(min(len(body), 1<<32-1)), Err: ErrFrameOversized}
+	if len(body) > maxFrame {
+		return nil, &FrameError{Err: ErrFrameOversized, Length: uint64(len(body)), Max: maxFrame}
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(body)))
 	return append(dst, body...), nil

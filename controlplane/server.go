@@ -17,6 +17,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // ServerConfig configures [Serve]. Dirs and Socket or Remote (or both) are
@@ -79,8 +80,10 @@ const (
 // Errors of Serve.
 var (
 	// ErrUnsupported: the daemon cannot run on this operating system (it has no
-	// way to learn a Unix-socket client's user: Windows).
-	ErrUnsupported = errors.New("controlplane: daemon not supported on this operating system")
+	// way to learn a Unix-socket client's user: Windows). It is the standard
+	// library's errors.ErrUnsupported (as is platform.ErrUnsupported); Serve wraps it
+	// with what is missing.
+	ErrUnsupported = errors.ErrUnsupported
 	// ErrSocketInUse: a daemon already answers on the socket path.
 	ErrSocketInUse = errors.New("controlplane: socket in use by a running daemon")
 	// ErrSocket: the socket could not be created (its directory is missing or not
@@ -90,6 +93,9 @@ var (
 	// ErrConfig: the ServerConfig is unusable.
 	ErrConfig = errors.New("controlplane: invalid server configuration")
 )
+
+// errNoDaemon is Serve's error where the daemon cannot run.
+var errNoDaemon = fmt.Errorf("controlplane: no daemon on this operating system: it cannot learn a socket client's user: %w", ErrUnsupported)
 
 // ShutdownError is returned by Serve when the daemon stopped but could not prove
 // every adapter's process tree gone (their package directories stay reserved).
@@ -127,6 +133,9 @@ type server struct {
 // the error that kept it from starting. Serve never installs signal handlers: the
 // caller cancels ctx (e.g. with signal.NotifyContext).
 func Serve(ctx context.Context, cfg ServerConfig) error {
+	if ctx == nil {
+		return runtime.ErrNilContext
+	}
 	s, err := newServer(cfg)
 	if err != nil {
 		return err
@@ -171,7 +180,7 @@ func newServer(cfg ServerConfig) (*server, error) {
 
 func (s *server) serve(ctx context.Context) error {
 	if !serveSupported {
-		return ErrUnsupported
+		return errNoDaemon
 	}
 	if err := ctx.Err(); err != nil {
 		return err

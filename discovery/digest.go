@@ -2,60 +2,36 @@ package discovery
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"strconv"
+
+	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// Errors of the digest functions.
+// Errors of the digest functions. They are package platform's, which checks a pin at
+// every start ([platform.Config.Digest]); they are re-exported here so that
+// errors.Is and errors.As work the same on a digest checked here or at a start.
 var (
 	// ErrDigestMismatch: the file's SHA-256 is not the expected one.
-	ErrDigestMismatch = errors.New("SHA-256 digest mismatch")
+	ErrDigestMismatch = platform.ErrDigestMismatch
 	// ErrInvalidDigest: the expected digest is not 64 hexadecimal digits.
-	ErrInvalidDigest = errors.New("invalid SHA-256 digest")
-	// ErrDigestNotRegular: the path is not a regular file.
-	ErrDigestNotRegular = errors.New("not a regular file")
+	ErrInvalidDigest = platform.ErrInvalidDigest
+	// ErrDigestNotRegular: the path is not a regular file (platform.ErrNotRegular).
+	ErrDigestNotRegular = platform.ErrNotRegular
 )
 
+// errNilContext is the module's one nil-context error (runtime.ErrNilContext).
+var errNilContext = wire.ErrNilContext
+
 // DigestMismatchError reports a file whose SHA-256 differs from the pinned one.
-type DigestMismatchError struct {
-	Path string
-	Want string // lower-case hex
-	Got  string // lower-case hex
-}
-
-// Error implements error.
-func (e *DigestMismatchError) Error() string {
-	return "discovery: " + e.Path + ": SHA-256 is " + e.Got + ", want " + e.Want
-}
-
-// Is reports whether target is ErrDigestMismatch.
-func (e *DigestMismatchError) Is(target error) bool { return target == ErrDigestMismatch }
+type DigestMismatchError = platform.DigestMismatchError
 
 // InvalidDigestError reports an expected digest that is not a SHA-256 in hex.
-type InvalidDigestError struct {
-	Digest string // as given
-	Detail string
-}
-
-// Error implements error.
-func (e *InvalidDigestError) Error() string {
-	return "discovery: expected digest " + strconv.Quote(e.Digest) + ": " + e.Detail
-}
-
-// Is reports whether target is ErrInvalidDigest.
-func (e *InvalidDigestError) Is(target error) bool { return target == ErrInvalidDigest }
-
-// digestChunk is how much is hashed between two looks at the context.
-const digestChunk = 256 << 10
+type InvalidDigestError = platform.InvalidDigestError
 
 // SHA256 returns the lower-case hex SHA-256 of the regular file at path.
 func SHA256(path string) (string, error) {
-	return sha256File(context.Background(), path)
+	return platform.HashFileAt(path)
 }
 
 // VerifySHA256 checks that the regular file at path has the SHA-256 wantHex
@@ -64,11 +40,15 @@ func SHA256(path string) (string, error) {
 // (errors.Is ErrInvalidDigest) for a malformed wantHex, before touching the
 // file, and ctx.Err() when ctx ends while hashing.
 //
-// Checking and executing are two steps: the file can be replaced in between.
-// A pin protects only when nobody untrusted can write the file or its
-// directory; see the package documentation.
+// Checking here and executing later are two steps: the file can be replaced in
+// between. To bind a pin to what runs, set it on the start instead
+// ([platform.Config.Digest], lifecycle.Config.Digest, registry.Config.Pins): the
+// file is then hashed and executed through one descriptor where the system allows.
 func VerifySHA256(ctx context.Context, path string, wantHex string) error {
-	want, err := parseDigest(wantHex)
+	if ctx == nil {
+		return errNilContext
+	}
+	want, err := platform.ParseDigest(wantHex)
 	if err != nil {
 		return err
 	}
@@ -82,19 +62,8 @@ func VerifySHA256(ctx context.Context, path string, wantHex string) error {
 	return nil
 }
 
-func parseDigest(s string) (string, error) {
-	if len(s) != 2*sha256.Size {
-		return "", &InvalidDigestError{Digest: s, Detail: fmt.Sprintf("%d characters, want %d hex digits", len(s), 2*sha256.Size)}
-	}
-	b, err := hex.DecodeString(s)
-	if err != nil {
-		return "", &InvalidDigestError{Digest: s, Detail: err.Error()}
-	}
-	return hex.EncodeToString(b), nil
-}
-
 // sha256File hashes path. It refuses anything but a regular file before
-// opening it (opening a FIFO would block) and checks again on the open file.
+// opening it (opening a FIFO would block); HashFile checks again on the open file.
 func sha256File(ctx context.Context, path string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -111,24 +80,5 @@ func sha256File(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	if fi, err = f.Stat(); err != nil {
-		return "", err
-	}
-	if !fi.Mode().IsRegular() {
-		return "", &os.PathError{Op: "sha256", Path: path, Err: ErrDigestNotRegular}
-	}
-	h := sha256.New()
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		_, err := io.CopyN(h, f, digestChunk)
-		if err == io.EOF { // CopyN reports EOF when the file ended within the chunk
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return platform.HashFile(ctx, f)
 }

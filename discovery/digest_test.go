@@ -21,7 +21,7 @@ func TestVerifySHA256(t *testing.T) {
 	}
 	const helloSum = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 	// Larger than several hashing chunks, and not a multiple of one.
-	bigData := bytes.Repeat([]byte("adapterkit-"), 3*digestChunk/11+5)
+	bigData := bytes.Repeat([]byte("adapterkit-"), 3*(256<<10)/11+5)
 	big := filepath.Join(dir, "big")
 	if err := os.WriteFile(big, bigData, 0o600); err != nil {
 		t.Fatal(err)

@@ -62,9 +62,9 @@
 // Scan refuses files that others can replace through permission bits, but it
 // is a snapshot: the file system can change between Scan, VerifySHA256 and the
 // exec that follows them, which are separate steps (time of check to time of
-// use). A pinned SHA-256 therefore protects against a file replaced before the
-// check — a wrong download, a stale install, a tampered copy — only in
-// directories an attacker cannot write to and so cannot race on. Keep adapter
-// directories, and the directories above them, writable only by their owner;
-// Scan enforces this for the scanned directory itself.
+// use). A pin checked at the start itself (platform.Config.Digest, used by
+// registry.Config.Pins at every start and restart) is bound to the executed
+// bytes instead; see package platform for what each system guarantees. Keep
+// adapter directories, and the directories above them, writable only by their
+// owner; Scan enforces this for the scanned directory itself.
 package discovery

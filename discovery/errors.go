@@ -3,6 +3,8 @@ package discovery
 import (
 	"errors"
 	"strconv"
+
+	"github.com/adapterkit/adapterkit/platform"
 )
 
 // Reason says why a file in a scanned directory was not taken as an adapter.
@@ -84,7 +86,8 @@ func (r *Rejected) Unwrap() error { return r.Err }
 
 // Errors Scan reports for a directory argument, always inside a *DirError.
 var (
-	ErrNotAbsolute   = errors.New("directory path is not absolute")
+	// ErrNotAbsolute is platform.ErrNotAbsolute, the module's one "not absolute" sentinel.
+	ErrNotAbsolute   = platform.ErrNotAbsolute
 	ErrDirNotFound   = errors.New("directory does not exist")
 	ErrNotDirectory  = errors.New("not a directory")
 	ErrDirUnreadable = errors.New("directory cannot be read")

@@ -95,6 +95,9 @@ type scanDir struct {
 // opts is valid. Scan checks ctx between entries and returns ctx.Err() when it
 // is done.
 func Scan(ctx context.Context, opts *Options, dirs ...string) (*Result, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/hashicorp/go-version"
 )
 
@@ -115,8 +116,9 @@ type SelectOptions struct {
 
 // Errors Select reports, always inside a *NotFoundError.
 var (
-	// ErrNotFound: no adapter with the name was found at all.
-	ErrNotFound = errors.New("no adapter with that name")
+	// ErrNotFound: no adapter with the name was found at all. It is
+	// platform.ErrNotFound, the module's one "no such adapter" sentinel.
+	ErrNotFound = platform.ErrNotFound
 	// ErrNoMatchingVersion: the name exists, but no version is eligible.
 	ErrNoMatchingVersion = errors.New("no version of the adapter matches")
 )
@@ -146,11 +148,15 @@ func (e *NotFoundError) Error() string {
 	if errors.Is(e.Err, ErrNoMatchingVersion) {
 		what = "versions"
 	}
+	reason := e.Err.Error()
+	if errors.Is(e.Err, ErrNotFound) {
+		reason = "no adapter with that name"
+	}
 	found := "none"
 	if len(e.Candidates) > 0 {
 		found = strings.Join(e.Candidates, ", ")
 	}
-	s := "discovery: " + strconv.Quote(e.Ref.String()) + ": " + e.Err.Error() + " (" + what + " found: " + found + ")"
+	s := "discovery: " + strconv.Quote(e.Ref.String()) + ": " + reason + " (" + what + " found: " + found + ")"
 	mine := e.RejectedFor()
 	switch {
 	case len(mine) > 0:

@@ -110,8 +110,8 @@ func TestHostInput(t *testing.T) {
 		t.Helper()
 		s.check(t)
 		comp.check(t)
-		if left := procsRunning(rogue); len(left) != 1 || left[0] != h.Adapter().Pid() {
-			t.Fatalf("rogue processes %v, want only the survivor %d", left, h.Adapter().Pid())
+		if left := procsRunning(rogue); len(left) != 1 || left[0] != h.Status().Pid {
+			t.Fatalf("rogue processes %v, want only the survivor %d", left, h.Status().Pid)
 		}
 		for _, p := range testkit.Descendants(os.Getpid()) {
 			if !baseline[p] {
@@ -306,7 +306,7 @@ func TestHostInput(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pid := oh.Adapter().Pid()
+		pid := oh.Status().Pid
 		if err := other.Close(stepCtx(t)); err != nil {
 			t.Fatalf("Close: %v", err)
 		}

@@ -154,12 +154,12 @@ func await(t *testing.T, ch <-chan callOutcome) callOutcome {
 // pending starts n rogue.test.hang calls and waits until the host has them all pending.
 func pendingHangs(t *testing.T, a *lifecycle.Adapter, n int) []<-chan callOutcome {
 	t.Helper()
-	base := a.Conn().InFlight()
+	base := a.InFlight()
 	chs := make([]<-chan callOutcome, n)
 	for i := range chs {
 		chs[i] = goCall(stepCtx(t), a, "rogue.test.hang", "{}")
 	}
-	pollFor(t, "pending calls", func() bool { return a.Conn().InFlight() == base+n })
+	pollFor(t, "pending calls", func() bool { return a.InFlight() == base+n })
 	return chs
 }
 

@@ -63,7 +63,7 @@ func TestRogueViolations(t *testing.T) {
 			if tt.mode == "stopread" {
 				// The adapter no longer reads: a request larger than the pipe buffer
 				// stalls the host's write until the pipe write timeout.
-				pollFor(t, "trigger pending", func() bool { return a.Conn().InFlight() == 4 })
+				pollFor(t, "trigger pending", func() bool { return a.InFlight() == 4 })
 				big = goCall(stepCtx(t), a.Adapter, "rogue.test.echo",
 					`{"pad":"`+strings.Repeat("x", 1<<20)+`"}`)
 			}
@@ -113,7 +113,7 @@ func TestRogueViolations(t *testing.T) {
 			if !errors.Is(a.Err(), tt.kind) {
 				t.Fatalf("Err = %v", a.Err())
 			}
-			if n := a.Conn().InFlight(); n != 0 {
+			if n := a.InFlight(); n != 0 {
 				t.Fatalf("%d calls still pending after the end", n)
 			}
 			if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !errors.Is(err, runtime.ErrClosed) ||
@@ -292,7 +292,7 @@ func TestRogueNeverReplies(t *testing.T) {
 			t.Fatalf("call %d = %v, want deadline, uncertain", i, err)
 		}
 	}
-	if n := a.Conn().InFlight(); n != 2 {
+	if n := a.InFlight(); n != 2 {
 		t.Fatalf("InFlight = %d, want both slots still held", n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -308,7 +308,7 @@ func TestRogueNeverReplies(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if n := a.Conn().InFlight(); n != 0 {
+	if n := a.InFlight(); n != 0 {
 		t.Fatalf("InFlight after the end = %d", n)
 	}
 	requireGone(t, buildBinT(t, "rogue"), pid)
@@ -323,7 +323,7 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 	a := openRogue(t, "serve", func(c *lifecycle.Config) { c.Limits = l; c.FailFast = true })
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := goCall(ctx, a.Adapter, "rogue.test.hang", "{}")
-	pollFor(t, "hang pending", func() bool { return a.Conn().InFlight() == 1 })
+	pollFor(t, "hang pending", func() bool { return a.InFlight() == 1 })
 	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !errors.Is(err, runtime.ErrBusy) || !errors.Is(err, runtime.ErrNoSlot) {
 		t.Fatalf("call with the only slot held = %v, want busy (no slot)", err)
 	}
@@ -331,7 +331,7 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 	if o := await(t, ch); !errors.Is(o.err, runtime.ErrAborted) || !runtime.IsUncertain(o.err) {
 		t.Fatalf("cancelled call = %v", o.err)
 	}
-	pollFor(t, "the adapter's reply to release the slot", func() bool { return a.Conn().InFlight() == 0 })
+	pollFor(t, "the adapter's reply to release the slot", func() bool { return a.InFlight() == 0 })
 	stats, err := a.Call(stepCtx(t), "rogue.test.stats", nil)
 	if err != nil || string(stats) != `{"requests":2,"cancels":1}` {
 		t.Fatalf("stats = %s, %v", stats, err)

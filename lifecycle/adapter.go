@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,6 +23,10 @@ import (
 type Config struct {
 	// Path is the adapter executable's absolute path (R61); it is never run through a shell.
 	Path string
+	// Digest, when set, pins the executable to this hex SHA-256: it is checked at every
+	// start, restarts included, on the bytes that are executed (see
+	// platform.Config.Digest); a file that differs is not started.
+	Digest string
 	// Args are passed verbatim as argv[1:].
 	Args []string
 	// Env is the adapter's whole environment; nil means an empty one. Nothing of the
@@ -75,6 +78,8 @@ type Config struct {
 
 	obs      *observed // shared by a supervisor's adapters; nil: Open makes one
 	restarts int       // restarts before this open (set by the supervisor)
+	// closed, set by a Supervisor, is told when the host closes the adapter itself.
+	closed func(*Adapter)
 }
 
 // ExitEvent tells the host that an adapter ended on its own.
@@ -85,6 +90,11 @@ type ExitEvent struct {
 	Cause error
 	// Cleanup is nil when the process tree was proven gone, else why not.
 	Cleanup error
+	// Restart is set only on the one further event a [Supervisor] sends when it could
+	// not start the ended adapter again: why (wrapping ErrGaveUp and the *OpenError,
+	// e.g. a *platform.DigestMismatchError for a pinned file that changed). Adapter and
+	// Cause are then those of the ending already reported, and Cleanup is nil.
+	Restart error
 }
 
 // Stage says how far Open got before it failed.
@@ -123,8 +133,9 @@ func (e *OpenError) Unwrap() []error {
 	return []error{e.Err}
 }
 
-// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON object.
-var ErrInvalidConfiguration = errors.New("configuration is not a JSON object")
+// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON
+// object. It is runtime.ErrInvalidParams, the module's one "not a JSON object" sentinel.
+var ErrInvalidConfiguration = runtime.ErrInvalidParams
 
 // ExitError is the exit status of an adapter process that ended while connected. Exit
 // status carries no meaning in the protocol (A26); it is kept for diagnostics.
@@ -177,7 +188,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: runtime.ErrNilContext}
 	}
 	if err := wire.ValidateParams(cfg.Configuration); err != nil {
-		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("%w: %v", ErrInvalidConfiguration, err)}
+		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", ErrInvalidConfiguration, err)}
 	}
 	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
 	a.name = nameOf(&cfg)
@@ -197,7 +208,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	cfg.Reservations.acquire(a.pkgDir)
 	tree, err := platform.Start(ctx, platform.Config{
-		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir,
+		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir, Digest: cfg.Digest,
 		Stderr: stderr, Resources: cfg.Resources, Isolation: cfg.Isolation, Logger: a.log,
 	})
 	if err != nil {
@@ -314,12 +325,21 @@ func (a *Adapter) shutdown(grace bool) error {
 // wrapping a *platform.UnverifiedError; the package directory then stays reserved.
 // Close may be called more than once and after the adapter ended on its own; every
 // call returns the same result.
+//
+// Closing the current adapter of a [Supervisor] ends the supervisor too (as its Close
+// would): the host closed it, so it is not restarted and OnExit is not called.
 func (a *Adapter) Close() error {
 	a.hostClosing.Store(true)
-	return a.shutdown(true)
+	err := a.shutdown(true)
+	if a.cfg.closed != nil {
+		a.cfg.closed(a)
+	}
+	return err
 }
 
-// Call calls a method of the adapter; see [runtime.Conn.Call].
+// Call calls a method of the adapter; see [runtime.Conn.Call]. Of a supervised adapter,
+// call [Supervisor.Call] instead: it waits for a restart under way and makes a call
+// again that found the adapter ending before anything was sent.
 func (a *Adapter) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if ctx == nil {
 		return a.conn.Call(ctx, method, params)
@@ -333,8 +353,10 @@ func (a *Adapter) Call(ctx context.Context, method string, params json.RawMessag
 // Catalog returns the catalog the adapter advertised.
 func (a *Adapter) Catalog() *wire.Catalog { return a.catalog }
 
-// Conn returns the adapter's connection.
-func (a *Adapter) Conn() *runtime.Conn { return a.conn }
+// InFlight returns the number of the adapter's requests sent and not yet replied to
+// (see [runtime.Conn.InFlight]). The connection itself is not handed out: only the
+// Adapter may close it, so that an end is always told apart from the host's close.
+func (a *Adapter) InFlight() int { return a.conn.InFlight() }
 
 // Name returns the adapter's name.
 func (a *Adapter) Name() string { return a.name }

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // ErrReserved is the cause of a *ReservedError: a package directory may still be in
@@ -142,6 +143,9 @@ func (r *Reservations) Reserved() []string {
 // Reverify tries again to end and verify every unverified tree of dir, within ctx.
 // Trees proven gone are released; it returns CanRelease(dir) afterwards.
 func (r *Reservations) Reverify(ctx context.Context, dir string) error {
+	if ctx == nil {
+		return runtime.ErrNilContext
+	}
 	if r == nil {
 		return nil
 	}

@@ -71,8 +71,10 @@ func (s *Supervisor) gaveUp(restarts int) error {
 	}
 }
 
-// errSupervisorClosed is the final error after Close.
-var errSupervisorClosed = fmt.Errorf("%w: the adapter was closed", ErrGaveUp)
+// errSupervisorClosed is the final error after Close (or after the host closed the
+// current adapter itself): errors.Is matches ErrGaveUp and runtime.ErrConnClosed (the
+// module's one "closed by the host" sentinel, which registry.ErrClosed is too).
+var errSupervisorClosed = fmt.Errorf("%w: the adapter was %w", ErrGaveUp, runtime.ErrConnClosed)
 
 // Supervisor keeps one adapter running under a restart policy. A call made while the
 // adapter is being restarted waits for the new one within its context: it waits out
@@ -121,6 +123,7 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		exits <- ev
 	}
 	cfg.obs = newObserved(nameOf(&cfg), &cfg)
+	cfg.closed = s.adapterClosed
 	s.cfg = cfg
 	a, err := Open(ctx, cfg)
 	if err != nil {
@@ -129,7 +132,14 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 		return nil, err
 	}
 	s.cur = a
-	go s.loop(exits)
+	go func() {
+		failed := s.loop(exits)
+		close(s.loopDone)
+		// After loopDone: the host's OnExit may call Close, which waits for the loop.
+		if failed != nil && s.onExit != nil {
+			s.onExit(*failed)
+		}
+	}()
 	return s, nil
 }
 
@@ -144,15 +154,17 @@ func (s *Supervisor) set(a *Adapter, final error) {
 	s.mu.Unlock()
 }
 
-func (s *Supervisor) loop(exits chan ExitEvent) {
-	defer close(s.loopDone)
+// loop restarts the adapter as the policy allows. It returns the event to report when a
+// restart failed, else nil.
+func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
 	delay := s.policy.backoff()
 	started := time.Now()
+	var last ExitEvent
 	for {
 		select {
-		case <-exits:
+		case last = <-exits:
 		case <-s.stopCtx.Done():
-			return
+			return nil
 		}
 		s.mu.Lock()
 		restarts := s.restarts
@@ -164,7 +176,7 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 				s.cfg.Logger.Warn("adapter ended and its restarts are used up; not restarting it", "restarts", restarts)
 			}
 			s.set(nil, final)
-			return
+			return nil
 		}
 		if time.Since(started) >= s.policy.resetAfter() {
 			delay = s.policy.backoff()
@@ -176,7 +188,7 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 		case <-s.stopCtx.Done():
 			t.Stop()
 			s.set(nil, errSupervisorClosed)
-			return
+			return nil
 		}
 		delay = min(delay*2, s.policy.maxBackoff())
 		ctx, cancel := context.WithTimeout(s.stopCtx, s.cfg.Limits.Call())
@@ -193,16 +205,34 @@ func (s *Supervisor) loop(exits chan ExitEvent) {
 		s.cfg.obs.restart(cfg.restarts, err)
 		if err != nil {
 			s.cfg.Logger.Warn("restart failed; not restarting it again", "restart", n, "error", err)
-			s.set(nil, fmt.Errorf("%w: restart %d failed: %w", ErrGaveUp, n, err))
-			return
+			final := fmt.Errorf("%w: restart %d failed: %w", ErrGaveUp, n, err)
+			s.set(nil, final)
+			if s.stopCtx.Err() != nil {
+				return nil // closed while restarting: the host knows
+			}
+			return &ExitEvent{Adapter: last.Adapter, Cause: last.Cause, Restart: final}
 		}
 		started = time.Now()
 		s.set(a, nil)
 	}
 }
 
+// adapterClosed runs when the host closed a supervised adapter itself (Adapter.Close on
+// what Current returned): if it is the current one, the supervisor ends as if closed
+// instead of waiting for an exit event that never comes.
+func (s *Supervisor) adapterClosed(a *Adapter) {
+	s.mu.Lock()
+	mine := s.cur == a && !s.closing
+	s.mu.Unlock()
+	if mine {
+		s.stop()
+		s.set(nil, errSupervisorClosed)
+	}
+}
+
 // Current returns the running adapter, or nil while it is being restarted or after
-// the supervisor gave up.
+// the supervisor gave up. It is for inspection (Pid, Mechanism, InFlight ...): calls go
+// through [Supervisor.Call], which handles restarts; closing it ends the supervisor.
 func (s *Supervisor) Current() *Adapter {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // R63: Supervisor.Close called from within Config.OnExit (a host that gives up on a
@@ -99,5 +100,42 @@ func TestSuperviseConcurrentClose(t *testing.T) {
 			}
 			goneNow(t, a.Pid())
 		})
+	}
+}
+
+// A host that closes the supervised adapter itself (Current().Close) ends the
+// supervisor as its Close would: the adapter is not restarted, OnExit is not called
+// (the host closed it), and later calls fail at once, never started, matching
+// runtime.ErrConnClosed (the one "closed by the host" sentinel) and ErrGaveUp.
+func TestSuperviseCurrentClosedByHost(t *testing.T) {
+	exits := make(chan lifecycle.ExitEvent, 4)
+	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("normal"),
+		OnExit: func(ev lifecycle.ExitEvent) { exits <- ev }},
+		lifecycle.RestartPolicy{MaxRestarts: -1, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	a := s.Current()
+	if err := a.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	_, err = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":1}`))
+	if !errors.Is(err, runtime.ErrConnClosed) || !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) {
+		t.Fatalf("call after the host closed the adapter = %v, want never started, ErrConnClosed and ErrGaveUp", err)
+	}
+	if cur := s.Current(); cur != nil {
+		t.Fatalf("an adapter (pid %d) runs after the host closed the supervised one", cur.Pid())
+	}
+	if s.Restarts() != 0 {
+		t.Fatalf("%d restarts after a close by the host", s.Restarts())
+	}
+	select {
+	case ev := <-exits:
+		t.Fatalf("OnExit called for a close by the host: %v", ev.Cause)
+	default:
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Supervisor.Close after the adapter's: %v", err)
 	}
 }

@@ -17,6 +17,30 @@
 // error goes to the null device unless [Config.Stderr] asks for it (R8, A27). Refusals
 // are *[LaunchError] with sentinel causes ([ErrNotAbsolute], [ErrNotFound], ...).
 //
+// # Pinned executables
+//
+// [Config.Digest] pins the executable to a SHA-256, checked at every Start on the bytes
+// that are executed, not on a path that may name another file by the time of the exec:
+//
+//   - Linux: the file is opened once, hashed through that descriptor and executed
+//     through it (execve of /proc/self/fd/N, which runs the file the descriptor holds):
+//     a file renamed over the path after the hash never runs. A native executable gets
+//     nothing of it (a close-on-exec duplicate). A #! script's interpreter opens the
+//     script by that path after the exec, so the script is passed as the adapter's fd 3
+//     and sees /proc/self/fd/3 as its own path (argv[0]): a script that finds files next
+//     to itself must use its working directory ([Config.Dir], by default the script's
+//     directory) instead. The adapter's name in /proc/PID/comm (ps -o comm) is the
+//     descriptor number; its command line keeps Path. /proc must be mounted. The same
+//     file written in place between hash and exec (which needs write permission on the
+//     file itself) is detected after the exec by its size and modification time, and the
+//     tree is killed before Start returns (its bytes may have run for that moment, inside
+//     the supervised tree).
+//   - Windows: the file is opened for hashing with read sharing only and held open until
+//     CreateProcess has returned: nobody can write, delete or rename it in between.
+//   - macOS: the opened file is hashed, but the exec is by path (no fexecve): a file
+//     renamed over the path in between would run. Keep adapter directories writable only
+//     by their owner.
+//
 // # Linux
 //
 // Strongest first, combined where possible. Every [Start] decides afresh, from cheap

@@ -5,14 +5,19 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	akruntime "github.com/adapterkit/adapterkit/runtime"
 )
 
 // Sentinel causes of a [LaunchError]; test with errors.Is.
 var (
-	// ErrNotAbsolute: Config.Path is not an absolute path (R61, A31: refused, never resolved).
-	ErrNotAbsolute = errors.New("adapter path is not absolute")
-	// ErrNotFound: nothing exists at Config.Path.
-	ErrNotFound = errors.New("adapter executable not found")
+	// ErrNotAbsolute: Config.Path is not an absolute path (R61, A31: refused, never
+	// resolved). It is the module's one "not absolute" sentinel: discovery and registry
+	// re-export it under the same name for directories and references.
+	ErrNotAbsolute = errors.New("path is not absolute")
+	// ErrNotFound: nothing exists at Config.Path. It is the module's one "no such
+	// adapter" sentinel: discovery re-exports it for a name no directory holds.
+	ErrNotFound = errors.New("adapter not found")
 	// ErrNotRegular: Config.Path names a directory, device, pipe or other non-regular file.
 	ErrNotRegular = errors.New("adapter path is not a regular file")
 	// ErrNotExecutable: the file has no execute permission (POSIX).
@@ -25,8 +30,10 @@ var (
 	// ErrStart: the operating system refused to create the process; the LaunchError
 	// also wraps the system error.
 	ErrStart = errors.New("adapter process could not be started")
-	// ErrUnsupported: this operating system has no process tree supervision in this package.
-	ErrUnsupported = errors.New("process tree supervision is not supported on this platform")
+	// ErrUnsupported: this operating system has no process tree supervision in this
+	// package. It is the standard library's errors.ErrUnsupported (as is
+	// controlplane.ErrUnsupported); the error returned wraps it with what is missing.
+	ErrUnsupported = errors.ErrUnsupported
 )
 
 // ErrUnverified is matched (errors.Is) by every [*UnverifiedError].
@@ -35,8 +42,12 @@ var ErrUnverified = errors.New("process tree end not verified")
 // ErrLimitUnsupported is matched (errors.Is) by a [*LimitError].
 var ErrLimitUnsupported = errors.New("resource limit not supported")
 
-// ErrClosed is returned by operations on a Tree after Close.
-var ErrClosed = errors.New("process tree handle closed")
+// ErrClosed is returned by operations on a Tree after Close. It is
+// runtime.ErrConnClosed, the module's one "closed by the host" sentinel.
+var ErrClosed = akruntime.ErrConnClosed
+
+// errNilContext is the module's one nil-context sentinel (runtime.ErrNilContext).
+var errNilContext = akruntime.ErrNilContext
 
 // LaunchError reports why Start did not start an adapter. Err is one of the sentinel
 // errors above, possibly joined with the underlying system error, so errors.Is works with
@@ -46,7 +57,9 @@ type LaunchError struct {
 	Err  error
 }
 
-func (e *LaunchError) Error() string { return "launch " + strconv.Quote(e.Path) + ": " + e.Err.Error() }
+func (e *LaunchError) Error() string {
+	return "platform: launch " + strconv.Quote(e.Path) + ": " + e.Err.Error()
+}
 
 // Unwrap returns the cause.
 func (e *LaunchError) Unwrap() error { return e.Err }
@@ -65,7 +78,7 @@ type UnverifiedError struct {
 
 func (e *UnverifiedError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "process tree end not verified (%s): %s", e.Mechanism, e.Reason)
+	fmt.Fprintf(&b, "platform: process tree end not verified (%s): %s", e.Mechanism, e.Reason)
 	if len(e.Pids) > 0 {
 		fmt.Fprintf(&b, "; known survivors %v", e.Pids)
 	}
@@ -85,7 +98,7 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return "resource limits " + strings.Join(e.Limits, ", ") + " not applied: " + e.Reason
+	return "platform: resource limits " + strings.Join(e.Limits, ", ") + " not applied: " + e.Reason
 }
 
 // Is makes errors.Is(err, ErrLimitUnsupported) true.

@@ -173,19 +173,7 @@ func (s *osTree) kill(_ context.Context, t *Tree) error {
 	if err := t.proc.Signal(os.Kill); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		errs = append(errs, err)
 	}
-	err := killRounds(killWalkRounds, func() ([]procStat, error) { return s.scan(t) },
-		func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if !s.reaped {
-				_ = unix.Kill(-s.pgid, unix.SIGKILL)
-			}
-		},
-		func(p procStat) {
-			if sameProcess(p.pid, p.start) {
-				_ = unix.Kill(p.pid, unix.SIGKILL)
-			}
-		})
+	err := killGroupTree(&s.mu, &s.reaped, s.pgid, func() ([]procStat, error) { return s.scan(t) })
 	return errors.Join(append(errs, err)...)
 }
 

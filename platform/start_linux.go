@@ -212,9 +212,10 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Files: []*os.File{files.child[0], files.child[1], files.child[2]},
 		Sys:   sys,
 	}
+	exe := execPath(cfg, attr) // issue 11: a pinned start executes its hashed descriptor (pin_linux.go)
 	return spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
-		return v1.fork(func() (*os.Process, error) { return os.StartProcess(cfg.Path, argv, attr) })
+		return v1.fork(func() (*os.Process, error) { return os.StartProcess(exe, argv, attr) })
 	})
 }
 
@@ -243,20 +244,7 @@ func (s *osTree) kill(_ context.Context, t *Tree) error {
 // killWalk is the process-group fallback: kill the group and every descendant a walk of
 // /proc can find, a few rounds to catch processes forked meanwhile.
 func (s *osTree) killWalk(t *Tree) error {
-	return killRounds(killWalkRounds, func() ([]procStat, error) { return s.scan(t) },
-		func() {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			if !s.reaped {
-				// The unreaped child holds its pid, so the group is still the tree's.
-				_ = unix.Kill(-s.pgid, unix.SIGKILL)
-			}
-		},
-		func(p procStat) {
-			if sameProcess(p.pid, p.start) {
-				_ = unix.Kill(p.pid, unix.SIGKILL)
-			}
-		})
+	return killGroupTree(&s.mu, &s.reaped, s.pgid, func() ([]procStat, error) { return s.scan(t) })
 }
 
 // beforeReap runs when the direct child has exited, before it is reaped. Until then

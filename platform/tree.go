@@ -50,7 +50,7 @@ type Tree struct {
 // Errors are *LaunchError.
 func Start(ctx context.Context, cfg Config) (*Tree, error) {
 	if ctx == nil {
-		return nil, &LaunchError{Path: cfg.Path, Err: fmt.Errorf("%w: nil context", ErrInvalidConfig)}
+		return nil, &LaunchError{Path: cfg.Path, Err: fmt.Errorf("%w: %w", ErrInvalidConfig, errNilContext)}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &LaunchError{Path: cfg.Path, Err: errors.Join(ErrStart, err)}
@@ -58,6 +58,12 @@ func Start(ctx context.Context, cfg Config) (*Tree, error) {
 	dir, err := cfg.validate()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Digest != "" {
+		if cfg.pin, err = openPinned(ctx, &cfg); err != nil {
+			return nil, &LaunchError{Path: cfg.Path, Err: err}
+		}
+		defer cfg.pin.close() // after the start: the child has what it needs
 	}
 	t := &Tree{log: cfg.logger().Named("platform"), exited: make(chan struct{})}
 	files, err := t.openStdio(&cfg)
@@ -79,6 +85,10 @@ func Start(ctx context.Context, cfg Config) (*Tree, error) {
 		go t.copyStderr(cfg.Stderr)
 	}
 	go t.reap()
+	if cfg.pin != nil && cfg.pin.changed() {
+		killStarted(t)
+		return nil, &LaunchError{Path: cfg.Path, Err: pinnedChanged(&cfg)}
+	}
 	t.log.Debug("adapter started", "path", cfg.Path, "pid", t.pid, "mechanism", t.mech)
 	return t, nil
 }
@@ -216,6 +226,9 @@ func (t *Tree) Signal(sig os.Signal) error {
 // Kill forcibly kills the whole tree, all descendants included, without waiting for
 // proof; call Verify for that. Killing an already ended tree is not an error.
 func (t *Tree) Kill(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if t.closed.Load() {
 		return ErrClosed
 	}
@@ -229,6 +242,9 @@ func (t *Tree) Kill(ctx context.Context) error {
 // *UnverifiedError when ctx ends first or when the mechanism in use cannot prove it
 // (R63). It does not kill; call Kill first to force the end.
 func (t *Tree) Verify(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if t.verified.Load() {
 		return nil
 	}
@@ -301,6 +317,9 @@ type SweptItem struct {
 // operating system cleans up by itself (Windows job objects) or where nothing is
 // recorded (macOS) it reports nothing.
 func Sweep(ctx context.Context, logger hclog.Logger) (SweepReport, error) {
+	if ctx == nil {
+		return SweepReport{}, errNilContext
+	}
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}

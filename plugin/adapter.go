@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -62,6 +63,30 @@ type Service struct {
 	methods  []string
 	handlers map[string]handlerFunc
 	problem  error // a registration mistake, reported by Serve
+	contract *contract.Service
+}
+
+// ServiceOf returns a service implementing the contract c: its id and version are c's,
+// and [Implement] registers the handler of each of c's methods. Serve refuses the
+// adapter while a method of c has no handler, or c itself is invalid.
+func ServiceOf(c *contract.Service) *Service {
+	s := NewService(c.ID(), c.Version())
+	s.contract = c
+	if err := c.Validate(); err != nil {
+		s.problem = errors.Join(s.problem, err)
+	}
+	return s
+}
+
+// Implement registers h as the handler of the contract method m on s, a service made
+// with [ServiceOf] of m's service. Params and result are decoded and encoded as with
+// [Handle].
+func Implement[P, R any](s *Service, m *contract.Method[P, R], h func(ctx context.Context, p P) (R, error)) {
+	if s.contract == nil || m.Service() != s.contract {
+		s.problem = errors.Join(s.problem, fmt.Errorf("method %q is not a method of the contract of service %q", m.Name(), s.id))
+		return
+	}
+	Handle(s, m.Name(), h)
 }
 
 // NewService returns a service with the given id (dotted and namespaced, e.g.
@@ -83,11 +108,14 @@ func (s *Service) Methods() []string { return append([]string(nil), s.methods...
 // with the service id (e.g. "example.device.read"). Registering a method twice is a
 // duplicate in the catalog (R25) and makes Serve fail.
 //
-// The request's params object is decoded into P with mapstructure (json tags, exact key
-// matching, unknown keys refused with invalid, integers must be integral). P may be
-// json.RawMessage, which receives the params unchanged without any decoding, or
-// map[string]any. A json.RawMessage P aliases the request's frame: treat it as
-// read-only (it may be kept after the handler returns). The result R is encoded with encoding/json (HTML characters are not
+// The request's params object is decoded into P by package codec, whose rules the host
+// shares: mapstructure's (json tags, exact key matching, embedded structs squashed),
+// unknown keys refused with invalid, numbers exact (an integer field refuses 1.5 and a
+// number it cannot hold). The invalid reply's message is one line naming the field,
+// e.g. `params: field "warehouse" is not known (known: sku, qty)`. P may be
+// json.RawMessage, which receives the params unchanged without any decoding; it
+// aliases the request's frame: treat it as read-only (it may be kept after the handler
+// returns). The result R is encoded with encoding/json (HTML characters are not
 // escaped); a json.RawMessage result is checked to be one JSON value and sent as is.
 //
 // The handler's context is cancelled when the host cancels the request or disconnects.
@@ -184,6 +212,13 @@ func (a *Adapter) Catalog() (*wire.Catalog, error) {
 		}
 		if s.problem != nil {
 			return nil, &AdapterError{Reason: "service " + s.id, Err: s.problem}
+		}
+		if s.contract != nil {
+			for _, m := range s.contract.Methods() {
+				if _, ok := s.handlers[m]; !ok {
+					return nil, &AdapterError{Reason: "service " + s.id, Err: fmt.Errorf("method %q of the contract has no handler", m)}
+				}
+			}
 		}
 		c.Services = append(c.Services, wire.Service{ID: s.id, Version: s.version, Methods: s.Methods()})
 	}

@@ -74,6 +74,17 @@ func BenchmarkRoundTripTyped(b *testing.B) {
 	benchRoundTrip(b, "example.device.read", []byte(`{"probe":"inlet"}`))
 }
 
+// A 3-field struct decoded from the params and encoded back (the typed path of
+// issue 10's allocation report).
+func BenchmarkRoundTripStruct(b *testing.B) {
+	benchRoundTrip(b, "test.svc.triple", []byte(`{"seq":42,"name":"inlet","data":"0123456789abcdef"}`))
+}
+
+// A struct with one 1 MiB string field decoded and encoded back.
+func BenchmarkRoundTripStruct1MiB(b *testing.B) {
+	benchRoundTrip(b, "test.svc.triple", []byte(`{"seq":42,"name":"inlet","data":"`+strings.Repeat("x", 1<<20)+`"}`))
+}
+
 // A 1 MiB payload echoed back.
 func BenchmarkRoundTrip1MiB(b *testing.B) {
 	benchRoundTrip(b, "test.svc.echo", []byte(`{"data":"`+strings.Repeat("x", 1<<20)+`"}`))

@@ -47,7 +47,7 @@ func TestParamsDecoding(t *testing.T) {
 				expectResult(t, m, h.nextID, tt.want)
 				return
 			}
-			if m.Type != wire.TypeError || m.Code != wire.CodeInvalid || !strings.HasPrefix(m.Message, "invalid params: ") || !strings.Contains(m.Message, tt.mentions) {
+			if m.Type != wire.TypeError || m.Code != wire.CodeInvalid || !strings.HasPrefix(m.Message, "params: ") || !strings.Contains(m.Message, tt.mentions) {
 				t.Fatalf("got %s %q %q, want invalid params mentioning %q", m.Type, m.Code, m.Message, tt.mentions)
 			}
 		})

@@ -69,6 +69,13 @@ type innerParams struct {
 	On bool `json:"on"`
 }
 
+// triple is a 3-field struct, for the typed benchmarks.
+type triple struct {
+	Seq  int64  `json:"seq"`
+	Name string `json:"name"`
+	Data string `json:"data"`
+}
+
 func (f *fixture) service() *plugin.Service {
 	svc := plugin.NewService("test.svc", 1)
 	plugin.Handle(svc, "test.svc.echo", func(_ context.Context, p json.RawMessage) (json.RawMessage, error) { return p, nil })
@@ -120,6 +127,7 @@ func (f *fixture) service() *plugin.Service {
 	})
 	plugin.Handle(svc, "test.svc.decode", func(_ context.Context, p decodeParams) (decodeParams, error) { return p, nil })
 	plugin.Handle(svc, "test.svc.map", func(_ context.Context, p map[string]any) (map[string]any, error) { return p, nil })
+	plugin.Handle(svc, "test.svc.triple", func(_ context.Context, p triple) (triple, error) { return p, nil })
 	return svc
 }
 

@@ -22,9 +22,10 @@ import (
 
 // Errors that end a connection, returned by Serve.
 var (
-	// ErrViolation is the cause of every *ViolationError: the host broke the protocol
-	// in a way that cannot be answered with an error reply (A14, A28).
-	ErrViolation = errors.New("plugin: the host violated the protocol")
+	// ErrViolation is matched by every *ViolationError: the host broke the protocol
+	// in a way that cannot be answered with an error reply (A14, A28). It is
+	// wire.ErrHostViolation.
+	ErrViolation = wire.ErrHostViolation
 	// ErrTextInput: the input began with text instead of a frame header, the mark of
 	// a person typing at the adapter or piping text into it rather than a host starting
 	// it (the detail of a *ViolationError, beside the *wire.FrameError).
@@ -37,28 +38,12 @@ var (
 	ErrShutdownIncomplete = errors.New("plugin: handlers or writes still running at shutdown")
 )
 
-// ViolationError is a host's protocol violation that ended the connection.
-// errors.Is(err, ErrViolation) holds; Err is the detail (a *wire.FrameError, a
-// *wire.EnvelopeError or ErrIDNotIncreasing).
-type ViolationError struct {
-	Reason string
-	ID     uint64 // the request id concerned, when known
-	Err    error
-}
-
-func (e *ViolationError) Error() string {
-	s := "plugin: host protocol violation: " + e.Reason
-	if e.ID != 0 {
-		s += " (id " + strconv.FormatUint(e.ID, 10) + ")"
-	}
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
-
-// Unwrap returns ErrViolation and the detail.
-func (e *ViolationError) Unwrap() []error { return []error{ErrViolation, e.Err} }
+// ViolationError is a host's protocol violation that ended the connection: Kind is
+// one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
+// errors.Is(err, ErrViolation) holds, and Err is the detail (a *wire.FrameError, a
+// *wire.EnvelopeError or ErrIDNotIncreasing). It is wire.ViolationError, the module's
+// one violation type (runtime.ViolationError too).
+type ViolationError = wire.ViolationError
 
 // Messages of the replies the engine makes itself.
 const (
@@ -120,6 +105,9 @@ type conn struct {
 // private copy of the stdout descriptor and os.Stdout is redirected to stderr, for the
 // whole process.
 func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	if ctx == nil {
+		return fmt.Errorf("plugin: Serve: %w", wire.ErrNilContext)
+	}
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		pf, err := protectStdout()
 		if err != nil {
@@ -234,10 +222,10 @@ func (c *conn) readLoop(in io.Reader) error {
 			var fe *wire.FrameError
 			if first && errors.As(err, &fe) {
 				if _, ok := fe.Text(); ok {
-					return &ViolationError{Reason: "bad frame", Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
+					return &ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
 				}
 			}
-			return &ViolationError{Reason: "bad frame", Err: err}
+			return &ViolationError{Kind: wire.HostFrame, Err: err}
 		}
 		if c.base.Err() != nil {
 			return nil
@@ -256,7 +244,7 @@ func (c *conn) dispatch(p []byte) error {
 		var ee *wire.EnvelopeError
 		switch {
 		case !errors.As(err, &ee):
-			return &ViolationError{Reason: "undecodable envelope", Err: err}
+			return &ViolationError{Kind: wire.HostEnvelope, Err: err}
 		case ee.Type == wire.TypeCancel:
 			return nil // a malformed cancel is ignored (A4)
 		case ee.Type == wire.TypeRequest && ee.ID != 0:
@@ -267,7 +255,7 @@ func (c *conn) dispatch(p []byte) error {
 			c.replyError(ee.ID, wire.CodeInvalid, envelopeMessage(ee))
 			return nil
 		}
-		return &ViolationError{Reason: "envelope not tied to a request id", ID: ee.ID, Err: err}
+		return &ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
 	}
 	if m.Type == wire.TypeCancel {
 		c.cancel(m.ID)
@@ -304,7 +292,7 @@ func envelopeMessage(ee *wire.EnvelopeError) string {
 // order enforces strictly increasing request ids (A14).
 func (c *conn) order(id uint64) error {
 	if id <= c.lastID {
-		return &ViolationError{Reason: "request id " + strconv.FormatUint(id, 10) + " after " + strconv.FormatUint(c.lastID, 10), ID: id, Err: ErrIDNotIncreasing}
+		return &ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", ErrIDNotIncreasing, id, c.lastID)}
 	}
 	c.lastID = id
 	return nil

@@ -124,7 +124,7 @@ func TestInitializeAnswersCatalog(t *testing.T) {
 	if len(c.Services) != 2 || c.Services[0].ID != "example.device" || c.Services[1].ID != "test.svc" || c.Services[1].Version != 1 {
 		t.Fatalf("catalog %+v", c)
 	}
-	if got := c.Services[1].Methods; len(got) != 10 || got[0] != "test.svc.echo" {
+	if got := c.Services[1].Methods; len(got) != 11 || got[0] != "test.svc.echo" {
 		t.Fatalf("methods %v", got)
 	}
 }

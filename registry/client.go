@@ -6,47 +6,114 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"slices"
+	"sync"
 
-	"github.com/go-viper/mapstructure/v2"
-
+	"github.com/adapterkit/adapterkit/codec"
+	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// Service describes what a typed client needs of an adapter: a service id, the exact
-// service version it speaks (a service's version is its contract: another version is
-// another contract), and the methods it calls.
-type Service struct {
-	ID      string
-	Version int
-	Methods []string
-}
-
-// Client is a typed client's connection to one service of an open adapter.
+// Client is a typed client's connection to one service of an open adapter: made by
+// [NewClient] (or [Bind]) after the adapter's catalog was checked against the
+// service's contract, used by [Call].
 type Client struct {
 	h   *Handle
-	svc Service
+	svc *contract.Service
 }
 
-// Service returns the service the client is bound to.
-func (c *Client) Service() Service { return c.svc }
+// NewClient returns a client of the service svc on the adapter of h, after checking the
+// adapter's catalog against svc: the service is present, its version is svc's, and it
+// advertises every method of svc. The error is a *BindError.
+func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
+	if err := svc.Validate(); err != nil {
+		return nil, &BindError{Service: svc.ID(), Err: ErrInvalidService, Detail: err.Error()}
+	}
+	if err := CheckCatalog(h.Catalog(), svc); err != nil {
+		return nil, err
+	}
+	return &Client{h: h, svc: svc}, nil
+}
+
+// Service returns the contract the client is bound to.
+func (c *Client) Service() *contract.Service { return c.svc }
 
 // Handle returns the adapter the client is bound to.
 func (c *Client) Handle() *Handle { return c.h }
 
-// Invoke calls one of the service's methods; see [Handle.Invoke].
+// ErrNotInService is the cause of the error of a call, through a Client, of a method
+// that is not one of its service's: nothing is sent.
+var ErrNotInService = errors.New("registry: method is not one of the client's service")
+
+// Call calls the contract method m through c: p is encoded (as a JSON object) and the
+// result decoded into an R with package codec, the rules the adapter's SDK applies:
+// numbers exact, mapstructure's names. A result member R does not know is ignored, so
+// an adapter may add result fields within a service version; a member of the wrong
+// kind, or a number R's field cannot hold, is a *DecodeError whose text is one line
+// naming the field. A method of another service than c's fails before anything is
+// sent. Other errors are the connection's (*runtime.CallError).
+func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p P) (R, error) {
+	var r R
+	if m.Service() != c.svc {
+		return r, notInService(c.svc, m.Name())
+	}
+	buf := paramBufs.Get().(*[]byte)
+	params, err := encodeParams(m.Name(), (*buf)[:0], p)
+	if err != nil {
+		paramBufs.Put(buf)
+		return r, err
+	}
+	raw, err := c.h.Call(ctx, m.Name(), params)
+	if cap(params) <= maxPooledParams { // the call has returned: the connection is done with params
+		*buf = params
+		paramBufs.Put(buf)
+	}
+	if err != nil {
+		return r, err
+	}
+	if err := codec.Decode(raw, &r, codec.IgnoreUnknown); err != nil {
+		return r, &DecodeError{Method: m.Name(), Raw: raw, Err: err}
+	}
+	return r, nil
+}
+
+// Invoke calls method, which must be one of the service's methods (else nothing is sent
+// and the error wraps ErrNotInService), as [Handle.Invoke] does.
 func (c *Client) Invoke(ctx context.Context, method string, params, result any) error {
+	if !c.svc.Has(method) {
+		return notInService(c.svc, method)
+	}
 	return c.h.Invoke(ctx, method, params, result)
+}
+
+func notInService(svc *contract.Service, method string) error {
+	return &runtime.CallError{Method: method, Code: wire.CodeInvalid, NeverStarted: true, Cause: ErrNotInService,
+		Message: fmt.Sprintf("not a method of the client's service %s version %d", svc.ID(), svc.Version())}
+}
+
+// paramBufs are buffers for typed calls' params, kept up to maxPooledParams.
+var paramBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledParams = 64 << 10
+
+// encodeParams appends a typed call's params to dst; a value that does not encode to a
+// JSON object fails before anything is sent.
+func encodeParams(method string, dst []byte, p any) (json.RawMessage, error) {
+	b, err := appendObject(dst, p)
+	if err != nil {
+		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: err.Error(), NeverStarted: true, Cause: err}
+	}
+	return b, nil
 }
 
 type clientKey struct{ t reflect.Type }
 
 type clientReg struct {
-	svc  Service
+	svc  *contract.Service
 	ctor func(*Client) any
 }
 
-// Errors of Register and Bind; a *BindError wraps one of them.
+// Errors of NewClient, Register and Bind; a *BindError wraps one of them.
 var (
 	ErrNotRegistered   = errors.New("no client type registered")
 	ErrServiceMissing  = errors.New("adapter does not provide the service")
@@ -58,14 +125,17 @@ var (
 
 // BindError says why a typed client could not be bound to an adapter.
 type BindError struct {
-	Type    string // the client type
+	Type    string // the client type, for Bind
 	Service string
 	Detail  string
 	Err     error
 }
 
 func (e *BindError) Error() string {
-	msg := fmt.Sprintf("registry: bind %s to service %q: %v", e.Type, e.Service, e.Err)
+	msg := fmt.Sprintf("registry: bind to service %q: %v", e.Service, e.Err)
+	if e.Type != "" {
+		msg = fmt.Sprintf("registry: bind %s to service %q: %v", e.Type, e.Service, e.Err)
+	}
 	if e.Detail != "" {
 		msg += ": " + e.Detail
 	}
@@ -75,20 +145,17 @@ func (e *BindError) Error() string {
 // Unwrap returns the sentinel cause.
 func (e *BindError) Unwrap() error { return e.Err }
 
-// Register records the client type T for a service: Bind[T] on an open adapter
-// checks the adapter's catalog against svc and builds the client with newClient.
-// Registering the same type again replaces the earlier registration.
-func Register[T any](r *Registry, svc Service, newClient func(*Client) T) error {
+// Register records the client type T for a service, so that Bind[T] on an open adapter
+// makes a [Client] of svc (see [NewClient]) and wraps it with newClient. Registering
+// the same type again replaces the earlier registration.
+func Register[T any](r *Registry, svc *contract.Service, newClient func(*Client) T) error {
 	t := reflect.TypeFor[T]()
-	if err := wire.ValidateName(svc.ID); err != nil || svc.Version < 1 || newClient == nil {
-		return &BindError{Type: t.String(), Service: svc.ID, Err: ErrInvalidService, Detail: "id must be a valid service id, version >= 1, constructor non-nil"}
+	if svc == nil || newClient == nil {
+		return &BindError{Type: t.String(), Err: ErrInvalidService, Detail: "service and constructor must be non-nil"}
 	}
-	for _, m := range svc.Methods {
-		if err := wire.ValidateName(m); err != nil || len(m) <= len(svc.ID) || m[:len(svc.ID)+1] != svc.ID+"." {
-			return &BindError{Type: t.String(), Service: svc.ID, Err: ErrInvalidService, Detail: fmt.Sprintf("method %q is not a method of the service", m)}
-		}
+	if err := svc.Validate(); err != nil {
+		return &BindError{Type: t.String(), Service: svc.ID(), Err: ErrInvalidService, Detail: err.Error()}
 	}
-	svc.Methods = slices.Clone(svc.Methods)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clients[clientKey{t}] = clientReg{svc: svc, ctor: func(c *Client) any { return newClient(c) }}
@@ -96,8 +163,7 @@ func Register[T any](r *Registry, svc Service, newClient func(*Client) T) error 
 }
 
 // Bind returns a client of type T (registered with Register) bound to the adapter of
-// h, after checking the adapter's catalog: the service is present, its version is the
-// registered one and it advertises every registered method.
+// h, after checking the adapter's catalog as [NewClient] does.
 func Bind[T any](h *Handle) (T, error) {
 	var zero T
 	t := reflect.TypeFor[T]()
@@ -107,53 +173,66 @@ func Bind[T any](h *Handle) (T, error) {
 	if !ok {
 		return zero, &BindError{Type: t.String(), Err: ErrNotRegistered}
 	}
-	if err := CheckCatalog(h.Catalog(), reg.svc); err != nil {
+	c, err := NewClient(h, reg.svc)
+	if err != nil {
 		be := err.(*BindError)
 		be.Type = t.String()
 		return zero, be
 	}
-	return reg.ctor(&Client{h: h, svc: reg.svc}).(T), nil
+	return reg.ctor(c).(T), nil
 }
 
 // CheckCatalog checks that a catalog satisfies svc; it returns nil or a *BindError.
-func CheckCatalog(cat *wire.Catalog, svc Service) error {
+func CheckCatalog(cat *wire.Catalog, svc *contract.Service) error {
 	if cat == nil {
-		return &BindError{Service: svc.ID, Err: ErrNoAdapter}
+		return &BindError{Service: svc.ID(), Err: ErrNoAdapter}
 	}
-	s, ok := cat.Service(svc.ID)
+	s, ok := cat.Service(svc.ID())
 	if !ok {
-		return &BindError{Service: svc.ID, Err: ErrServiceMissing}
+		return &BindError{Service: svc.ID(), Err: ErrServiceMissing}
 	}
-	if s.Version != svc.Version {
-		return &BindError{Service: svc.ID, Err: ErrVersionMismatch, Detail: fmt.Sprintf("adapter has version %d, client speaks %d", s.Version, svc.Version)}
+	if s.Version != svc.Version() {
+		return &BindError{Service: svc.ID(), Err: ErrVersionMismatch, Detail: fmt.Sprintf("adapter has version %d, client speaks %d", s.Version, svc.Version())}
 	}
-	for _, m := range svc.Methods {
-		if !slices.Contains(s.Methods, m) {
-			return &BindError{Service: svc.ID, Err: ErrMethodMissing, Detail: m}
+	for _, m := range svc.Methods() {
+		if !contains(s.Methods, m) {
+			return &BindError{Service: svc.ID(), Err: ErrMethodMissing, Detail: m}
 		}
 	}
 	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrDecode is the cause of every *DecodeError.
 var ErrDecode = errors.New("registry: result does not decode")
 
 // DecodeError is a result that does not decode into the caller's value. The call
-// itself succeeded; Raw is the result as received.
+// itself succeeded; Raw is the result as received. Err is a *codec.Error.
 type DecodeError struct {
 	Method string
 	Raw    json.RawMessage
 	Err    error
 }
 
+// Error is one line, e.g.
+// `registry: example.stock.reserve: result: field "qty": 9223372036854775808 does not fit int64`.
 func (e *DecodeError) Error() string {
-	return fmt.Sprintf("registry: %s: result does not decode: %v", e.Method, e.Err)
+	return fmt.Sprintf("registry: %s: result: %v", e.Method, e.Err)
 }
 
 // Unwrap returns ErrDecode and the cause.
 func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
 
-// decodeResult decodes a raw result into out with mapstructure (json tags).
+// decodeResult decodes a raw result into out (a pointer; nil discards the result) with
+// package codec, unknown members ignored.
 func decodeResult(method string, raw json.RawMessage, out any) error {
 	switch out := out.(type) {
 	case nil:
@@ -162,37 +241,8 @@ func decodeResult(method string, raw json.RawMessage, out any) error {
 		*out = append((*out)[:0], raw...)
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return &DecodeError{Method: method, Raw: raw, Err: err}
-	}
-	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
-		Result:  out,
-		TagName: "json",
-		// Numbers arrive as float64: convert to the field's integer type only when exact.
-		DecodeHook: mapstructure.ComposeDecodeHookFunc(exactIntHook),
-	})
-	if err != nil {
-		return &DecodeError{Method: method, Raw: raw, Err: err}
-	}
-	if err := dec.Decode(v); err != nil {
+	if err := codec.DecodeValue(raw, out, codec.IgnoreUnknown); err != nil {
 		return &DecodeError{Method: method, Raw: raw, Err: err}
 	}
 	return nil
-}
-
-// exactIntHook refuses to truncate a fractional number into an integer field.
-func exactIntHook(from, to reflect.Type, data any) (any, error) {
-	f, ok := data.(float64)
-	if !ok {
-		return data, nil
-	}
-	switch to.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if f != float64(int64(f)) {
-			return nil, fmt.Errorf("%v is not an integer", f)
-		}
-	}
-	return data, nil
 }

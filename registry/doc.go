@@ -4,17 +4,19 @@
 //
 //	reg := registry.New(&registry.Config{Dirs: []string{"/opt/app/adapters"}})
 //	defer reg.Close(context.Background())
-//	registry.Register(reg, registry.Service{ID: "example.device", Version: 1,
-//		Methods: []string{"example.device.read"}}, NewDevice)
 //	h, err := reg.Open(ctx, "thermometer@~> 1.0", nil)
-//	dev, err := registry.Bind[*Device](h)
-//	reading, err := dev.Read(ctx, ReadParams{Probe: "inlet"})
+//	dev, err := registry.NewClient(h, device.Service) // checks the catalog
+//	reading, err := registry.Call(ctx, dev, device.Read, device.ReadParams{Probe: "inlet"})
 //
-// A typed client is any Go type built around a *[Client]; its methods call
-// [Client.Invoke], which encodes params (a struct, a map or raw JSON) and decodes the
-// result into a Go value with mapstructure (github.com/go-viper/mapstructure/v2, json
-// tags). Errors are the runtime's typed errors: errors.Is(err, runtime.ErrUnavailable),
-// runtime.IsUncertain(err) and so on work on everything Invoke returns.
+// A service is described once, with package contract, in a package the adapter and its
+// hosts both import (device above); [NewClient] checks an adapter's catalog against
+// it and [Call] calls one of its methods with typed params and result, encoded and
+// decoded by package codec, the rules the adapter's SDK applies (exact numbers,
+// mapstructure's names, one-line errors naming the field). A Go type with the service's
+// methods is a few lines around a *[Client] ([Register] and [Bind] build it).
+// [Handle.Call] is the raw way: JSON in, JSON out. Errors are the runtime's typed
+// errors: errors.Is(err, runtime.ErrUnavailable), runtime.IsUncertain(err) and so on
+// work on everything Call returns.
 //
 // [Registry.Close] ends every adapter it opened and proves their process trees gone,
 // or reports those it could not (their package directories stay reserved).

@@ -10,25 +10,33 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+type exampleReadParams struct {
+	Probe string `json:"probe"`
+}
+
+type exampleReading struct {
+	Celsius float64 `json:"celsius"`
+}
+
+// The contract of service example.device version 1, declared once for the adapter and
+// its hosts.
+var (
+	exampleDeviceService = contract.NewService("example.device", 1)
+	exampleRead          = contract.NewMethod[exampleReadParams, exampleReading](exampleDeviceService, "read")
 )
 
 // exampleDevice is a typed client of service example.device version 1: a Go type built
 // around a *registry.Client whose methods are the service's methods.
 type exampleDevice struct{ c *registry.Client }
 
-type exampleReading struct {
-	Celsius float64 `json:"celsius"`
-}
-
 func (d *exampleDevice) Read(ctx context.Context, probe string) (exampleReading, error) {
-	var r exampleReading
-	err := d.c.Invoke(ctx, "example.device.read", map[string]string{"probe": probe}, &r)
-	return r, err
+	return registry.Call(ctx, d.c, exampleRead, exampleReadParams{Probe: probe})
 }
-
-var exampleDeviceService = registry.Service{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}}
 
 // Register records a client type for a service; Bind[*exampleDevice] on an open adapter
 // then checks the adapter's catalog against it, as CheckCatalog does here with a
@@ -48,8 +56,8 @@ func ExampleRegister() {
 	}}
 	fmt.Println("catalog fits:", registry.CheckCatalog(cat, exampleDeviceService) == nil)
 
-	// A method that is not the service's own is refused when registering.
-	err = registry.Register(reg, registry.Service{ID: "example.device", Version: 1, Methods: []string{"other.read"}},
+	// An invalid contract is refused when registering.
+	err = registry.Register(reg, contract.NewService("device", 1),
 		func(c *registry.Client) *exampleDevice { return &exampleDevice{c: c} })
 	fmt.Println("bad registration:", errors.Is(err, registry.ErrInvalidService))
 	// Output:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -24,9 +25,35 @@ func (h *Handle) Path() string { return h.path }
 // convention, else the file's base name).
 func (h *Handle) Name() string { return h.name }
 
-// Adapter returns the running adapter, or nil while it is being restarted or after it
-// ended for good.
-func (h *Handle) Adapter() *lifecycle.Adapter { return h.sup.Current() }
+// Status is a snapshot of a Handle's adapter process. The process itself is not handed
+// out: calls go through [Handle.Call] (or a typed client), which handle restarts, and
+// only [Handle.Close] ends the adapter.
+type Status struct {
+	// Running: an adapter process is connected; false while it is being restarted or
+	// after it ended for good (the other fields are then zero).
+	Running bool
+	// Pid is the adapter process's id.
+	Pid int
+	// Mechanism says how the adapter's process tree is supervised.
+	Mechanism platform.Mechanism
+	// Supervision also says why any stronger mechanism is not in effect (see
+	// lifecycle.Adapter.Supervision).
+	Supervision platform.Supervision
+	// InFlight is the number of requests sent and not yet replied to.
+	InFlight int
+	// LimitErr is nil when every resource limit was applied, else why not (see
+	// lifecycle.Adapter.LimitErr).
+	LimitErr error
+}
+
+// Status returns a snapshot of the running adapter.
+func (h *Handle) Status() Status {
+	a := h.sup.Current()
+	if a == nil || a.Err() != nil {
+		return Status{}
+	}
+	return Status{Running: true, Pid: a.Pid(), Mechanism: a.Mechanism(), Supervision: a.Supervision(), InFlight: a.InFlight(), LimitErr: a.LimitErr()}
+}
 
 // Restarts returns how many times the adapter was restarted.
 func (h *Handle) Restarts() int { return h.sup.Restarts() }

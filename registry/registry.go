@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -52,7 +53,10 @@ type Config struct {
 	// Resources limits each adapter's process tree where the platform supports it.
 	Resources platform.Resources
 	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
-	// must have; a pinned adapter whose file differs is not started.
+	// must have; a pinned adapter whose file differs is not started. The pin is checked
+	// at every start, restarts included, on the bytes that are executed (see
+	// platform.Config.Digest): a restart that finds the file changed fails, the adapter
+	// is not restarted, and OnExit receives an event whose Restart says why.
 	Pins map[string]string
 	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
 	Prerelease bool
@@ -67,11 +71,16 @@ type Config struct {
 	Reservations *lifecycle.Reservations
 }
 
-// ErrClosed is returned by a Registry (or a Handle) used after Close.
-var ErrClosed = errors.New("registry: closed")
+// ErrClosed is matched (errors.Is) by the error of a Registry (or a Handle) used after
+// Close. It is runtime.ErrConnClosed, the module's one "closed by the host" sentinel.
+var ErrClosed = runtime.ErrConnClosed
 
-// ErrNotAbsolute is the cause of a reference that looks like a path but is not absolute.
-var ErrNotAbsolute = errors.New("registry: adapter path is not absolute")
+// errRegistryClosed is what a closed Registry returns.
+var errRegistryClosed = fmt.Errorf("registry: %w", ErrClosed)
+
+// ErrNotAbsolute is the cause of a reference that looks like a path but is not
+// absolute. It is platform.ErrNotAbsolute, the module's one "not absolute" sentinel.
+var ErrNotAbsolute = platform.ErrNotAbsolute
 
 // Registry opens adapters and binds typed clients to them. It is safe for concurrent use.
 type Registry struct {
@@ -156,7 +165,7 @@ func (r *Registry) check() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return ErrClosed
+		return errRegistryClosed
 	}
 	return nil
 }
@@ -170,7 +179,7 @@ func IsPath(ref string) bool {
 // Resolve turns a reference into an adapter executable's absolute path: an absolute
 // path is taken as it is (R61, A31: a relative path is refused, never resolved), and
 // NAME or NAME@CONSTRAINT selects the newest matching version in the configured
-// directories (scanning them on first use).
+// directories, as [Registry.Lookup] does.
 func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	if ctx == nil {
 		return "", runtime.ErrNilContext
@@ -180,27 +189,72 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	if IsPath(ref) {
 		if !filepath.IsAbs(ref) {
-			return "", fmt.Errorf("%w: %q (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ErrNotAbsolute, ref)
+			return "", notAbsolute(ref)
 		}
 		return filepath.Clean(ref), nil
 	}
-	parsed, err := discovery.ParseRef(ref)
-	if err != nil {
-		return "", err
-	}
-	r.mu.Lock()
-	scan := r.scan
-	r.mu.Unlock()
-	if scan == nil {
-		if scan, err = r.Discover(ctx); err != nil {
-			return "", err
-		}
-	}
-	a, err := scan.Select(parsed, &discovery.SelectOptions{Prerelease: r.cfg.Prerelease})
+	a, err := r.Lookup(ctx, ref)
 	if err != nil {
 		return "", err
 	}
 	return a.Path, nil
+}
+
+// notAbsolute is the refusal of a relative path.
+func notAbsolute(ref string) error {
+	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, ErrNotAbsolute)
+}
+
+// Lookup finds the discovered adapter a reference names, in the last scan of the
+// configured directories (scanning them on first use, and once more when nothing
+// matches: a file may have been added since). NAME or NAME@CONSTRAINT selects the newest
+// matching version; an absolute path must be the path of a discovered adapter. Errors:
+// a *discovery.RefError for a malformed reference, ErrNotAbsolute for a relative path,
+// a *discovery.NotFoundError (or discovery.ErrNotFound, for a path) when nothing
+// matches, or the scan's error. It is the one reference resolution of the module
+// (package controlplane resolves through it).
+func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, error) {
+	if ctx == nil {
+		return discovery.Adapter{}, runtime.ErrNilContext
+	}
+	if err := r.check(); err != nil {
+		return discovery.Adapter{}, err
+	}
+	var find func(*discovery.Result) (discovery.Adapter, error)
+	if IsPath(ref) {
+		if !filepath.IsAbs(ref) {
+			return discovery.Adapter{}, notAbsolute(ref)
+		}
+		p := filepath.Clean(ref)
+		find = func(res *discovery.Result) (discovery.Adapter, error) {
+			for _, a := range res.Adapters {
+				if a.Path == p {
+					return a, nil
+				}
+			}
+			return discovery.Adapter{}, fmt.Errorf("registry: %s is not among the discovered adapters: %w", p, discovery.ErrNotFound)
+		}
+	} else {
+		parsed, err := discovery.ParseRef(ref)
+		if err != nil {
+			return discovery.Adapter{}, err
+		}
+		opts := &discovery.SelectOptions{Prerelease: r.cfg.Prerelease}
+		find = func(res *discovery.Result) (discovery.Adapter, error) { return res.Select(parsed, opts) }
+	}
+	r.mu.Lock()
+	scan := r.scan
+	r.mu.Unlock()
+	if scan != nil {
+		if a, err := find(scan); err == nil {
+			return a, nil
+		}
+	}
+	scan, err := r.Discover(ctx)
+	if err != nil {
+		return discovery.Adapter{}, err
+	}
+	return find(scan)
 }
 
 // Open resolves ref (see Resolve), starts the adapter with the given configuration
@@ -215,17 +269,17 @@ func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Ha
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, ErrClosed
+		return nil, errRegistryClosed
 	}
 	r.opening.Add(1)
 	r.mu.Unlock()
 	defer r.opening.Done()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	defer context.AfterFunc(r.closing, func() { cancel(ErrClosed) })()
+	defer context.AfterFunc(r.closing, func() { cancel(errRegistryClosed) })()
 	h, err := r.open(ctx, ref, configuration)
-	if err != nil && context.Cause(ctx) == ErrClosed && !errors.Is(err, ErrClosed) {
-		err = errors.Join(ErrClosed, err)
+	if err != nil && context.Cause(ctx) == errRegistryClosed && !errors.Is(err, ErrClosed) {
+		err = errors.Join(errRegistryClosed, err)
 	}
 	return h, err
 }
@@ -239,17 +293,12 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	if err != nil {
 		return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageConfig, Err: err}
 	}
-	if pin, ok := r.cfg.Pins[path]; ok {
-		if err := discovery.VerifySHA256(ctx, path, pin); err != nil {
-			return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageSpawn, Err: err}
-		}
-	}
 	name := filepath.Base(path)
 	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
 		name = n
 	}
 	lcfg := lifecycle.Config{
-		Path: path, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
+		Path: path, Digest: r.cfg.Pins[path], Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
 		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
 		Reservations: r.res, OnExit: r.cfg.OnExit,
 	}
@@ -262,7 +311,7 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, errors.Join(ErrClosed, sup.Close())
+		return nil, errors.Join(errRegistryClosed, sup.Close())
 	}
 	r.handles[h] = struct{}{}
 	r.mu.Unlock()
@@ -371,8 +420,11 @@ func (r *Registry) Close(ctx context.Context) error {
 
 // encodeObject turns a configuration or params value into a JSON object. Raw JSON is
 // passed on as it is (the connection validates it in one pass before sending); any
-// other value is encoded with encoding/json and must come out as an object.
-func encodeObject(v any) (json.RawMessage, error) {
+// other value is encoded with package codec and must come out as an object.
+func encodeObject(v any) (json.RawMessage, error) { return appendObject(nil, v) }
+
+// appendObject is encodeObject appending to dst (raw JSON is returned as it is).
+func appendObject(dst []byte, v any) (json.RawMessage, error) {
 	switch v := v.(type) {
 	case nil:
 		return nil, nil
@@ -381,11 +433,11 @@ func encodeObject(v any) (json.RawMessage, error) {
 	case []byte:
 		return v, nil
 	}
-	b, err := json.Marshal(v)
+	b, err := codec.Append(dst, v)
 	if err != nil {
 		return nil, &EncodeError{Err: err}
 	}
-	if len(b) == 0 || b[0] != '{' {
+	if len(b) == len(dst) || b[len(dst)] != '{' {
 		return nil, &EncodeError{Err: fmt.Errorf("%T encodes to %s", v, truncate(b))}
 	}
 	return b, nil

@@ -15,6 +15,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
@@ -53,7 +54,11 @@ func (e *echoClient) Sleep(ctx context.Context, ms int) (sleepArgs, error) {
 	return out, err
 }
 
-var echoService = registry.Service{ID: "example.echo", Version: 1, Methods: []string{"example.echo.echo", "example.echo.sleep"}}
+var (
+	echoService = contract.NewService("example.echo", 1)
+	_           = contract.NewMethod[map[string]any, map[string]any](echoService, "echo")
+	_           = contract.NewMethod[sleepArgs, sleepArgs](echoService, "sleep")
+)
 
 func newRegistry(t *testing.T, mod func(*registry.Config)) *registry.Registry {
 	cfg := &registry.Config{Dirs: []string{adapterDir}}
@@ -153,22 +158,27 @@ func TestBindChecksCatalog(t *testing.T) {
 		t.Fatalf("Bind unregistered = %v", err)
 	}
 	cat := h.Catalog()
+	svc := func(version int, method string) *contract.Service {
+		s := contract.NewService("example.device", version)
+		contract.NewMethod[struct{}, struct{}](s, method)
+		return s
+	}
 	tests := []struct {
-		svc registry.Service
+		svc *contract.Service
 		is  error
 	}{
-		{registry.Service{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}}, nil},
-		{registry.Service{ID: "example.device", Version: 2, Methods: []string{"example.device.read"}}, registry.ErrVersionMismatch},
-		{registry.Service{ID: "example.device", Version: 1, Methods: []string{"example.device.write"}}, registry.ErrMethodMissing},
+		{svc(1, "read"), nil},
+		{svc(2, "read"), registry.ErrVersionMismatch},
+		{svc(1, "write"), registry.ErrMethodMissing},
 	}
 	for _, tt := range tests {
 		if err := registry.CheckCatalog(cat, tt.svc); !errors.Is(err, tt.is) {
-			t.Errorf("CheckCatalog(%+v) = %v, want %v", tt.svc, err, tt.is)
+			t.Errorf("CheckCatalog(%s %v) = %v, want %v", tt.svc.ID(), tt.svc.Methods(), err, tt.is)
 		}
 	}
-	for _, bad := range []registry.Service{{ID: "device", Version: 1}, {ID: "a.b", Version: 0}, {ID: "a.b", Version: 1, Methods: []string{"c.d.e"}}} {
+	for _, bad := range []*contract.Service{contract.NewService("device", 1), contract.NewService("a.b", 0), nil} {
 		if err := registry.Register(r, bad, func(*registry.Client) int { return 0 }); !errors.Is(err, registry.ErrInvalidService) {
-			t.Errorf("Register(%+v) = %v", bad, err)
+			t.Errorf("Register(%v) = %v", bad, err)
 		}
 	}
 }
@@ -242,7 +252,7 @@ func TestCloseRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pids = append(pids, h.Adapter().Pid())
+		pids = append(pids, h.Status().Pid)
 	}
 	if n := len(r.Opened()); n != 3 {
 		t.Fatalf("opened = %d", n)

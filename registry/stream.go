@@ -3,12 +3,13 @@ package registry
 import (
 	"context"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"sync"
 	"time"
+
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // StreamOptions describe a polled stream: the protocol has no events (R15), so
@@ -46,7 +47,8 @@ type Stream struct {
 	closeErr  error
 }
 
-// Stream opens a polled stream on h. ctx bounds every read; Close ends it.
+// Stream opens a polled stream on h. ctx bounds every read; Close ends it. A nil ctx
+// gives a stream whose reads fail with runtime.ErrNilContext.
 func (h *Handle) Stream(ctx context.Context, opts StreamOptions) *Stream {
 	if opts.Wait <= 0 {
 		opts.Wait = time.Second
@@ -56,6 +58,11 @@ func (h *Handle) Stream(ctx context.Context, opts StreamOptions) *Stream {
 	}
 	opts.Params = maps.Clone(opts.Params)
 	s := &Stream{h: h, opts: opts}
+	if ctx == nil { // every Read fails with the one nil-context error
+		s.ctx, s.cancel = context.WithCancelCause(context.Background())
+		s.cancel(runtime.ErrNilContext)
+		return s
+	}
 	s.ctx, s.cancel = context.WithCancelCause(ctx)
 	return s
 }
@@ -67,8 +74,8 @@ type streamChunk struct {
 
 // ErrStreamClosed is returned by Read after Close (and by a Read that Close cut short).
 // A Read stopped by the end of the stream's context returns the call's error instead
-// (aborted or deadline, see runtime.CallError).
-var ErrStreamClosed = errors.New("registry: stream closed")
+// (aborted or deadline, see runtime.CallError). errors.Is matches ErrClosed too.
+var ErrStreamClosed = fmt.Errorf("registry: stream %w", ErrClosed)
 
 // Read returns the next bytes of the stream, waiting for them as long as the stream's
 // context allows; io.EOF once the adapter said eof and everything was read.
@@ -79,6 +86,9 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 		if s.closed() {
 			return 0, ErrStreamClosed
+		}
+		if context.Cause(s.ctx) == runtime.ErrNilContext {
+			return 0, runtime.ErrNilContext
 		}
 		params := make(map[string]any, len(s.opts.Params)+2)
 		maps.Copy(params, s.opts.Params)

@@ -38,8 +38,12 @@ var (
 
 // Causes of errors the host decides itself. Each is the Cause of a *CallError.
 var (
-	// ErrConnClosed is the cause after the host closed the connection ([Conn.Close]).
-	ErrConnClosed = errors.New("runtime: connection closed by the host")
+	// ErrConnClosed is the one "closed by the host" sentinel of the whole module: the
+	// cause after the host closed the connection ([Conn.Close]), and, under their own
+	// names, of every use of something the host closed: platform.ErrClosed (a process
+	// tree handle), lifecycle (a closed supervisor's calls), registry.ErrClosed (a
+	// registry or handle). errors.Is(err, ErrConnClosed) holds for all of them.
+	ErrConnClosed = errors.New("closed by the host")
 	// ErrNotInitialized refuses a call before a successful initialize (R18, R27, A7).
 	ErrNotInitialized = errors.New("runtime: connection not initialized")
 	// ErrAlreadyInitialized refuses a second initialize (A7).
@@ -49,14 +53,19 @@ var (
 	// ErrRequestTooLarge refuses a request whose frame would exceed the frame limit (R58, A3).
 	ErrRequestTooLarge = errors.New("runtime: request exceeds the adapter frame limit")
 	// ErrInvalidParams refuses params (or an initialize configuration) that are not
-	// exactly one JSON object (A4, A33).
-	ErrInvalidParams = errors.New("runtime: params are not one JSON object")
+	// exactly one JSON object (A4, A33). It is the module's one "not a JSON object"
+	// sentinel: lifecycle.ErrInvalidConfiguration is the same value.
+	ErrInvalidParams = errors.New("not one JSON object")
 	// ErrNoSlot is the cause of a busy refusal when [Options.FailFast] is set and all
 	// in-flight slots are taken (R40, A16).
 	ErrNoSlot = errors.New("runtime: no free in-flight slot")
-	// ErrNilContext refuses a call (or initialize) made with a nil context, instead of
-	// panicking in the caller's goroutine.
-	ErrNilContext = errors.New("runtime: nil context")
+	// ErrNilContext is the one nil-context error of the whole module: every entry point
+	// that takes a context refuses a nil one with an error that errors.Is(err,
+	// ErrNilContext) matches, instead of panicking in the caller's goroutine. A call (or
+	// initialize) returns it as the Cause of a never-started *CallError with code
+	// invalid; an open or start returns it inside its typed error
+	// (lifecycle.OpenError, platform.LaunchError); anything else returns it as it is.
+	ErrNilContext = wire.ErrNilContext
 )
 
 // CallError is the error of a call (or of initialize). It says what is known: the code,
@@ -143,41 +152,22 @@ func IsUncertain(err error) bool { return errors.Is(err, ErrUncertain) }
 // IsNeverStarted reports whether err is a call error for an operation never sent.
 func IsNeverStarted(err error) bool { return errors.Is(err, ErrNeverStarted) }
 
-// Violation is a kind of protocol violation by the adapter (R51-R57). Each ends the
-// connection. A Violation is itself an error, so the exported sentinels
-// ([ErrProcessExited] ...) are Violations and errors.Is(err, ErrUnknownReply) finds the
-// kind through any *ViolationError in err's chain.
-type Violation uint8
+// Violation is a kind of protocol violation (wire.Violation, re-exported): the kinds
+// below are the adapter's (R51-R57). Each ends the connection. A Violation is itself an
+// error, so the exported sentinels ([ErrProcessExited] ...) are Violations and
+// errors.Is(err, ErrUnknownReply) finds the kind through any *ViolationError in err's
+// chain.
+type Violation = wire.Violation
 
-// The violations of the specification's table, in its order.
+// The adapter's violations, the specification's table in its order.
 const (
-	ProcessExited   Violation = iota + 1 // The adapter process exited (R52)
-	Output                               // The adapter output ended or violated the protocol (R52, R53)
-	InvalidResponse                      // The adapter sent an invalid response (R54)
-	UnknownReply                         // The adapter replied to an unknown request (R35, R55)
-	InputPipe                            // The adapter input pipe failed or stalled (R45, R56)
-	IDExhausted                          // Adapter request identity space exhausted (R57)
+	ProcessExited   = wire.ProcessExited   // The adapter process exited (R52)
+	Output          = wire.Output          // The adapter output ended or violated the protocol (R52, R53)
+	InvalidResponse = wire.InvalidResponse // The adapter sent an invalid response (R54)
+	UnknownReply    = wire.UnknownReply    // The adapter replied to an unknown request (R35, R55)
+	InputPipe       = wire.InputPipe       // The adapter input pipe failed or stalled (R45, R56)
+	IDExhausted     = wire.IDExhausted     // Adapter request identity space exhausted (R57)
 )
-
-var violationText = [...]string{
-	ProcessExited:   "The adapter process exited",
-	Output:          "The adapter output ended or violated the protocol",
-	InvalidResponse: "The adapter sent an invalid response",
-	UnknownReply:    "The adapter replied to an unknown request",
-	InputPipe:       "The adapter input pipe failed or stalled",
-	IDExhausted:     "Adapter request identity space exhausted",
-}
-
-// String returns the specification's exact text for the violation.
-func (v Violation) String() string {
-	if v >= ProcessExited && int(v) < len(violationText) {
-		return violationText[v]
-	}
-	return "Unknown protocol violation " + strconv.Itoa(int(v))
-}
-
-// Error returns the same text as String.
-func (v Violation) Error() string { return v.String() }
 
 // Violation sentinels, one per kind.
 var (
@@ -191,29 +181,11 @@ var (
 
 // ViolationError is a protocol violation as the cause of a connection's end: its kind
 // and the detail (a *wire.FrameError, a *wire.EnvelopeError, io.EOF, a write error, a
-// process's exit status ...). Package lifecycle builds ProcessExited ones itself.
-type ViolationError struct {
-	Kind Violation
-	Err  error // detail; may be nil
-}
+// process's exit status ...). It is wire.ViolationError, the module's one violation
+// type; package lifecycle builds ProcessExited ones itself.
+type ViolationError = wire.ViolationError
 
 // NewViolation returns a *ViolationError of the given kind and detail.
 func NewViolation(kind Violation, err error) *ViolationError {
 	return &ViolationError{Kind: kind, Err: err}
-}
-
-// Error returns the specification's text followed by the detail.
-func (e *ViolationError) Error() string {
-	if e.Err == nil {
-		return e.Kind.String()
-	}
-	return e.Kind.String() + ": " + e.Err.Error()
-}
-
-// Unwrap returns the kind (a sentinel) and the detail.
-func (e *ViolationError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Err}
 }

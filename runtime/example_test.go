@@ -73,5 +73,5 @@ func ExampleConn() {
 	// example.device [example.device.read]
 	// {"celsius":21.5} <nil>
 	// true true
-	// <nil> runtime: connection closed by the host
+	// <nil> closed by the host
 }

@@ -30,9 +30,13 @@ func exitStatus(err error) int {
 		cp *controlplane.Error
 		se *controlplane.ShutdownError
 		de *daemonError
+		dd *discovery.DirError
 	)
 	switch {
-	case errors.As(err, &ue), errors.As(err, &re), errors.Is(err, registry.ErrNotAbsolute):
+	case errors.As(err, &ue), errors.As(err, &re),
+		// One "not absolute" sentinel for references and directories: a directory's
+		// is a not-found (below), a reference's a usage error.
+		errors.Is(err, registry.ErrNotAbsolute) && !errors.As(err, &dd):
 		return ExitUsage
 	case errors.As(err, &cp):
 		return controlStatus(cp)

@@ -40,7 +40,7 @@ func runBlocked(ctx context.Context, b *blocked, systems []*system) (map[string]
 	states := map[string]*blockState{}
 	defer func() {
 		for name, in := range ins {
-			if _, err := in.Close(); err != nil && name == sysAdapterkit && errs[name] == nil {
+			if _, err := in.Close(); err != nil && verifies(name) && errs[name] == nil {
 				errs[name] = fmt.Errorf("close: %w", err)
 			}
 		}
@@ -147,8 +147,8 @@ var par32Blocks = &blocked{
 
 // The payloads of big, built once.
 var (
-	bigSmall = bigParams(bigSmallSize)
-	bigPipe  = bigParams(bigPipeSize)
+	bigSmall = typedBlob(bigParams(bigSmallSize))
+	bigPipe  = typedBlob(bigParams(bigPipeSize))
 )
 
 // bigBlocks: per block, for a 1 MiB string and (pipe systems) a 3.9 MiB one, one

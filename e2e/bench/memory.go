@@ -68,7 +68,7 @@ func memHost(name, binDir string) error {
 	if werr != nil {
 		return werr
 	}
-	if cerr != nil && name == sysAdapterkit {
+	if cerr != nil && verifies(name) {
 		return cerr
 	}
 	hostKiB, err := vmHWM("self")

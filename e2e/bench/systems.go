@@ -12,7 +12,9 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/adapterkit/adapterkit/e2e/bench/internal/gp"
+	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
 	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/registry"
 )
 
 // instance is one open connection to one child process.
@@ -42,20 +44,32 @@ const (
 	binFloor = "floorecho"
 )
 
-// System names, in their default order.
+// System names, in their default order. adapterkit is the typed path a host writes (a
+// contract's typed client, registry.Call, against typed SDK handlers: structs encoded
+// and decoded at both ends); adapterkit-raw the same adapter and connection kind on
+// json.RawMessage (lifecycle's Call, and a handler returning its raw params).
 const (
 	sysAdapterkit = "adapterkit"
+	sysRaw        = "adapterkit-raw"
 	sysFloor      = "floor"
 	sysNetRPC     = "goplugin-netrpc"
 	sysGRPC       = "goplugin-grpc"
 )
 
-var allSystems = []string{sysAdapterkit, sysFloor, sysNetRPC, sysGRPC}
+var allSystems = []string{sysAdapterkit, sysRaw, sysFloor, sysNetRPC, sysGRPC}
+
+// verifies reports whether the system's close is the verified close, which must succeed.
+func verifies(name string) bool { return name == sysAdapterkit || name == sysRaw }
 
 // newSystem returns the system called name, whose child programs are in binDir.
 func newSystem(name, binDir string) (*system, error) {
 	switch name {
 	case sysAdapterkit:
+		path := filepath.Join(binDir, binEcho)
+		return &system{name: name, pipe: true, open: func(ctx context.Context) (instance, error) {
+			return openTyped(ctx, path)
+		}}, nil
+	case sysRaw:
 		path := filepath.Join(binDir, binEcho)
 		return &system{name: name, pipe: true, open: func(ctx context.Context) (instance, error) {
 			a, err := lifecycle.Open(ctx, lifecycle.Config{Path: path})
@@ -96,6 +110,86 @@ func (i akInstance) Pid() int { return i.a.Pid() }
 // Close is the verified close: stdin closed, the adapter exits, the tree is proven gone.
 func (i akInstance) Close() (bool, error) {
 	err := i.a.Close()
+	return err == nil, err
+}
+
+// typedInstance is the typed path: a registry opens the adapter and a contract's typed
+// client calls example.echo.record (the small workloads) or example.echo.blob (big),
+// whose SDK handlers decode the params into the struct and encode it back.
+type typedInstance struct {
+	reg *registry.Registry
+	h   *registry.Handle
+	c   *registry.Client
+}
+
+func openTyped(ctx context.Context, path string) (instance, error) {
+	reg := registry.New(nil)
+	h, err := reg.Open(ctx, path, nil)
+	if err != nil {
+		_ = reg.Close(ctx)
+		return nil, err
+	}
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		_ = reg.Close(ctx)
+		return nil, err
+	}
+	return &typedInstance{reg: reg, h: h, c: c}, nil
+}
+
+// typedPayloads are the typed values of the workloads' payloads, by their first byte.
+var typedPayloads = map[*byte]any{}
+
+// typedRecord registers the typed value of smallParams.
+func typedRecord(p []byte) []byte {
+	typedPayloads[&p[0]] = echoapi.Record{Probe: "inlet", Seq: 42, Unit: "celsius", Pad: "0123456789ab"}
+	return p
+}
+
+// typedBlob registers the typed value of a bigParams.
+func typedBlob(p []byte) []byte {
+	typedPayloads[&p[0]] = echoapi.Blob{S: string(p[len(`{"s":"`) : len(p)-2])}
+	return p
+}
+
+// Call calls with the typed value of p, checks the typed reply and returns p.
+func (i *typedInstance) Call(ctx context.Context, p []byte) ([]byte, error) {
+	switch v := typedPayloads[&p[0]].(type) {
+	case echoapi.Record:
+		got, err := registry.Call(ctx, i.c, echoapi.EchoRecord, v)
+		if err != nil {
+			return nil, err
+		}
+		if got != v {
+			return nil, fmt.Errorf("echo mismatch: sent %+v, got %+v", v, got)
+		}
+	case echoapi.Blob:
+		got, err := registry.Call(ctx, i.c, echoapi.EchoBlob, v)
+		if err != nil {
+			return nil, err
+		}
+		if got.S != v.S {
+			return nil, fmt.Errorf("echo mismatch: sent %d bytes, got %d", len(v.S), len(got.S))
+		}
+	default:
+		return nil, errors.New("no typed value for these params")
+	}
+	return p, nil
+}
+
+func (i *typedInstance) Pid() int {
+	if a := i.h.Adapter(); a != nil {
+		return a.Pid()
+	}
+	return 0
+}
+
+// Close is the verified close of the adapter, then of the registry.
+func (i *typedInstance) Close() (bool, error) {
+	err := i.h.Close()
+	if cerr := i.reg.Close(context.Background()); err == nil {
+		err = cerr
+	}
 	return err == nil, err
 }
 

@@ -11,6 +11,11 @@
 //     host sees exactly what the protocol allows an adapter to send.
 //   - example.echo.big, params {"bytes": N}, returns a JSON string of N 'x' characters;
 //     N may be at most the frame limit less 1 KiB for the envelope, else invalid.
+//   - example.echo.record, example.echo.blob and example.echo.exact decode their params
+//     into a Go struct and return it, encoded again: the typed path, for tests of
+//     exactness and for the benchmarks.
+//
+// The service is declared once, in examples/echo/echoapi.
 package main
 
 import (
@@ -18,6 +23,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
 )
@@ -28,9 +34,11 @@ const maxBig = limits.MaxFrameSize - 1024
 
 func echo(_ context.Context, p json.RawMessage) (json.RawMessage, error) { return p, nil }
 
-type sleepParams struct {
-	MS int `json:"ms"`
-}
+type (
+	sleepParams = echoapi.SleepParams
+	failParams  = echoapi.FailParams
+	bigParams   = echoapi.BigParams
+)
 
 func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
 	if p.MS < 0 || time.Duration(p.MS)*time.Millisecond > limits.CallDeadline {
@@ -46,18 +54,9 @@ func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
 	}
 }
 
-type failParams struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
 func fail(_ context.Context, p failParams) (struct{}, error) {
 	log.Info("failing as asked", "code", p.Code)
 	return struct{}{}, &plugin.Error{Code: plugin.Code(p.Code), Message: p.Message}
-}
-
-type bigParams struct {
-	Bytes int `json:"bytes"`
 }
 
 func big(_ context.Context, p bigParams) (json.RawMessage, error) {
@@ -76,13 +75,19 @@ func big(_ context.Context, p bigParams) (json.RawMessage, error) {
 // adapter's name (plugin.Logger).
 var log = plugin.Logger()
 
+// same returns its params: the SDK decoded them into a T and encodes the T again.
+func same[T any](_ context.Context, p T) (T, error) { return p, nil }
+
 // newAdapter returns the echo adapter.
 func newAdapter() *plugin.Adapter {
-	svc := plugin.NewService("example.echo", 1)
-	plugin.Handle(svc, "example.echo.echo", echo)
-	plugin.Handle(svc, "example.echo.sleep", sleep)
-	plugin.Handle(svc, "example.echo.fail", fail)
-	plugin.Handle(svc, "example.echo.big", big)
+	svc := plugin.ServiceOf(echoapi.Service)
+	plugin.Implement(svc, echoapi.Echo, echo)
+	plugin.Implement(svc, echoapi.Sleep, sleep)
+	plugin.Implement(svc, echoapi.Fail, fail)
+	plugin.Implement(svc, echoapi.Big, big)
+	plugin.Implement(svc, echoapi.EchoRecord, same[echoapi.Record])
+	plugin.Implement(svc, echoapi.EchoBlob, same[echoapi.Blob])
+	plugin.Implement(svc, echoapi.EchoExact, same[echoapi.Exact])
 	return &plugin.Adapter{Services: []*plugin.Service{svc}}
 }
 

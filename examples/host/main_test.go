@@ -25,13 +25,11 @@ const wait = time.Minute
 func buildAdapters(t *testing.T, withPython bool) string {
 	t.Helper()
 	dir := testkit.BuildT(t, testkit.Thermometer, testkit.Echo, testkit.Console)
-	if withPython {
-		src, err := os.ReadFile(filepath.Join("..", "python", "adapter.py"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "pyecho_v0.1.0"), src, 0o755); err != nil {
-			t.Fatal(err)
+	if withPython { // as `make adapters` builds it
+		cmd := exec.Command("python3", filepath.Join("..", "..", "sdk", "python", "tools", "build_adapter.py"),
+			filepath.Join("..", "..", "sdk", "python", "examples", "echo.py"), filepath.Join(dir, "pyecho_v1.0.0"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("building pyecho: %v\n%s", err, out)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "README.txt"), []byte("not an adapter\n"), 0o644); err != nil {
@@ -67,7 +65,7 @@ func TestDemo(t *testing.T) {
 		"all adapters closed, process trees verified gone", // R63
 	}
 	if withPython {
-		want = append(want, `pyecho 0.1.0: upper("hello from python") = "HELLO FROM PYTHON"`)
+		want = append(want, `pyecho 1.0.0: echo("hello from python") = "hello from python"`)
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {

@@ -8,10 +8,10 @@ import (
 	"io"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/adapterkit/adapterkit/examples/thermometer/client"
+	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
+	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 )
@@ -20,25 +20,21 @@ import (
 // gives up: the adapter then receives a cancel.
 const slowTimeout = 200 * time.Millisecond
 
-// thermometer binds the typed example.device client, reads "inlet", and gives up on
-// "slow" after a short timeout.
+// thermometer binds a typed client of the example.device contract, reads "inlet", and
+// gives up on "slow" after a short timeout.
 func (d *demo) thermometer() {
 	const step = "thermometer"
-	if err := client.Register(d.reg); err != nil {
-		d.fail(step, err)
-		return
-	}
 	h, label, err := d.open("thermometer@>= 1.0")
 	if err != nil {
 		d.fail(step, err)
 		return
 	}
-	dev, err := registry.Bind[*client.Device](h)
+	dev, err := registry.NewClient(h, device.Service)
 	if err != nil {
 		d.fail(label, err)
 		return
 	}
-	r, err := dev.Read(d.ctx, client.ReadParams{Probe: "inlet"})
+	r, err := registry.Call(d.ctx, dev, device.Read, device.ReadParams{Probe: "inlet"})
 	if err != nil {
 		d.fail(label, err)
 		return
@@ -47,7 +43,7 @@ func (d *demo) thermometer() {
 
 	ctx, cancel := context.WithTimeout(d.ctx, slowTimeout)
 	defer cancel()
-	_, err = dev.Read(ctx, client.ReadParams{Probe: "slow"})
+	_, err = registry.Call(ctx, dev, device.Read, device.ReadParams{Probe: "slow"})
 	var ce *runtime.CallError
 	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDeadline) {
 		d.fail(label, fmt.Errorf("slow read: want a deadline error, got %v", err))
@@ -63,7 +59,12 @@ func (d *demo) echo() {
 		d.fail("echo", err)
 		return
 	}
-	err = h.Invoke(d.ctx, "example.echo.fail", map[string]any{"code": "denied", "message": "not for you"}, nil)
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		d.fail(label, err)
+		return
+	}
+	_, err = registry.Call(d.ctx, c, echoapi.Fail, echoapi.FailParams{Code: "denied", Message: "not for you"})
 	var ce *runtime.CallError
 	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDenied) {
 		d.fail(label, fmt.Errorf("fail: want a denied error, got %v", err))
@@ -116,7 +117,7 @@ func (d *demo) console() {
 	d.say("%s: %s printed %q (streamed until eof)", label, echo, got)
 }
 
-// pyecho calls the Python adapter.
+// pyecho calls the echo adapter written with the Python SDK (sdk/python).
 func (d *demo) pyecho() {
 	h, label, err := d.open("pyecho")
 	if err != nil {
@@ -127,13 +128,13 @@ func (d *demo) pyecho() {
 	var res struct {
 		Text string `json:"text"`
 	}
-	if err := h.Invoke(d.ctx, "example.pyecho.upper", map[string]string{"text": text}, &res); err != nil {
+	if err := h.Invoke(d.ctx, "example.echo.echo", map[string]string{"text": text}, &res); err != nil {
 		d.fail(label, err)
 		return
 	}
-	if res.Text != strings.ToUpper(text) {
-		d.fail(label, fmt.Errorf("upper returned %q", res.Text))
+	if res.Text != text {
+		d.fail(label, fmt.Errorf("echo returned %q", res.Text))
 		return
 	}
-	d.say("%s: upper(%q) = %q", label, text, res.Text)
+	d.say("%s: echo(%q) = %q", label, text, res.Text)
 }

@@ -86,11 +86,25 @@ func (e *FrameError) Unwrap() []error {
 }
 
 // Reader reads frames from a stream. It is not safe for concurrent use: a connection's
-// read loop owns it.
+// read loop owns it. It is the module's one frame reader: the control plane's framing
+// (same shape, another cap, empty frames allowed) uses it too, through [NewReaderConfig].
 type Reader struct {
-	br  *bufio.Reader
-	max int
-	hdr [limits.FrameHeaderSize]byte
+	br         *bufio.Reader
+	max        int
+	allowEmpty bool
+	hdr        [limits.FrameHeaderSize]byte
+}
+
+// ReaderConfig configures a Reader for a framing of the protocol's shape (a 4-byte
+// big-endian length, then that many bytes) other than the adapter protocol's own.
+type ReaderConfig struct {
+	// Max caps a frame's payload; <= 0 means [limits.MaxFrameSize]. Unlike
+	// [NewReader]'s, it is not clamped to the adapter protocol's cap (the control
+	// plane's is [limits.ControlMaxFrameSize]).
+	Max int
+	// AllowEmpty returns a zero-length frame as an empty payload instead of a
+	// *FrameError with ErrFrameEmpty (the adapter protocol forbids them, R4).
+	AllowEmpty bool
 }
 
 // readBufferSize is the bufio buffer in front of the stream: small frames cost one read
@@ -107,10 +121,21 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: max}
 }
 
+// NewReaderConfig returns a Reader of frames as cfg says.
+func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
+	max := cfg.Max
+	if max <= 0 {
+		max = limits.MaxFrameSize
+	}
+	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: max, allowEmpty: cfg.AllowEmpty}
+}
+
 // ReadFrame reads one frame and returns its payload in a newly allocated slice that the
 // caller owns. It returns io.EOF, unwrapped, when the stream ends cleanly between frames,
 // and a *FrameError for a zero-length, oversized or truncated frame. The length is
-// checked before anything is allocated or read beyond the header (R5).
+// checked before anything is allocated or read beyond the header (R5), and a large
+// payload's buffer grows as its bytes arrive: a peer that announces the cap and then
+// stalls costs what it sent, not what it announced.
 func (r *Reader) ReadFrame() ([]byte, error) {
 	if k, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
 		if err == io.EOF {
@@ -120,20 +145,32 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 	}
 	n := binary.BigEndian.Uint32(r.hdr[:])
 	switch {
+	case n == 0 && r.allowEmpty:
+		return []byte{}, nil
 	case n == 0:
 		return nil, &FrameError{Err: ErrFrameEmpty, Max: r.max, Header: slices.Clone(r.hdr[:])}
 	case uint64(n) > uint64(r.max):
 		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max, Header: slices.Clone(r.hdr[:])}
 	}
-	p := make([]byte, n)
-	if _, err := io.ReadFull(r.br, p); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	size := int(n)
+	p := make([]byte, min(size, growChunk))
+	for have := 0; ; {
+		if _, err := io.ReadFull(r.br, p[have:]); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, &FrameError{Err: ErrFrameTruncated, Length: uint64(n), Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:])}
 		}
-		return nil, &FrameError{Err: ErrFrameTruncated, Length: uint64(n), Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:])}
+		if have = len(p); have == size {
+			return p, nil
+		}
+		p = slices.Grow(p, min(size, 2*have)-have)[:min(size, 2*have)]
 	}
-	return p, nil
 }
+
+// growChunk is the first allocation for a payload larger than it; the buffer then
+// doubles as the bytes arrive.
+const growChunk = 64 << 10
 
 // BeginFrame appends room for a frame header to dst and returns it; append the payload
 // after it and call [FinishFrame] with the slice starting at the header.

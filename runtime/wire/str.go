@@ -6,22 +6,29 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// appendString appends s as a JSON string. Invalid UTF-8 is replaced with U+FFFD, so
-// the output is always valid JSON of valid UTF-8.
+// appendString appends s as a JSON string, escaped as encoding/json escapes it without
+// HTML escaping: plain runs copied in bulk (found eight bytes at a time), quote and
+// backslash escaped, control characters as \b \f \n \r \t or \u00XX, invalid UTF-8
+// replaced with U+FFFD, U+2028 and U+2029 escaped. The output is always valid JSON of
+// valid UTF-8.
 func appendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
+	for len(s) > 0 {
+		n := PlainPrefix(s)
+		dst = append(dst, s[:n]...)
+		s = s[n:]
+		if len(s) == 0 {
+			break
+		}
+		c := s[0]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
 			switch c {
-			case '"', '\\':
+			case '\\', '"':
 				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			case '\n':
 				dst = append(dst, '\\', 'n')
 			case '\r':
@@ -29,23 +36,22 @@ func appendString(dst []byte, s string) []byte {
 			case '\t':
 				dst = append(dst, '\\', 't')
 			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
 			}
-			i++
-			start = i
+			s = s[1:]
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
+		r, size := utf8.DecodeRuneInString(s)
+		switch {
+		case r == utf8.RuneError && size == 1:
 			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
+		case r == '\u2028' || r == '\u2029':
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+		default:
+			dst = append(dst, s[:size]...)
 		}
-		i += size
+		s = s[size:]
 	}
-	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
 

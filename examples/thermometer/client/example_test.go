@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/adapterkit/adapterkit/examples/thermometer/client"
+	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -37,10 +38,8 @@ func Example() {
 	fmt.Printf("inlet: %.1f °C\n", r.Celsius)
 }
 
-// ExampleService shows what Register records and what Bind checks an adapter's catalog
-// against.
-func ExampleService() {
-	s := client.Service()
-	fmt.Println(s.ID, s.Version, s.Methods)
+// The contract the client speaks and Bind checks an adapter's catalog against.
+func Example_contract() {
+	fmt.Println(device.Service.ID(), device.Service.Version(), device.Service.Methods())
 	// Output: example.device 1 [example.device.read]
 }

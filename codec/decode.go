@@ -1,0 +1,500 @@
+package codec
+
+import (
+	"encoding/base64"
+	"reflect"
+	"strconv"
+	"unsafe"
+
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// maxDepth bounds nesting, as encoding/json and the wire scanner do.
+const maxDepth = 10000
+
+// decoder is the direct decoder's state over one JSON text.
+type decoder struct {
+	b      []byte
+	i      int
+	depth  int
+	ignore bool // skip unknown members instead of refusing them
+}
+
+func (d *decoder) syntax(msg string) *Error {
+	return &Error{Kind: KindSyntax, Detail: msg + " at offset " + strconv.Itoa(d.i)}
+}
+
+func (d *decoder) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// lit consumes the literal word (true, false, null).
+func (d *decoder) lit(word string) *Error {
+	if len(d.b)-d.i < len(word) || string(d.b[d.i:d.i+len(word)]) != word {
+		return d.syntax("invalid literal")
+	}
+	d.i += len(word)
+	return nil
+}
+
+// str consumes a string and returns its raw contents and whether it has escapes.
+func (d *decoder) str() ([]byte, bool, *Error) {
+	end, esc, err := wire.ScanString(d.b, d.i)
+	if err != nil {
+		return nil, false, &Error{Kind: KindSyntax, Detail: err.Error()}
+	}
+	raw := d.b[d.i+1 : end-1]
+	d.i = end
+	return raw, esc, nil
+}
+
+func stringOf(raw []byte, escaped bool) string {
+	if escaped {
+		return wire.Unquote(raw)
+	}
+	return string(raw)
+}
+
+// number consumes a number and returns its literal.
+func (d *decoder) number() ([]byte, *Error) {
+	end, err := wire.ScanNumber(d.b, d.i)
+	if err != nil {
+		return nil, &Error{Kind: KindSyntax, Detail: err.Error()}
+	}
+	lit := d.b[d.i:end]
+	d.i = end
+	return lit, nil
+}
+
+// skip consumes any one value and returns its text (for error messages).
+func (d *decoder) skip() ([]byte, *Error) {
+	start := d.i
+	if _, err := d.any(false); err != nil {
+		return nil, err
+	}
+	return d.b[start:d.i], nil
+}
+
+func (d *decoder) enter() *Error {
+	d.depth++
+	if d.depth > maxDepth {
+		return d.syntax("exceeded max depth")
+	}
+	return nil
+}
+
+// mismatch consumes the value at d.i and returns the type error for it.
+func (d *decoder) mismatch(p *plan) *Error {
+	lit, err := d.skip()
+	if err != nil {
+		return err
+	}
+	return mismatch(p.t, lit)
+}
+
+// value decodes one value (after optional whitespace) into v, of plan p. A null leaves
+// v as it is, as mapstructure does with a nil input.
+func (d *decoder) value(p *plan, v reflect.Value) *Error {
+	d.ws()
+	if d.i >= len(d.b) {
+		return d.syntax("unexpected end of JSON")
+	}
+	c := d.b[d.i]
+	if c == 'n' {
+		return d.lit("null")
+	}
+	switch p.kind {
+	case reflect.Struct:
+		if c != '{' {
+			return d.mismatch(p)
+		}
+		return d.object(p, v)
+	case reflect.Map:
+		if c != '{' {
+			return d.mismatch(p)
+		}
+		return d.mapValue(p, v)
+	case reflect.Slice:
+		if p.elem == nil { // []byte, base64 as encoding/json writes it
+			if c != '"' {
+				return d.mismatch(p)
+			}
+			raw, esc, err := d.str()
+			if err != nil {
+				return err
+			}
+			b, berr := base64.StdEncoding.DecodeString(stringOf(raw, esc))
+			if berr != nil {
+				return typeErr("expected a base64 string, got a string that is not base64")
+			}
+			v.SetBytes(b)
+			return nil
+		}
+		if c != '[' {
+			return d.mismatch(p)
+		}
+		return d.array(p, v)
+	case reflect.Pointer:
+		if v.IsNil() {
+			n := reflect.New(p.t.Elem())
+			if err := d.value(p.elem, n.Elem()); err != nil {
+				return err
+			}
+			v.Set(n)
+			return nil
+		}
+		return d.value(p.elem, v.Elem())
+	case reflect.Interface:
+		x, err := d.any(true)
+		if err != nil {
+			return err
+		}
+		if x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+		return nil
+	case reflect.String:
+		if c == '"' && p.t != numberType {
+			raw, esc, err := d.str()
+			if err != nil {
+				return err
+			}
+			v.SetString(stringOf(raw, esc))
+			return nil
+		}
+	case reflect.Bool:
+		switch c {
+		case 't':
+			v.SetBool(true)
+			return d.lit("true")
+		case 'f':
+			v.SetBool(false)
+			return d.lit("false")
+		}
+		return d.mismatch(p)
+	}
+	// numbers, and the number kinds given something else
+	if c == '-' || (c >= '0' && c <= '9') {
+		lit, err := d.number()
+		if err != nil {
+			return err
+		}
+		return setNumber(lit, v)
+	}
+	return d.mismatch(p)
+}
+
+// objectStart consumes an object's '{' and reports whether the object is empty (then
+// its '}' is consumed too).
+func (d *decoder) objectStart() (bool, *Error) {
+	if err := d.enter(); err != nil {
+		return false, err
+	}
+	d.i++ // '{'
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == '}' {
+		d.i++
+		d.depth--
+		return true, nil
+	}
+	return false, nil
+}
+
+// memberKey consumes a member name and its ':'.
+func (d *decoder) memberKey() ([]byte, bool, *Error) {
+	d.ws()
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return nil, false, d.syntax("expected a member name")
+	}
+	key, esc, err := d.str()
+	if err != nil {
+		return nil, false, err
+	}
+	d.ws()
+	if d.i >= len(d.b) || d.b[d.i] != ':' {
+		return nil, false, d.syntax("expected ':' after a member name")
+	}
+	d.i++
+	return key, esc, nil
+}
+
+// objectNext consumes the ',' before another member (true) or the object's '}' (false).
+func (d *decoder) objectNext() (bool, *Error) {
+	d.ws()
+	if d.i >= len(d.b) {
+		return false, d.syntax("unterminated object")
+	}
+	switch d.b[d.i] {
+	case ',':
+		d.i++
+		return true, nil
+	case '}':
+		d.i++
+		d.depth--
+		return false, nil
+	}
+	return false, d.syntax("expected ',' or '}' in an object")
+}
+
+// object decodes an object into the struct v.
+func (d *decoder) object(p *plan, v reflect.Value) *Error {
+	empty, err := d.objectStart()
+	if empty || err != nil {
+		return err
+	}
+	var seen uint64
+	var seenMore, skipped map[string]bool
+	for {
+		key, esc, err := d.memberKey()
+		if err != nil {
+			return err
+		}
+		if esc {
+			key = []byte(wire.Unquote(key))
+		}
+		n := p.fieldIndex(key)
+		if n < 0 {
+			if !d.ignore {
+				return &Error{Kind: KindUnknown, Path: string(key), Known: p.known}
+			}
+			if skipped == nil {
+				skipped = map[string]bool{}
+			}
+			if skipped[string(key)] {
+				return &Error{Kind: KindDuplicate, Path: string(key), Detail: "appears twice"}
+			}
+			skipped[string(key)] = true
+			if _, err := d.skip(); err != nil {
+				return err.under(string(key))
+			}
+			if more, err := d.objectNext(); !more || err != nil {
+				return err
+			}
+			continue
+		}
+		f := &p.fields[n]
+		dup := false
+		if n < 64 {
+			dup = seen&(1<<n) != 0
+			seen |= 1 << n
+		} else {
+			if seenMore == nil {
+				seenMore = map[string]bool{}
+			}
+			dup, seenMore[f.name] = seenMore[f.name], true
+		}
+		if dup {
+			return &Error{Kind: KindDuplicate, Path: f.name, Detail: "appears twice"}
+		}
+		fv := v.Field(f.index[0])
+		for _, i := range f.index[1:] {
+			fv = fv.Field(i)
+		}
+		if err := d.value(f.p, fv); err != nil {
+			return err.under(f.name)
+		}
+		if more, err := d.objectNext(); !more || err != nil {
+			return err
+		}
+	}
+}
+
+// mapValue decodes an object into the map v (string keys).
+func (d *decoder) mapValue(p *plan, v reflect.Value) *Error {
+	fresh := v.IsNil()
+	if fresh {
+		v.Set(reflect.MakeMap(p.t))
+	}
+	empty, err := d.objectStart()
+	if empty || err != nil {
+		return err
+	}
+	var seen map[string]bool
+	kt := p.t.Key()
+	for {
+		key, esc, err := d.memberKey()
+		if err != nil {
+			return err
+		}
+		k := stringOf(key, esc)
+		e := reflect.New(p.elem.t).Elem()
+		if err := d.value(p.elem, e); err != nil {
+			return err.under("[" + k + "]")
+		}
+		kv := reflect.ValueOf(k)
+		if kt != kv.Type() {
+			kv = kv.Convert(kt)
+		}
+		dup := false
+		if fresh {
+			n := v.Len()
+			v.SetMapIndex(kv, e)
+			dup = v.Len() == n
+		} else {
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			dup, seen[k] = seen[k], true
+			v.SetMapIndex(kv, e)
+		}
+		if dup {
+			return &Error{Kind: KindDuplicate, Path: "[" + k + "]", Detail: "appears twice"}
+		}
+		if more, err := d.objectNext(); !more || err != nil {
+			return err
+		}
+	}
+}
+
+// array decodes an array into the slice v.
+func (d *decoder) array(p *plan, v reflect.Value) *Error {
+	if err := d.enter(); err != nil {
+		return err
+	}
+	d.i++ // '['
+	s := reflect.MakeSlice(p.t, 0, 0)
+	n := 0
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		d.depth--
+		v.Set(s)
+		return nil
+	}
+	for {
+		if n == s.Cap() {
+			grown := reflect.MakeSlice(p.t, n, max(4, 2*n))
+			reflect.Copy(grown, s)
+			s = grown
+		}
+		s = s.Slice(0, n+1)
+		if err := d.value(p.elem, s.Index(n)); err != nil {
+			return err.under("[" + strconv.Itoa(n) + "]")
+		}
+		n++
+		d.ws()
+		if d.i >= len(d.b) {
+			return d.syntax("unterminated array")
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			d.depth--
+			v.Set(s)
+			return nil
+		default:
+			return d.syntax("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// any decodes one value into the generic form: map[string]any, []any, string, bool,
+// nil, and for numbers float64 (floats true, as encoding/json does) or json.Number.
+// Duplicate members are refused.
+func (d *decoder) any(floats bool) (any, *Error) {
+	d.ws()
+	if d.i >= len(d.b) {
+		return nil, d.syntax("unexpected end of JSON")
+	}
+	switch c := d.b[d.i]; {
+	case c == '{':
+		m := map[string]any{}
+		empty, err := d.objectStart()
+		if empty || err != nil {
+			return m, err
+		}
+		for {
+			key, esc, err := d.memberKey()
+			if err != nil {
+				return nil, err
+			}
+			k := stringOf(key, esc)
+			x, err := d.any(floats)
+			if err != nil {
+				return nil, err.under("[" + k + "]")
+			}
+			if _, dup := m[k]; dup {
+				return nil, &Error{Kind: KindDuplicate, Path: "[" + k + "]", Detail: "appears twice"}
+			}
+			m[k] = x
+			if more, err := d.objectNext(); !more || err != nil {
+				return m, err
+			}
+		}
+	case c == '[':
+		if err := d.enter(); err != nil {
+			return nil, err
+		}
+		d.i++
+		a := []any{}
+		d.ws()
+		if d.i < len(d.b) && d.b[d.i] == ']' {
+			d.i++
+			d.depth--
+			return a, nil
+		}
+		for {
+			x, err := d.any(floats)
+			if err != nil {
+				return nil, err.under("[" + strconv.Itoa(len(a)) + "]")
+			}
+			a = append(a, x)
+			d.ws()
+			if d.i >= len(d.b) {
+				return nil, d.syntax("unterminated array")
+			}
+			switch d.b[d.i] {
+			case ',':
+				d.i++
+			case ']':
+				d.i++
+				d.depth--
+				return a, nil
+			default:
+				return nil, d.syntax("expected ',' or ']' in an array")
+			}
+		}
+	case c == '"':
+		raw, esc, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		return stringOf(raw, esc), nil
+	case c == 't':
+		return true, d.lit("true")
+	case c == 'f':
+		return false, d.lit("false")
+	case c == 'n':
+		return nil, d.lit("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		lit, err := d.number()
+		if err != nil {
+			return nil, err
+		}
+		if !floats {
+			return numberOf(lit), nil
+		}
+		n, perr := parseNumber(unsafeString(lit), anyType)
+		if perr != nil {
+			return nil, perr
+		}
+		return n.f, nil
+	}
+	return nil, d.syntax("invalid character " + strconv.QuoteRune(rune(d.b[d.i])) + " looking for a value")
+}
+
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}

@@ -1,0 +1,131 @@
+package codec
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// ErrDecode is the cause of every *Error: a JSON value that does not decode into the
+// Go value it is meant for.
+var ErrDecode = errors.New("codec: value does not decode")
+
+// Kind classifies a decode error.
+type Kind int
+
+// Kinds of decode error.
+const (
+	// KindSyntax: the text is not one valid JSON value of valid UTF-8.
+	KindSyntax Kind = iota + 1
+	// KindUnknown: an object has a member that names no field of the struct.
+	KindUnknown
+	// KindDuplicate: an object names the same member twice.
+	KindDuplicate
+	// KindType: a value of another JSON kind than the one expected (a string for a
+	// number, an array for an object, 1.5 for an integer...).
+	KindType
+	// KindRange: a number that does not fit the field (300 for an 8-bit integer,
+	// 1e400 for a float, a negative number for an unsigned integer).
+	KindRange
+	// KindUnsupported: the Go type cannot be decoded into at all (a channel, a
+	// function...).
+	KindUnsupported
+)
+
+var kindNames = [...]string{KindSyntax: "syntax", KindUnknown: "unknown field", KindDuplicate: "duplicate field",
+	KindType: "type", KindRange: "range", KindUnsupported: "unsupported type"}
+
+func (k Kind) String() string {
+	if k > 0 && int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Error is a value that does not decode. Its text is one line that names the field and
+// says what was expected, in JSON's terms rather than Go's, e.g.
+//
+//	field "warehouse" is not known (known: sku, qty)
+//	field "qty": 9223372036854775808 does not fit int64
+//	field "items[2].name": expected a string, got a number
+//
+// errors.Is(err, ErrDecode) holds.
+type Error struct {
+	Kind Kind
+	// Path is the field concerned: member names joined with dots, array indexes and map
+	// keys in brackets ("items[2].name", "labels[site]"); empty for the value itself.
+	Path string
+	// Detail says what is wrong, e.g. "expected a string, got a number".
+	Detail string
+	// Known lists the struct's field names, for KindUnknown.
+	Known []string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Kind == KindUnknown {
+		b.WriteString("field ")
+		b.WriteString(strconv.Quote(e.Path))
+		b.WriteString(" is not known (known: ")
+		if len(e.Known) == 0 {
+			b.WriteString("none")
+		}
+		b.WriteString(strings.Join(e.Known, ", "))
+		b.WriteString(")")
+		return b.String()
+	}
+	if e.Path != "" {
+		b.WriteString("field ")
+		b.WriteString(strconv.Quote(e.Path))
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Detail)
+	return b.String()
+}
+
+// Unwrap returns ErrDecode.
+func (e *Error) Unwrap() error { return ErrDecode }
+
+// under prefixes the path of e with a field name (seg is "name", or "[3]" for an index).
+func (e *Error) under(seg string) *Error {
+	switch {
+	case e.Path == "":
+		e.Path = seg
+	case strings.HasPrefix(e.Path, "["):
+		e.Path = seg + e.Path
+	default:
+		e.Path = seg + "." + e.Path
+	}
+	return e
+}
+
+func typeErr(detail string) *Error { return &Error{Kind: KindType, Detail: detail} }
+
+// got describes a JSON value for an error message: its kind, and a short excerpt for
+// numbers and literals.
+func got(lit []byte) string {
+	if len(lit) == 0 {
+		return "nothing"
+	}
+	switch lit[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return string(lit)
+	case 'n':
+		return "null"
+	}
+	return "the number " + excerpt(lit)
+}
+
+// excerpt shortens long literals in messages.
+func excerpt(lit []byte) string {
+	if len(lit) > 40 {
+		return string(lit[:40]) + "…"
+	}
+	return string(lit)
+}

@@ -1,0 +1,225 @@
+package codec
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/go-viper/mapstructure/v2"
+)
+
+// plan is what the decoders know about one Go type, computed once per type.
+type plan struct {
+	t    reflect.Type
+	kind reflect.Kind
+	// fast: the direct decoder handles this type and everything it contains. Otherwise
+	// values of the type go through mapstructure over a decoded tree.
+	fast  bool
+	local bool  // this type alone is supported by the direct decoder
+	elem  *plan // pointer, slice and map element
+	// struct fields, flattened through embedded structs, in declaration order
+	fields []field
+	known  []string // field names, for unknown-member errors
+}
+
+type field struct {
+	name  string
+	index []int
+	p     *plan
+}
+
+var (
+	plans   sync.Map // reflect.Type -> *plan
+	buildMu sync.Mutex
+
+	rawType         = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType = reflect.TypeFor[mapstructure.Unmarshaler]()
+)
+
+// planFor returns the plan of t, building it (and those of the types it contains) once.
+func planFor(t reflect.Type) *plan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
+	}
+	b := &builder{seen: map[reflect.Type]*plan{}}
+	root := b.build(t)
+	// fast is the greatest fixed point of "local and every contained type fast", so that
+	// recursive types are settled too.
+	for _, p := range b.order {
+		p.fast = p.local
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, p := range b.order {
+			if p.fast && !p.childrenFast() {
+				p.fast, changed = false, true
+			}
+		}
+	}
+	for _, p := range b.order {
+		plans.LoadOrStore(p.t, p)
+	}
+	return root
+}
+
+func (p *plan) childrenFast() bool {
+	if p.elem != nil && !p.elem.fast {
+		return false
+	}
+	for _, f := range p.fields {
+		if !f.p.fast {
+			return false
+		}
+	}
+	return true
+}
+
+type builder struct {
+	seen  map[reflect.Type]*plan
+	order []*plan
+}
+
+func (b *builder) build(t reflect.Type) *plan {
+	if p, ok := b.seen[t]; ok {
+		return p
+	}
+	if v, ok := plans.Load(t); ok {
+		return v.(*plan)
+	}
+	p := &plan{t: t, kind: t.Kind()}
+	b.seen[t] = p
+	b.order = append(b.order, p)
+	p.local = true
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		p.local = false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.String,
+		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64:
+	case reflect.Interface:
+		p.local = p.local && t.NumMethod() == 0
+	case reflect.Pointer:
+		p.elem = b.build(t.Elem())
+	case reflect.Slice:
+		if t == rawType {
+			p.local = false // the mapstructure path re-encodes the value
+		} else if t.Elem().Kind() != reflect.Uint8 {
+			p.elem = b.build(t.Elem())
+		} else if t.Elem() != reflect.TypeFor[byte]() {
+			p.local = false
+		}
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			p.local = false
+		}
+		p.elem = b.build(t.Elem())
+	case reflect.Struct:
+		p.local = p.local && b.fields(p, t, nil)
+		for _, f := range p.fields {
+			p.known = append(p.known, f.name)
+		}
+	default:
+		p.local = false // arrays, complex numbers, channels, functions...
+	}
+	return p
+}
+
+// fields flattens the fields of struct t (at index path at) into p as mapstructure
+// with Squash and the json tag name sees them; it reports false when the struct uses
+// something only mapstructure itself handles.
+func (b *builder) fields(p *plan, t reflect.Type, at []int) bool {
+	ok := true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		index := append(slices.Clone(at), i)
+		tag, hasTag := f.Tag.Lookup("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if hasTag && opts != "" {
+			for _, o := range strings.Split(opts, ",") {
+				if o == "squash" || o == "remain" {
+					ok = false
+				}
+			}
+		}
+		if f.Anonymous {
+			if f.Type.Kind() == reflect.Struct && f.IsExported() {
+				ok = b.fields(p, f.Type, index) && ok
+				continue
+			}
+			ok = false // embedded pointers, unexported or non-struct embedded types
+			continue
+		}
+		if !f.IsExported() {
+			continue // a member naming it is unknown, as with mapstructure
+		}
+		if name == "" {
+			name = f.Name
+		}
+		for _, g := range p.fields {
+			if g.name == name {
+				ok = false // two fields take the same member: mapstructure's rules
+			}
+		}
+		p.fields = append(p.fields, field{name: name, index: index, p: b.build(f.Type)})
+	}
+	return ok
+}
+
+// fieldIndex returns the index in p.fields of the field named name, or -1.
+func (p *plan) fieldIndex(name []byte) int {
+	for i := range p.fields {
+		if p.fields[i].name == string(name) {
+			return i
+		}
+	}
+	return -1
+}
+
+// knownAt returns the field names of the struct found at a path below p (as the
+// mapstructure path names it), or nil when the path cannot be followed.
+func (p *plan) knownAt(path string) []string {
+	for path != "" && p != nil {
+		for p != nil && p.kind == reflect.Pointer {
+			p = p.elem
+		}
+		if p == nil {
+			return nil
+		}
+		switch {
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 || (p.kind != reflect.Slice && p.kind != reflect.Map) {
+				return nil
+			}
+			p, path = p.elem, strings.TrimPrefix(path[end+1:], ".")
+		case p.kind == reflect.Struct:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			n := p.fieldIndex([]byte(path[:end]))
+			if n < 0 {
+				return nil
+			}
+			p, path = p.fields[n].p, strings.TrimPrefix(path[end:], ".")
+		default:
+			return nil
+		}
+	}
+	for p != nil && p.kind == reflect.Pointer {
+		p = p.elem
+	}
+	if p == nil || p.kind != reflect.Struct {
+		return nil
+	}
+	return p.known
+}

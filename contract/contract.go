@@ -1,0 +1,91 @@
+// Package contract describes a service once, in Go, for both ends of a connection: an
+// adapter registers a handler on each method (plugin.Implement) and a host calls it
+// through a typed client (registry.Call), so neither side can drift from the other.
+//
+//	var (
+//		Device = contract.NewService("example.device", 1)
+//		Read   = contract.NewMethod[ReadParams, Reading](Device, "read")
+//	)
+//
+// Put the description in a package both the adapter and its hosts import. A service's
+// version is its contract: changing a method's params or result in a way old peers
+// cannot read is a new version.
+//
+// The package sits above runtime/wire (whose name rules it checks) and codec, and
+// below plugin and registry, which both import it.
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// ErrInvalid is the cause of every error Validate returns.
+var ErrInvalid = errors.New("contract: invalid service description")
+
+// Service is a service's id, version and methods. Create it with [NewService] and add
+// methods with [NewMethod], at package initialization; it is read-only afterwards.
+type Service struct {
+	id      string
+	version int
+	methods []string
+	problem error
+}
+
+// NewService returns a service with the given id (dotted and namespaced, e.g.
+// "example.device") and version (>= 1); [Service.Validate] checks both.
+func NewService(id string, version int) *Service {
+	s := &Service{id: id, version: version}
+	if err := wire.ValidateName(id); err != nil {
+		s.problem = errors.Join(s.problem, fmt.Errorf("%w: service id %q: %v", ErrInvalid, id, err))
+	}
+	if version < 1 {
+		s.problem = errors.Join(s.problem, fmt.Errorf("%w: service %q: version %d is below 1", ErrInvalid, id, version))
+	}
+	return s
+}
+
+// ID returns the service id.
+func (s *Service) ID() string { return s.id }
+
+// Version returns the service version.
+func (s *Service) Version() int { return s.version }
+
+// Methods returns the full names of the service's methods, in order.
+func (s *Service) Methods() []string { return slices.Clone(s.methods) }
+
+// Has reports whether method (a full name) is one of the service's methods.
+func (s *Service) Has(method string) bool { return slices.Contains(s.methods, method) }
+
+// Validate returns nil, or what is wrong with the description (an invalid id, version
+// or method name, a method declared twice); errors.Is(err, ErrInvalid) holds.
+func (s *Service) Validate() error { return s.problem }
+
+// Method is one method of a service: its full name, the params type P (usually a
+// struct with json tags; it must encode to a JSON object) and the result type R.
+type Method[P, R any] struct {
+	svc  *Service
+	name string
+}
+
+// NewMethod adds the method svc.ID()+"."+name to svc and returns its description.
+func NewMethod[P, R any](svc *Service, name string) *Method[P, R] {
+	full := svc.id + "." + name
+	if err := wire.ValidateName(full); err != nil {
+		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: method %q: %v", ErrInvalid, full, err))
+	} else if slices.Contains(svc.methods, full) {
+		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: method %q declared twice", ErrInvalid, full))
+	} else {
+		svc.methods = append(svc.methods, full)
+	}
+	return &Method[P, R]{svc: svc, name: full}
+}
+
+// Name returns the method's full name, e.g. "example.device.read".
+func (m *Method[P, R]) Name() string { return m.name }
+
+// Service returns the service the method belongs to.
+func (m *Method[P, R]) Service() *Service { return m.svc }

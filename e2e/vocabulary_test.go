@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/controlplane"
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// One error vocabulary: each concept is defined once and every package that needs the
+// name re-exports that same value (docs/errors.md), so errors.Is works across layers.
+func TestOneErrorVocabulary(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		one, same error
+	}{
+		{"closed: platform", runtime.ErrConnClosed, platform.ErrClosed},
+		{"closed: registry", runtime.ErrConnClosed, registry.ErrClosed},
+		{"not absolute: discovery", platform.ErrNotAbsolute, discovery.ErrNotAbsolute},
+		{"not absolute: registry", platform.ErrNotAbsolute, registry.ErrNotAbsolute},
+		{"not found: discovery", platform.ErrNotFound, discovery.ErrNotFound},
+		{"unsupported: platform", errors.ErrUnsupported, platform.ErrUnsupported},
+		{"unsupported: controlplane", errors.ErrUnsupported, controlplane.ErrUnsupported},
+		{"not a JSON object: lifecycle", runtime.ErrInvalidParams, lifecycle.ErrInvalidConfiguration},
+		{"digest mismatch: discovery", platform.ErrDigestMismatch, discovery.ErrDigestMismatch},
+		{"invalid digest: discovery", platform.ErrInvalidDigest, discovery.ErrInvalidDigest},
+		{"not regular: discovery", platform.ErrNotRegular, discovery.ErrDigestNotRegular},
+		{"frame too large: controlplane", wire.ErrFrameTooLarge, controlplane.ErrFrameOversized},
+		{"frame truncated: controlplane", wire.ErrFrameTruncated, controlplane.ErrFrameTruncated},
+		{"host violation: plugin", wire.ErrHostViolation, plugin.ErrViolation},
+	} {
+		if c.one != c.same {
+			t.Errorf("%s: %q and %q are two definitions of one concept", c.name, c.one, c.same)
+		}
+	}
+	// Wrapped forms match the one sentinel.
+	for _, c := range []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"stream closed", registry.ErrStreamClosed, runtime.ErrConnClosed},
+		{"client closed", controlplane.ErrClientClosed, runtime.ErrConnClosed},
+		{"plugin violation", &plugin.ViolationError{Kind: wire.HostFrame}, plugin.ErrViolation},
+		{"runtime violation", runtime.NewViolation(runtime.Output, nil), runtime.ErrOutputViolation},
+		{"adapter violation is not the host's", runtime.NewViolation(runtime.Output, nil), nil},
+	} {
+		got := errors.Is(c.err, c.want)
+		if c.want == nil {
+			got = !errors.Is(c.err, plugin.ErrViolation)
+		}
+		if !got {
+			t.Errorf("%s: %v does not match %v", c.name, c.err, c.want)
+		}
+	}
+	// One type per concept: errors.As with either package's name finds the same value.
+	var rv *runtime.ViolationError
+	var pv *plugin.ViolationError
+	var cf *controlplane.FrameError
+	var wf *wire.FrameError
+	var dm *discovery.DigestMismatchError
+	err := fmt.Errorf("x: %w", &wire.ViolationError{Kind: wire.HostEnvelope, Err: &wire.FrameError{Err: wire.ErrFrameTruncated}})
+	if !errors.As(err, &rv) || !errors.As(err, &pv) || rv != pv || !errors.As(err, &cf) || !errors.As(err, &wf) || cf != wf {
+		t.Errorf("one ViolationError and one FrameError type: runtime %v plugin %v controlplane %v wire %v", rv, pv, cf, wf)
+	}
+	if !errors.As(fmt.Errorf("x: %w", &platform.DigestMismatchError{Path: "/a"}), &dm) || dm.Path != "/a" {
+		t.Errorf("discovery.DigestMismatchError is not platform's")
+	}
+}
+
+// A nil context gets the one nil-context error at every exported entry point that
+// takes a context: errors.Is(err, runtime.ErrNilContext), never a panic.
+func TestNilContextEverywhere(t *testing.T) {
+	var nilCtx context.Context
+	pr, pw := io.Pipe()
+	defer pr.Close()
+	defer pw.Close()
+	conn := runtime.NewConn(pr, pw, nil)
+	defer conn.Close()
+	reg := registry.New(nil)
+	defer reg.Close(context.Background())
+	f, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, c := range []struct {
+		name string
+		f    func() error
+	}{
+		{"runtime.Conn.Initialize", func() error { _, err := conn.Initialize(nilCtx, nil); return err }},
+		{"runtime.Conn.Call", func() error { _, err := conn.Call(nilCtx, "a.b.c", nil); return err }},
+		{"plugin.Adapter.Serve", func() error { return (&plugin.Adapter{}).Serve(nilCtx, strings.NewReader(""), io.Discard) }},
+		{"platform.Start", func() error { _, err := platform.Start(nilCtx, platform.Config{Path: "/bin/true"}); return err }},
+		{"platform.Sweep", func() error { _, err := platform.Sweep(nilCtx, nil); return err }},
+		{"platform.HashFile", func() error { _, err := platform.HashFile(nilCtx, f); return err }},
+		{"lifecycle.Open", func() error { _, err := lifecycle.Open(nilCtx, lifecycle.Config{Path: "/bin/true"}); return err }},
+		{"lifecycle.Supervise", func() error {
+			_, err := lifecycle.Supervise(nilCtx, lifecycle.Config{Path: "/bin/true"}, lifecycle.RestartPolicy{})
+			return err
+		}},
+		{"lifecycle.Reservations.Reverify", func() error { return new(lifecycle.Reservations).Reverify(nilCtx, "/") }},
+		{"discovery.Scan", func() error { _, err := discovery.Scan(nilCtx, nil, "/"); return err }},
+		{"discovery.VerifySHA256", func() error { return discovery.VerifySHA256(nilCtx, "/bin/true", strings.Repeat("0", 64)) }},
+		{"registry.Discover", func() error { _, err := reg.Discover(nilCtx); return err }},
+		{"registry.Resolve", func() error { _, err := reg.Resolve(nilCtx, "x"); return err }},
+		{"registry.Lookup", func() error { _, err := reg.Lookup(nilCtx, "x"); return err }},
+		{"registry.Open", func() error { _, err := reg.Open(nilCtx, "x", nil); return err }},
+		{"registry.Close", func() error { return registry.New(nil).Close(nilCtx) }},
+		{"controlplane.Dial", func() error { _, err := controlplane.Dial(nilCtx, "/nonexistent.sock"); return err }},
+		{"controlplane.Serve", func() error { return controlplane.Serve(nilCtx, controlplane.ServerConfig{}) }},
+	} {
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Errorf("%s panics on a nil context: %v", c.name, p)
+				}
+			}()
+			err = c.f()
+		}()
+		if !errors.Is(err, runtime.ErrNilContext) {
+			t.Errorf("%s with a nil context = %v, want runtime.ErrNilContext", c.name, err)
+		}
+	}
+}

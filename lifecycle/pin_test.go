@@ -1,0 +1,87 @@
+//go:build linux
+
+package lifecycle_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/platform"
+)
+
+// copyExe copies the test binary into dir as name, with extra bytes appended (they
+// change its digest, not what it does), and returns the path.
+func copyExe(t *testing.T, dir, name string, extra string) string {
+	t.Helper()
+	b, err := os.ReadFile(self(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, append(b, extra...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The pin is checked at every start: a binary swapped for another before a restart is
+// refused with a typed error (a *platform.DigestMismatchError inside the restart's
+// *OpenError), the adapter is not restarted, OnExit receives a further event whose
+// Restart says why, and calls fail with ErrGaveUp and the same cause.
+func TestPinCheckedAtRestart(t *testing.T) {
+	dir := t.TempDir()
+	path := copyExe(t, dir, "adapter", "")
+	sum, err := platform.HashFileAt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan lifecycle.ExitEvent, 4)
+	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: path, Digest: sum, Env: env("normal"),
+		OnExit: func(ev lifecycle.ExitEvent) { events <- ev }},
+		lifecycle.RestartPolicy{MaxRestarts: -1, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("pinned adapter with its own digest: %v", err)
+	}
+	defer s.Close()
+
+	// Replace the file the way an installer does: a new file renamed over the path.
+	other := copyExe(t, dir, "other", "swapped")
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":3}`))
+
+	var ended, refused lifecycle.ExitEvent
+	for _, ev := range []*lifecycle.ExitEvent{&ended, &refused} {
+		select {
+		case *ev = <-events:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no exit event")
+		}
+	}
+	if ended.Restart != nil || ended.Cause == nil {
+		t.Fatalf("first event: cause %v, restart %v; want the exit, no restart error", ended.Cause, ended.Restart)
+	}
+	var dm *platform.DigestMismatchError
+	if !errors.As(refused.Restart, &dm) || dm.Want != sum || dm.Got == sum || !errors.Is(refused.Restart, lifecycle.ErrGaveUp) {
+		t.Fatalf("second event's Restart = %v, want ErrGaveUp and a *DigestMismatchError", refused.Restart)
+	}
+	if refused.Adapter != ended.Adapter || refused.Cause != ended.Cause {
+		t.Fatal("the restart's event does not name the ending it follows")
+	}
+	var oe *lifecycle.OpenError
+	if !errors.As(refused.Restart, &oe) || oe.Stage != lifecycle.StageSpawn {
+		t.Fatalf("restart error %v: want an *OpenError at stage spawn", refused.Restart)
+	}
+	_, err = s.Call(ctxT(t), "test.proc.ok", nil)
+	if !errors.Is(err, lifecycle.ErrGaveUp) || !errors.Is(err, platform.ErrDigestMismatch) {
+		t.Fatalf("call after the refused restart = %v", err)
+	}
+	if s.Current() != nil || s.Restarts() != 1 {
+		t.Fatalf("current %v, restarts %d: want none running after one refused restart", s.Current(), s.Restarts())
+	}
+}

@@ -1,0 +1,69 @@
+package plugin_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+type stockParams struct {
+	SKU string `json:"sku"`
+	Qty int64  `json:"qty"`
+}
+
+type stockResult struct {
+	Left uint8 `json:"left"`
+}
+
+var (
+	stock    = contract.NewService("test.stock", 1)
+	reserve  = contract.NewMethod[stockParams, stockResult](stock, "reserve")
+	other    = contract.NewService("test.other", 1)
+	otherGet = contract.NewMethod[struct{}, struct{}](other, "get")
+)
+
+func reserveHandler(_ context.Context, p stockParams) (stockResult, error) {
+	return stockResult{Left: uint8(100 - p.Qty)}, nil
+}
+
+// A service implementing a contract is served; params are decoded by package codec and
+// a params mistake is answered invalid with one line naming the field.
+func TestImplement(t *testing.T) {
+	s := plugin.ServiceOf(stock)
+	plugin.Implement(s, reserve, reserveHandler)
+	h := serve(t, &plugin.Adapter{Services: []*plugin.Service{s}})
+	h.initialize()
+	expectResult(t, h.call("test.stock.reserve", `{"sku":"a","qty":3}`), h.nextID, `{"left":97}`)
+	for params, want := range map[string]string{
+		`{"sku":"a","warehouse":"w"}`: `params: field "warehouse" is not known (known: sku, qty)`,
+		`{"qty":9223372036854775808}`: `params: field "qty": 9223372036854775808 does not fit int64`,
+		`{"qty":"3"}`:                 `params: field "qty": expected an integer, got a string`,
+	} {
+		m := h.call("test.stock.reserve", params)
+		if m.Type != wire.TypeError || m.Code != wire.CodeInvalid || m.Message != want {
+			t.Errorf("%s: got %s %s %q, want invalid %q", params, m.Type, m.Code, m.Message, want)
+		}
+	}
+}
+
+// R19-R25 and the contract: a missing handler, a method of another contract, or a
+// service not made from a contract are refused before anything is served.
+func TestImplementMistakes(t *testing.T) {
+	missing := plugin.ServiceOf(stock)
+	foreign := plugin.ServiceOf(stock)
+	plugin.Implement(foreign, reserve, reserveHandler)
+	plugin.Implement(foreign, otherGet, func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil })
+	plain := plugin.NewService("test.stock", 1)
+	plugin.Implement(plain, reserve, reserveHandler)
+	for name, s := range map[string]*plugin.Service{"missing": missing, "foreign": foreign, "plain": plain} {
+		_, err := (&plugin.Adapter{Services: []*plugin.Service{s}}).Catalog()
+		if !errors.Is(err, plugin.ErrInvalidAdapter) || !strings.Contains(err.Error(), "test.") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}

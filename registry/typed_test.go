@@ -1,0 +1,149 @@
+//go:build linux
+
+package registry_test
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/codec"
+	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
+)
+
+func exactValue() echoapi.Exact {
+	n := int64(math.MinInt64 + 1)
+	pn := &n
+	var escapes strings.Builder
+	for c := rune(0); c < 0x20; c++ {
+		escapes.WriteRune(c)
+	}
+	escapes.WriteString("\"\\/\x7f<>&\u00e9")
+	return echoapi.Exact{
+		Inner:   echoapi.Inner{Name: "embedded", Count: math.MaxUint64},
+		I64Max:  math.MaxInt64,
+		I64Min:  math.MinInt64,
+		U64Max:  math.MaxUint64,
+		I32Min:  math.MinInt32,
+		U32Max:  math.MaxUint32,
+		I8Min:   math.MinInt8,
+		U16Max:  math.MaxUint16,
+		Beyond:  1<<53 + 1,
+		Int:     -(1<<53 + 1),
+		Tenth:   0.1,
+		Max:     math.MaxFloat64,
+		Tiny:    math.SmallestNonzeroFloat64,
+		Third:   1.0 / 3,
+		F32:     math.MaxFloat32,
+		Number:  "123456789012345678901234567890.5e-7",
+		Escapes: escapes.String(),
+		Seps:    "a\u2028b\u2029c",
+		Astral:  "\U0001F600\U00010348\U0010FFFF",
+		Bytes:   []byte{0, 1, 0xfe, 0xff},
+		Any:     map[string]any{"n": 1.5, "l": []any{true, nil, "s", -0.25}},
+		Ptr:     &echoapi.Inner{Name: "ptr", Tags: map[string]int64{"min": math.MinInt64}},
+		PtrPtr:  &pn,
+		Map:     map[string]echoapi.Inner{"k\u2028": {Count: 1 << 63}, "": {Name: "empty key"}},
+		Slice:   []echoapi.Inner{{Name: "a"}, {Tags: map[string]int64{"x": 1<<53 + 1}}},
+		Matrix:  [][]uint64{{math.MaxUint64, 0}, {}},
+		Empty:   []string{},
+	}
+}
+
+// Issue 10's exactness: a struct of values at every limit goes host -> adapter process
+// -> host through the typed client and comes back reflect.DeepEqual.
+func TestTypedCallIsExact(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := exactValue()
+	got, err := registry.Call(ctxT(t), c, echoapi.EchoExact, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("the round trip changed the value:\n got %#v\nwant %#v", got, want)
+	}
+	for _, b := range []echoapi.Blob{{}, {S: strings.Repeat("\u2028é\"x", 1<<16)}} {
+		back, err := registry.Call(ctxT(t), c, echoapi.EchoBlob, b)
+		if err != nil || back != b {
+			t.Fatalf("blob of %d bytes: %d bytes back, %v", len(b.S), len(back.S), err)
+		}
+	}
+}
+
+type narrow struct {
+	Seq int8 `json:"seq"`
+}
+
+// A result that does not fit is a one-line DecodeError naming the field; a result
+// member the client does not know is ignored; a method outside the client's service is
+// refused before anything is sent (issue 11).
+func TestTypedCallErrors(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The adapter's own service, described with narrower types by a careless host.
+	careless := contract.NewService("example.echo", 1)
+	wide := contract.NewMethod[echoapi.Record, narrow](careless, "record")
+	cc, err := registry.NewClient(h, careless)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = registry.Call(ctxT(t), cc, wide, echoapi.Record{Seq: 300})
+	var de *registry.DecodeError
+	if !errors.As(err, &de) || !errors.Is(err, codec.ErrDecode) {
+		t.Fatalf("narrow result: %v", err)
+	}
+	if want := `registry: example.echo.record: result: field "seq": 300 does not fit int8`; err.Error() != want {
+		t.Fatalf("message %q, want %q", err, want)
+	}
+	// probe, unit and pad are not narrow's fields: ignored.
+	if got, err := registry.Call(ctxT(t), cc, wide, echoapi.Record{Probe: "p", Seq: -5}); err != nil || got.Seq != -5 {
+		t.Fatalf("unknown result members: %+v, %v", got, err)
+	}
+
+	// Params the adapter refuses: one line naming the field (issue 12).
+	strict := contract.NewService("example.echo", 1)
+	sleepy := contract.NewMethod[map[string]any, echoapi.SleepParams](strict, "sleep")
+	sc, err := registry.NewClient(h, strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = registry.Call(ctxT(t), sc, sleepy, map[string]any{"ms": 1, "warehouse": "w"})
+	var ce *runtime.CallError
+	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrInvalid) || ce.Message != `params: field "warehouse" is not known (known: ms)` {
+		t.Fatalf("unknown param: %v", err)
+	}
+
+	// Issue 11: a method outside the bound service is refused before sending.
+	if _, err := registry.Call(ctxT(t), c, wide, echoapi.Record{}); !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) {
+		t.Fatalf("method of another contract: %v", err)
+	}
+	err = c.Invoke(ctxT(t), "example.device.read", nil, nil)
+	if !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
+		t.Fatalf("Invoke outside the service: %v", err)
+	}
+	var raw json.RawMessage
+	if err := c.Invoke(ctxT(t), echoapi.Echo.Name(), json.RawMessage(`{"a":1}`), &raw); err != nil || string(raw) != `{"a":1}` {
+		t.Fatalf("Invoke inside the service: %s, %v", raw, err)
+	}
+}

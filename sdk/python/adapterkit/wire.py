@@ -1,0 +1,162 @@
+"""The wire format of the Adapter process protocol v1: frames and envelopes.
+
+A frame is a 4-byte big-endian length and that many bytes of UTF-8 JSON (R1-R5). The
+host sends ``request`` and ``cancel`` envelopes; the adapter answers with ``result`` and
+``error`` (R9-R14).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from json.decoder import scanstring
+from typing import Any, Dict, Optional, Tuple
+
+from .errors import cap_message, normalize_code, scrub_surrogates
+
+__all__ = [
+    "MAX_FRAME",
+    "MAX_ID",
+    "MAX_IN_FLIGHT",
+    "PROTOCOL_VERSION",
+    "INITIALIZE",
+    "RawJSON",
+    "parse_object",
+    "encode_value",
+    "result_frame",
+    "error_frame",
+    "frame",
+]
+
+#: The largest payload, in bytes, the 4-byte prefix excluded (R3, A1).
+MAX_FRAME = 4 << 20
+#: The largest request id (R14).
+MAX_ID = (1 << 53) - 1
+#: Requests a connection runs at once; one more is answered busy (R40).
+MAX_IN_FLIGHT = 32
+#: The protocol version, also the envelopes' ``v`` (A5).
+PROTOCOL_VERSION = 1
+#: The handshake's method (R17).
+INITIALIZE = "system.adapter.initialize"
+
+
+class RawJSON(str):
+    """JSON text passed through without decoding or re-encoding.
+
+    Annotate a handler's params with ``RawJSON`` to receive the request's params object
+    exactly as the host wrote it; return a ``RawJSON`` to send a result value verbatim.
+    Numbers keep every digit this way (an integer beyond 2^53, a float literal).
+    A returned ``RawJSON`` other than the params received is checked to be one JSON
+    value before it is sent.
+    """
+
+    __slots__ = ()
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError("%s is not JSON" % name)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
+def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
+    """Parses a JSON object and returns its members as ``{key: (value, start, end)}``.
+
+    ``text[start:end]`` is the member's value exactly as written. Raises ``ValueError``
+    unless ``text`` is exactly one JSON object (whitespace around it allowed, A2).
+    """
+    ws = _WS.match
+    i = ws(text, 0).end()
+    if text[i : i + 1] != "{":
+        raise ValueError("not a JSON object")
+    i = ws(text, i + 1).end()
+    members: Dict[str, Tuple[Any, int, int]] = {}
+    if text[i : i + 1] == "}":
+        end = i + 1
+    else:
+        while True:
+            if text[i : i + 1] != '"':
+                raise ValueError("expected a member name at offset %d" % i)
+            key, i = scanstring(text, i + 1, True)
+            i = ws(text, i).end()
+            if text[i : i + 1] != ":":
+                raise ValueError("expected ':' at offset %d" % i)
+            i = ws(text, i + 1).end()
+            try:
+                value, j = _DECODER.raw_decode(text, i)
+            except json.JSONDecodeError as e:
+                raise ValueError(str(e)) from None
+            members[key] = (value, i, j)
+            i = ws(text, j).end()
+            c = text[i : i + 1]
+            if c == ",":
+                i = ws(text, i + 1).end()
+                continue
+            if c == "}":
+                end = i + 1
+                break
+            raise ValueError("expected ',' or '}' at offset %d" % i)
+    if ws(text, end).end() != len(text):
+        raise ValueError("data after the JSON object")
+    return members
+
+
+def _default(o: Any) -> Any:
+    import dataclasses
+
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return dataclasses.asdict(o)
+    raise TypeError("%s is not JSON serializable" % type(o).__name__)
+
+
+def encode_value(value: Any) -> str:
+    """Encodes a result value as compact JSON text (dataclasses as objects).
+
+    Raises ``TypeError`` or ``ValueError`` when the value is not JSON (a NaN, a set).
+    Lone surrogates in strings are escaped so that the text stays valid UTF-8.
+    """
+    if isinstance(value, RawJSON):
+        return str(value)
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_default)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_default)
+    return text
+
+
+def frame(payload: bytes) -> bytes:
+    """Prefixes ``payload`` with its 4-byte big-endian length (R1)."""
+    return len(payload).to_bytes(4, "big") + payload
+
+
+def result_frame(id_: int, value_text: str) -> bytes:
+    """A framed result envelope carrying ``value_text`` (JSON text) as its value."""
+    payload = ('{"type":"result","v":1,"id":%d,"value":' % id_ + value_text + "}").encode("utf-8")
+    return frame(payload)
+
+
+def error_frame(id_: int, code: str, message: str) -> bytes:
+    """A framed error envelope; the code is normalised (R28) and the message capped (R30)."""
+    msg = json.dumps(scrub_surrogates(cap_message(message)), ensure_ascii=False)
+    payload = '{"type":"error","v":1,"id":%d,"code":"%s","message":%s}' % (id_, normalize_code(code), msg)
+    return frame(payload.encode("utf-8"))
+
+
+def is_id(x: Any) -> bool:
+    """Whether ``x`` is a valid request id: an integer from 1 to 2^53-1 (R14, A6)."""
+    return type(x) is int and 1 <= x <= MAX_ID
+
+
+def looks_like_text(header: bytes) -> Optional[str]:
+    """A hint when a frame header is printable text: someone typed or piped text."""
+    if header and all(32 <= b < 127 or b in (9, 10, 13) for b in header):
+        return (
+            "the input reads as text, not as length-prefixed frames: an adapter is started "
+            "by a host (try `adapterctl check PATH`), not fed text by hand"
+        )
+    return None
