@@ -6,8 +6,9 @@ BUILD       ?= $(CURDIR)/build
 ADAPTERS    ?= $(BUILD)/adapters
 FUZZTIME    ?= 5m
 # Packages whose tests start real processes and share the machine: keep -p small so a
-# 2-core box does not starve the timing-free but deadline-bounded process tests.
-TESTFLAGS   ?= -race -count=1 -timeout 15m
+# 2-core box does not starve the timing-free but deadline-bounded process tests
+# (-p 2: at most two test binaries at once, whatever the core count of the machine).
+TESTFLAGS   ?= -race -count=1 -timeout 15m -p 2
 
 .PHONY: all test vet lint cross unit demo adapters sdk-test bench-sdk bench bench-go bench-check fuzz soak tools clean api api-check
 

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -98,12 +99,25 @@ func TestHostInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &survivor{h: h}
+	// Everything this test process runs now (the survivor and the companion, with
+	// their trees); after each case nothing else may run below it, whatever binary it
+	// is (the script adapter execs `sleep 60`).
+	baseline := map[testkit.Proc]bool{}
+	for _, p := range testkit.Descendants(os.Getpid()) {
+		baseline[p] = true
+	}
 	after := func(t *testing.T) {
 		t.Helper()
 		s.check(t)
 		comp.check(t)
 		if left := procsRunning(rogue); len(left) != 1 || left[0] != h.Status().Pid {
 			t.Fatalf("rogue processes %v, want only the survivor %d", left, h.Status().Pid)
+		}
+		for _, p := range testkit.Descendants(os.Getpid()) {
+			if !baseline[p] {
+				cmd, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p.Pid))
+				t.Errorf("process %d (%s) started by this case still runs", p.Pid, strings.ReplaceAll(string(cmd), "\x00", " "))
+			}
 		}
 	}
 
@@ -319,8 +333,9 @@ func TestHostInput(t *testing.T) {
 
 // No descriptor of the host leaks into an adapter: even descriptors the host opened
 // without close-on-exec are not inherited. The adapter lists /proc/self/fd itself; only
-// 0, 1, 2 and what its own Go runtime created (anon inodes such as eventpoll, the cgroup
-// CPU limit files, and the directory it is reading) may be there. Standard error is the null device (R8).
+// 0, 1, 2 and what its own Go runtime created (the poller's eventpoll and eventfd, the
+// cgroup CPU limit files, and the directory it is reading) may be there; a host pidfd
+// made inheritable is one of the canaries. Standard error is the null device (R8).
 func TestAdapterInheritsNoHostFDs(t *testing.T) {
 	var p [2]int
 	if err := unix.Pipe2(p[:], 0); err != nil { // deliberately without O_CLOEXEC
@@ -333,8 +348,18 @@ func TestAdapterInheritsNoHostFDs(t *testing.T) {
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
 	defer unix.Close(f)
+	// A pidfd of the host's, made inheritable: a leaked one must not pass as one of the
+	// adapter runtime's own anonymous inodes.
+	pfd, err := unix.PidfdOpen(os.Getpid(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pfd)
+	if _, err := unix.FcntlInt(uintptr(pfd), unix.F_SETFD, 0); err != nil {
+		t.Fatal(err)
+	}
 	host := fdTable(t)
-	canaries := map[string]bool{host[p[0]]: true, host[p[1]]: true, host[f]: true}
+	canaries := map[string]bool{host[p[0]]: true, host[p[1]]: true, host[f]: true, host[pfd]: true}
 
 	a := openRogue(t, "serve", nil)
 	var fds []struct {
@@ -355,7 +380,9 @@ func TestAdapterInheritsNoHostFDs(t *testing.T) {
 		case canaries[fd.Target]:
 			t.Errorf("host descriptor leaked into the adapter: fd %d -> %s", fd.FD, fd.Target)
 		case fd.FD <= 2:
-		case strings.HasPrefix(fd.Target, "anon_inode:"):
+		case fd.Target == "anon_inode:[eventpoll]" || fd.Target == "anon_inode:[eventfd]":
+			// The Go runtime's network poller and its wakeup; nothing else anonymous
+			// (a pidfd, a signalfd, an inotify instance) is the adapter's own.
 		case strings.HasPrefix(fd.Target, "/sys/fs/cgroup/") &&
 			strings.Contains(filepath.Base(fd.Target), "cpu."):
 			// Go's runtime keeps the cgroup CPU limit files open to follow

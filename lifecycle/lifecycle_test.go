@@ -3,9 +3,12 @@
 package lifecycle_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -154,14 +157,28 @@ func TestStubbornAdapterKilledAfterGrace(t *testing.T) {
 	goneNow(t, pid)
 }
 
-// R26: an invalid catalog fails Open with the catalog's rule, and ends the tree.
+// R26: an invalid catalog fails Open with the catalog's rule, and ends the tree: the
+// adapter and its setsid grandchild (their pids recorded by the adapter) no longer run
+// when Open returns with the cleanup verified, as /proc shows.
 func TestInvalidCatalogEndsTree(t *testing.T) {
 	res := new(lifecycle.Reservations)
-	_, err := lifecycle.Open(ctxT(t), lifecycle.Config{Path: self(t), Env: env("badcatalog"), Reservations: res})
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	_, err := lifecycle.Open(ctxT(t), lifecycle.Config{Path: self(t), Env: env("badcatalog", "ADAPTERKIT_TEST_PIDFILE="+pidfile), Reservations: res})
 	var oe *lifecycle.OpenError
 	if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || !errors.Is(err, wire.ErrInvalidCatalog) || oe.Cleanup != nil {
 		t.Fatalf("err = %v", err)
 	}
+	b, rerr := os.ReadFile(pidfile)
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, n)
+		}
+	}
+	if rerr != nil || len(pids) != 2 {
+		t.Fatalf("pid record %q (%v): want the adapter and its grandchild", b, rerr)
+	}
+	goneNow(t, pids...)
 	if dirs := res.Reserved(); len(dirs) != 0 {
 		t.Fatalf("reserved after failed open: %v", dirs)
 	}
@@ -189,6 +206,49 @@ func TestOpenErrors(t *testing.T) {
 			}
 		})
 	}
+	// "Start nothing", seen from outside: an adapter that leaves a mark as its first
+	// act and then stays; a bad configuration must fail Open before it is started.
+	// (A good one starts it: the mark is how the test would see a start.)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	script := filepath.Join(dir, "marks")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n: > "+marker+"\nexec sleep 1000\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, conf := range []string{`[1]`, `"x"`, `{`} {
+		_, err := lifecycle.Open(ctxT(t), lifecycle.Config{Path: script, Configuration: []byte(conf)})
+		if !errors.Is(err, lifecycle.ErrInvalidConfiguration) {
+			t.Fatalf("configuration %s: err = %v", conf, err)
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("configuration %s: the adapter was started", conf)
+		}
+		for _, kid := range childrenOf(t, os.Getpid()) {
+			if cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(kid) + "/cmdline"); strings.Contains(string(cmd), script) {
+				t.Fatalf("configuration %s: the adapter %d runs", conf, kid)
+			}
+		}
+	}
+	// The positive control: with a valid configuration the same adapter is started.
+	ctx, cancel := context.WithCancel(ctxT(t))
+	opened := make(chan struct{})
+	go func() {
+		defer close(opened)
+		_, _ = lifecycle.Open(ctx, lifecycle.Config{Path: script, Configuration: []byte(`{}`)}) // never answers
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Error("a valid configuration did not start the adapter either")
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-opened
 }
 
 // A restart policy starts a crashed adapter again; calls made while it restarts wait.

@@ -61,6 +61,27 @@ func serveTestAdapter(mode string) {
 	case "badcatalog":
 		svc := plugin.NewService("test.proc", 1)
 		plugin.Handle(svc, "test.proc.ok", func(context.Context, empty) (empty, error) { return empty{}, nil })
+		// A tree, not one process: a setsid grandchild holding stdout. Both host-side
+		// pids go to the pid file (if any) before the handshake, for the test to check
+		// in /proc.
+		gc := exec.Command("/bin/sleep", "1000")
+		gc.Stdout = os.NewFile(uintptr(syscall.Stdout), "stdout")
+		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := gc.Start(); err != nil {
+			os.Exit(1)
+		}
+		if name := os.Getenv("ADAPTERKIT_TEST_PIDFILE"); name != "" {
+			me, _ := os.Readlink("/proc/self")
+			// The grandchild's host-side pid: the newest child listed by /proc.
+			kid := testkit.Children(atoi(me))
+			line := me
+			for _, k := range kid {
+				line += " " + strconv.Itoa(k)
+			}
+			if err := os.WriteFile(name, []byte(line+"\n"), 0o600); err != nil {
+				os.Exit(1)
+			}
+		}
 		// Answer initialize by hand with a catalog that breaks R21.
 		r := wire.NewReader(os.Stdin, 0)
 		if _, err := r.ReadFrame(); err != nil {
@@ -106,6 +127,8 @@ func serveTestAdapter(mode string) {
 	})
 	plugin.Main(&plugin.Adapter{Services: []*plugin.Service{svc}})
 }
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // stubborn answers initialize and then ignores stdin EOF: it must be killed after the
 // disconnect grace.

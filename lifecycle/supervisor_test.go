@@ -9,6 +9,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -47,35 +48,59 @@ func TestSuperviseCloseFromOnExit(t *testing.T) {
 
 // R47, R63: a second Close made while the first is still closing the adapter waits
 // for it and returns the same result: it never reports a close that has not happened.
+// "The same" is checked where it can differ: verified (nil) with the default isolation,
+// and an unverified error with the process-group fallback, which cannot prove an end.
 func TestSuperviseConcurrentClose(t *testing.T) {
-	l := &limits.Limits{DisconnectGrace: time.Second}
-	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("stubborn"), Limits: l},
-		lifecycle.RestartPolicy{})
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name       string
+		iso        platform.Isolation
+		unverified bool
+	}{
+		{"auto", platform.IsolationAuto, false},
+		{"pgroup", platform.IsolationProcessGroup, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := &limits.Limits{DisconnectGrace: time.Second}
+			s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("stubborn"), Limits: l, Isolation: tc.iso},
+				lifecycle.RestartPolicy{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := s.Current()
+			first := make(chan error, 1)
+			go func() { first <- s.Close() }()
+			// Close drops the current adapter before it closes it (through the grace).
+			deadline := time.Now().Add(10 * time.Second)
+			for s.Current() != nil {
+				if time.Now().After(deadline) {
+					t.Fatal("first Close did not start")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			err2 := s.Close()
+			select {
+			case <-a.Done():
+			default:
+				t.Fatal("second Close returned while the adapter was still being closed")
+			}
+			err1 := <-first
+			if err1 != err2 { // the very same error value, not an equal-looking one
+				t.Fatalf("Close results differ: first %v, second %v", err1, err2)
+			}
+			var ue *platform.UnverifiedError
+			if tc.unverified {
+				if !errors.As(err1, &ue) {
+					t.Fatalf("Close = %v, want an unverified cleanup", err1)
+				}
+				waitGone(t, a.Pid()) // the adapter itself was killed; only the proof is missing
+				return
+			}
+			if err1 != nil {
+				t.Fatalf("Close: %v", err1)
+			}
+			goneNow(t, a.Pid())
+		})
 	}
-	a := s.Current()
-	first := make(chan error, 1)
-	go func() { first <- s.Close() }()
-	// Close drops the current adapter before it closes it (through the grace).
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Current() != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("first Close did not start")
-		}
-		time.Sleep(time.Millisecond)
-	}
-	err2 := s.Close()
-	select {
-	case <-a.Done():
-	default:
-		t.Fatal("second Close returned while the adapter was still being closed")
-	}
-	err1 := <-first
-	if err1 != nil || err2 != nil {
-		t.Fatalf("Close results: first %v, second %v", err1, err2)
-	}
-	goneNow(t, a.Pid())
 }
 
 // A host that closes the supervised adapter itself (Current().Close) ends the

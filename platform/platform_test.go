@@ -218,8 +218,8 @@ func TestStderr(t *testing.T) {
 		}
 		tree.Stdin().Close()
 		if err := tree.Verify(ctxBound(t)); err != nil {
-			if mechanismProves(tree.Mechanism()) {
-				t.Fatal(err)
+			if mechanismProves(tree.Mechanism()) || os.Geteuid() == 0 {
+				t.Fatal(err) // as root the default isolation proves the end
 			}
 			t.Skipf("%s cannot prove the end, so Close drops what stderr still held: %v", tree.Mechanism(), err)
 		}

@@ -7,20 +7,29 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
 // R63: Close while an Open is under way (here: an adapter that never answers
 // initialize) ends that open too, and returns only when its tree is gone and its
-// package directory released; the Open fails with ErrClosed.
+// package directory released; the Open fails with ErrClosed. That the tree is gone is
+// checked in /proc: the adapter records its host-side pid (the shell reads
+// /proc/self/stat itself, and /proc is the host's even in a PID namespace), then
+// becomes `sleep 1000`.
 func TestCloseWhileOpening(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "silent")
+	pidfile := filepath.Join(t.TempDir(), "pid")
 	// Started without a shell (R61): the shebang runs it; it never answers initialize.
-	if err := os.WriteFile(path, []byte("#!/bin/sh\nexec sleep 1000\n"), 0o755); err != nil {
+	script := "#!/bin/sh\nread -r pid rest < /proc/self/stat\necho $pid > " + pidfile + ".tmp\nmv " +
+		pidfile + ".tmp " + pidfile + "\nexec sleep 1000\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r := registry.New(nil)
@@ -33,7 +42,14 @@ func TestCloseWhileOpening(t *testing.T) {
 		opened <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for len(r.Reservations().Reserved()) == 0 {
+	var pid int
+	for {
+		if b, err := os.ReadFile(pidfile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		if pid > 0 && testkit.Running(pid) && len(r.Reservations().Reserved()) > 0 {
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("the open never started")
 		}
@@ -44,6 +60,7 @@ func TestCloseWhileOpening(t *testing.T) {
 	if err := r.Close(ctx); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
+	testkit.Gone(t, pid) // the tree ended when Close returned, seen from /proc
 	if err := r.Reservations().CanRelease(dir); err != nil {
 		t.Fatalf("Close returned while an adapter being opened may still run: %v", err)
 	}

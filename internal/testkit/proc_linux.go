@@ -46,3 +46,45 @@ func Children(pid int) []int {
 	}
 	return out
 }
+
+// Proc is a process as /proc shows it: its pid and its start time (clock ticks since
+// boot), which together tell it apart from a later process reusing the pid.
+type Proc struct {
+	Pid   int
+	Start string
+}
+
+// Descendants lists the running processes below pid (children, their children, ...),
+// read from /proc's parent links.
+func Descendants(pid int) []Proc {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	parent := map[int]int{}
+	start := map[int]string{}
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		// Fields after the command name: state(0) ppid(1) ... starttime(19).
+		if f, ok := stat(p); ok && len(f) > 19 && f[0] != "Z" && f[0] != "X" {
+			parent[p], _ = strconv.Atoi(f[1])
+			start[p] = f[19]
+		}
+	}
+	var out []Proc
+	for p := range parent {
+		for q := parent[p]; q > 0; q = parent[q] {
+			if q == pid {
+				out = append(out, Proc{p, start[p]})
+				break
+			}
+			if _, known := parent[q]; !known {
+				break
+			}
+		}
+	}
+	return out
+}

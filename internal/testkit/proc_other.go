@@ -29,3 +29,12 @@ func PrivateCgroup(testing.TB) string { return "" }
 
 // InCgroup leaves cmd alone off Linux.
 func InCgroup(testing.TB, *exec.Cmd, string) func() { return func() {} }
+
+// Proc is a process: its pid and start time (Linux only; see proc_linux.go).
+type Proc struct {
+	Pid   int
+	Start string
+}
+
+// Descendants needs /proc: off Linux it lists nothing.
+func Descendants(int) []Proc { return nil }

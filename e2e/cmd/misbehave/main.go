@@ -40,6 +40,8 @@
 //   - misbehave.proc.pids: returns the processes recorded in pidfile, [{"role","pid","start"}].
 //   - misbehave.proc.sleep {"ms": N}: waits N ms (0..30000), or until cancelled (aborted).
 //   - misbehave.proc.hang: records "call", then waits until cancelled or disconnected.
+//   - misbehave.proc.await {"file": F}: records "call", then returns {"file": F} once the
+//     file F exists (so a test knows the call is in flight, and decides when it ends).
 //   - misbehave.proc.exit {"code": N}: records "exit" and exits with status N at once.
 //   - misbehave.proc.garbage: writes bytes that are not a frame to stdout (a violation).
 package main
@@ -96,6 +98,7 @@ func main() {
 	plugin.Handle(svc, "misbehave.proc.pids", ad.pids)
 	plugin.Handle(svc, "misbehave.proc.sleep", ad.sleep)
 	plugin.Handle(svc, "misbehave.proc.hang", ad.hang)
+	plugin.Handle(svc, "misbehave.proc.await", ad.await)
 	plugin.Handle(svc, "misbehave.proc.exit", ad.exit)
 	plugin.Handle(svc, "misbehave.proc.garbage", ad.garbage)
 	p := &plugin.Adapter{
@@ -208,6 +211,28 @@ func (ad *adapter) hang(ctx context.Context, _ struct{}) (struct{}, error) {
 	}
 	<-ctx.Done()
 	return struct{}{}, plugin.Errorf(wire.CodeAborted, "hang ended: %v", context.Cause(ctx))
+}
+
+type awaitParams struct {
+	File string `json:"file"`
+}
+
+func (ad *adapter) await(ctx context.Context, p awaitParams) (awaitParams, error) {
+	if err := record(ad.cfg.PidFile, "call", "adapter"); err != nil {
+		return awaitParams{}, plugin.Errorf(wire.CodeFailed, "recording the call: %v", err)
+	}
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(p.File); err == nil {
+			return p, nil
+		}
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			return awaitParams{}, plugin.Errorf(wire.CodeAborted, "await ended: %v", context.Cause(ctx))
+		}
+	}
 }
 
 type exitParams struct {
