@@ -46,7 +46,9 @@ func (s *survivor) check(t *testing.T) {
 // requests is how many requests the rogue adapter has received so far.
 func (s *survivor) requests(t *testing.T) int {
 	t.Helper()
-	var st struct{ Requests int }
+	var st struct {
+		Requests int `json:"requests"`
+	}
 	if err := s.h.Invoke(stepCtx(t), "rogue.test.stats", nil, &st); err != nil {
 		t.Fatal(err)
 	}
