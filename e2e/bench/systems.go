@@ -177,12 +177,7 @@ func (i *typedInstance) Call(ctx context.Context, p []byte) ([]byte, error) {
 	return p, nil
 }
 
-func (i *typedInstance) Pid() int {
-	if a := i.h.Adapter(); a != nil {
-		return a.Pid()
-	}
-	return 0
-}
+func (i *typedInstance) Pid() int { return i.h.Status().Pid }
 
 // Close is the verified close of the adapter, then of the registry.
 func (i *typedInstance) Close() (bool, error) {
