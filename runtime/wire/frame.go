@@ -133,9 +133,11 @@ func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
 // ReadFrame reads one frame and returns its payload in a newly allocated slice that the
 // caller owns. It returns io.EOF, unwrapped, when the stream ends cleanly between frames,
 // and a *FrameError for a zero-length, oversized or truncated frame. The length is
-// checked before anything is allocated or read beyond the header (R5), and a large
-// payload's buffer grows as its bytes arrive: a peer that announces the cap and then
-// stalls costs what it sent, not what it announced.
+// checked before anything is allocated or read beyond the header (R5). Within the
+// protocol's frame cap (4 MiB) the payload is allocated once, at its announced length;
+// a reader configured with a larger cap (the control plane) grows a large payload's
+// buffer as its bytes arrive, so that a peer that announces that cap and then stalls
+// costs what it sent, not what it announced.
 func (r *Reader) ReadFrame() ([]byte, error) {
 	if k, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
 		if err == io.EOF {
@@ -153,7 +155,13 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max, Header: slices.Clone(r.hdr[:])}
 	}
 	size := int(n)
-	p := make([]byte, min(size, growChunk))
+	first := size
+	if r.max > limits.MaxFrameSize {
+		// Above the adapter protocol's own cap (the control plane's 16 MiB), a stalled
+		// peer must not pin what it announced: grow as the bytes arrive.
+		first = min(size, growChunk)
+	}
+	p := make([]byte, first)
 	for have := 0; ; {
 		if _, err := io.ReadFull(r.br, p[have:]); err != nil {
 			if err == io.EOF {
