@@ -6,10 +6,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -32,6 +35,7 @@ func inOwnPidNamespace(t *testing.T) bool {
 		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			t.Fatalf("mounting /proc of the new PID namespace: %v", err)
 		}
+		prewarmThreads()
 		return true
 	}
 	cmd := exec.Command(mustExecutable(), "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
@@ -136,4 +140,22 @@ func TestPgroupKillAfterExitEndsMembers(t *testing.T) {
 		t.Fatalf("Kill: %v", err)
 	}
 	waitGone(t, map[string]int{"sleeper": pids["sleeper"]})
+}
+
+// prewarmThreads makes the Go runtime create its threads now. Threads take pids from
+// the namespace too, and the runtime keeps a thread it started: one started between a
+// write of ns_last_pid and the fork that should get the next pid would take that pid
+// for good. With idle threads at hand the runtime starts no new one in that window.
+func prewarmThreads() {
+	var wg sync.WaitGroup
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // one thread each, while they all sleep
+			time.Sleep(20 * time.Millisecond)
+			runtime.UnlockOSThread() // the thread stays, idle, for later use
+		}()
+	}
+	wg.Wait()
 }
