@@ -14,12 +14,12 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/adapterkit/adapterkit/controlplane"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // makeTestCerts runs `adapterctl certs` into a new directory, with clients alice,
@@ -249,20 +249,5 @@ func TestServeSIGHUP(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+// lockedBuffer is safe for a writer and a reader at once.
+type lockedBuffer = testkit.Buffer

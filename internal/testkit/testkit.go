@@ -5,12 +5,14 @@
 package testkit
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 )
@@ -138,4 +140,25 @@ func Gone(t testing.TB, pids ...int) {
 	if len(left) > 0 {
 		t.Fatalf("still running when the cleanup reported them verified gone: %v", left)
 	}
+}
+
+// Buffer is a bytes.Buffer that one goroutine may write while another reads it (an
+// adapter's stderr, a logger's output); the zero value is ready to use.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written so far.
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
