@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
@@ -127,11 +126,7 @@ func (s *scanner) str() (escaped bool, err error) {
 	p := s.p
 	for {
 		// Fast path: eight bytes at a time while none needs attention.
-		i := s.i
-		for i+8 <= len(p) && !special(binary.LittleEndian.Uint64(p[i:i+8])) {
-			i += 8
-		}
-		s.i = i
+		s.i = plainRun(p, s.i)
 		// Then plain ASCII byte by byte.
 		for s.i < len(p) {
 			c := p[s.i]
@@ -174,24 +169,6 @@ func (s *scanner) str() (escaped bool, err error) {
 			s.i += size
 		}
 	}
-}
-
-const (
-	lsbs = 0x0101010101010101
-	msbs = 0x8080808080808080
-)
-
-// hasZeroByte reports whether any byte of w is zero (no false negatives; a true result
-// only sends the caller to the byte-by-byte path, which decides exactly).
-func hasZeroByte(w uint64) bool { return (w-lsbs)&^w&msbs != 0 }
-
-// special reports whether any of the eight bytes in w may need attention inside a JSON
-// string: a control character, a quote, a backslash or a non-ASCII byte.
-func special(w uint64) bool {
-	return w&msbs != 0 || // non-ASCII
-		(w-lsbs*0x20)&^w&msbs != 0 || // a byte below 0x20
-		hasZeroByte(w^(lsbs*'"')) ||
-		hasZeroByte(w^(lsbs*'\\'))
 }
 
 func isHex(c byte) bool {

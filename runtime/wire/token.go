@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/binary"
 	"unsafe"
 )
 
@@ -32,15 +31,13 @@ func ScanNumber(p []byte, i int) (end int, err error) {
 func Unquote(raw []byte) string { return unquote(raw) }
 
 // PlainPrefix returns the length of the longest prefix of s made of printable ASCII
-// other than '"' and '\\': bytes a JSON string carries as they are. It looks at eight
+// other than '"' and '\\': bytes a JSON string carries as they are. It looks at sixteen
 // bytes at a time.
 func PlainPrefix(s string) int {
 	i := 0
 	if len(s) >= 8 {
 		b := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
-		for i+8 <= len(b) && !special(binary.LittleEndian.Uint64(b[i:i+8])) {
-			i += 8
-		}
+		i = plainRun(b, 0)
 	}
 	for i < len(s) {
 		c := s[i]
