@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -130,6 +131,7 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 	}
 	s.methods = append(s.methods, method)
 	dec := paramsDecoder[P]()
+	var size bufpool.Hint // how large this method's results were lately
 	s.handlers[method] = func(ctx context.Context, params []byte, dst []byte) ([]byte, []byte, error) {
 		var p P
 		if err := dec(params, &p); err != nil {
@@ -153,7 +155,9 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 			}
 			return append(dst, *raw...), nil, nil
 		}
+		dst = bufpool.Reserve(dst, size.Size())
 		out, err := appendResult(dst, r)
+		size.Record(len(out) - len(dst))
 		return out, nil, err
 	}
 }

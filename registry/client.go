@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -18,8 +18,9 @@ import (
 // [NewClient] (or [Bind]) after the adapter's catalog was checked against the
 // service's contract, used by [Call].
 type Client struct {
-	h   *Handle
-	svc *contract.Service
+	h     *Handle
+	svc   *contract.Service
+	sizes map[string]*bufpool.Hint // per method: how large its params were lately
 }
 
 // NewClient returns a client of the service svc on the adapter of h, after checking the
@@ -32,7 +33,11 @@ func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
 	if err := CheckCatalog(h.Catalog(), svc); err != nil {
 		return nil, err
 	}
-	return &Client{h: h, svc: svc}, nil
+	sizes := make(map[string]*bufpool.Hint)
+	for _, m := range svc.Methods() {
+		sizes[m] = new(bufpool.Hint)
+	}
+	return &Client{h: h, svc: svc, sizes: sizes}, nil
 }
 
 // Service returns the contract the client is bound to.
@@ -57,17 +62,17 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if m.Service() != c.svc {
 		return r, notInService(c.svc, m.Name())
 	}
-	buf := paramBufs.Get().(*[]byte)
-	params, err := encodeParams(m.Name(), (*buf)[:0], p)
+	size := c.sizes[m.Name()]
+	buf := bufpool.Get()
+	params, err := encodeParams(m.Name(), bufpool.Reserve(*buf, size.Size()), p)
 	if err != nil {
-		paramBufs.Put(buf)
+		bufpool.Put(buf)
 		return r, err
 	}
+	size.Record(len(params))
 	raw, err := c.h.Call(ctx, m.Name(), params)
-	if cap(params) <= maxPooledParams { // the call has returned: the connection is done with params
-		*buf = params
-		paramBufs.Put(buf)
-	}
+	*buf = params // the call has returned: the connection is done with params
+	bufpool.Put(buf)
 	if err != nil {
 		return r, err
 	}
@@ -91,11 +96,6 @@ func notInService(svc *contract.Service, method string) error {
 	return &runtime.CallError{Method: method, Code: wire.CodeInvalid, NeverStarted: true, Cause: ErrNotInService,
 		Message: fmt.Sprintf("not a method of the client's service %s version %d", svc.ID(), svc.Version())}
 }
-
-// paramBufs are buffers for typed calls' params, kept up to maxPooledParams.
-var paramBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
-const maxPooledParams = 64 << 10
 
 // encodeParams appends a typed call's params to dst; a value that does not encode to a
 // JSON object fails before anything is sent.

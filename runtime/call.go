@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -258,6 +259,9 @@ func (c *Conn) acquire(ctx context.Context, timerC <-chan time.Time, method stri
 	}
 }
 
+// requestOverhead bounds a request envelope's bytes beyond its method and params.
+const requestOverhead = 96
+
 // enqueue assigns the next identity, records the call as pending and queues its frame,
 // all under the lock so frames are written in identity order (R33). A frame above the
 // limit is refused with no identity used (R58, A3); running out of identities ends the
@@ -275,6 +279,7 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 		return 0, c.closedNotStarted(method)
 	}
 	start := len(c.out)
+	c.out = bufpool.Reserve(c.out, len(params)+len(method)+requestOverhead)
 	c.out = wire.AppendRequest(wire.BeginFrame(c.out), id, method, params)
 	if _, err := wire.FinishFrame(c.out[start:], c.frameMax); err != nil {
 		c.out = c.out[:start]

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/bufpool"
 )
 
 // ErrWriteTimeout is the detail of an InputPipe violation when a frame was not written
@@ -16,9 +18,10 @@ const (
 	// written by itself. Each Write must complete within the pipe write timeout, so
 	// this is also the most data the 10 s bound covers at once beyond one frame.
 	batchLimit = 64 << 10
-	// keepBuffer is the largest write buffer kept between batches; a larger one (after
-	// a big request) is released to the garbage collector.
-	keepBuffer = 1 << 20
+	// keepBuffer is the largest write buffer a connection keeps between batches; a
+	// larger one (after a big request) goes back to package bufpool, shared by every
+	// connection of the process.
+	keepBuffer = bufpool.SmallCap
 )
 
 // writeLoop is the only writer to the adapter's input. It takes every queued frame at
@@ -52,6 +55,8 @@ func (c *Conn) writeLoop() {
 				return
 			}
 			if cap(buf) > keepBuffer {
+				big := buf
+				bufpool.Put(&big)
 				buf = nil
 			}
 		}
