@@ -402,9 +402,9 @@ func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte
 	c.mu.Unlock()
 	cancel(nil)
 	if raw != nil {
-		c.w.enqueueSplit(frame, raw, closeBrace)
+		c.w.reply(frame, raw, closeBrace)
 	} else {
-		c.w.enqueue(frame)
+		c.w.reply(frame)
 	}
 	c.finished()
 }

@@ -3,44 +3,47 @@ package plugin
 import (
 	"io"
 	"sync"
+
+	"github.com/adapterkit/adapterkit/internal/bufpool"
 )
 
-// Frame buffers. Replies are built in a pooled buffer; small ones are copied into the
-// writer's batch and the buffer goes back to the pool at once, large ones are handed to
-// the writer whole and written without another copy.
+// Frame buffers come from package bufpool. Replies are built in a pooled buffer; small
+// ones are copied into the writer's batch and the buffer goes back to the pool at once,
+// large ones are handed to the writer whole, written without another copy, and then
+// pooled apart for the next large reply.
 const (
 	smallFrame     = 32 << 10 // frames up to this size are batched
-	pooledFrameCap = 64 << 10 // larger buffers are left to the garbage collector
 	batchRetainCap = 1 << 20  // the batch buffer kept between writes
 )
 
-var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+func getFrame() *[]byte { return bufpool.Get() }
 
-func getFrame() *[]byte { return frameBufs.Get().(*[]byte) }
+func putFrame(b *[]byte) { bufpool.Put(b) }
 
-func putFrame(b *[]byte) {
-	if cap(*b) <= pooledFrameCap {
-		*b = (*b)[:0]
-		frameBufs.Put(b)
-	}
-}
-
-// writer is the single writer of a connection's output. Producers enqueue finished
-// frames and never block on the pipe; one goroutine writes everything queued since its
-// last write with as few Write calls as possible, so replies are batched under load.
-// Replies may be written in any order (R34).
+// writer owns a connection's output. Producers queue finished frames; frames are written
+// one at a time, whole, by whoever holds the writing turn, with as few Write calls as
+// possible, so replies are batched under load. Replies may be written in any order
+// (R34).
+//
+// A handler goroutine whose reply finds nobody writing takes the turn and writes it
+// (and whatever queued meanwhile) itself, sparing a goroutine hand-off on every call;
+// otherwise, and for frames from the read loop, which must never block on the pipe, the
+// writer's own goroutine writes them.
 type writer struct {
 	out      io.Writer
 	maxQueue int // the reader waits while more bytes than this are queued
 
-	mu      sync.Mutex
-	work    sync.Cond // signalled when something is queued or the writer closes
-	room    sync.Cond // broadcast after each write and on failure
-	batch   []byte
-	bigs    []bigFrame
-	queued  int
-	closing bool
-	err     error
+	mu        sync.Mutex
+	work      sync.Cond // signalled when something is queued, a turn ends or the writer closes
+	room      sync.Cond // broadcast after each write and on failure
+	batch     []byte
+	bigs      []bigFrame
+	spare     []byte     // the last batch's buffer, for the next one
+	spareBigs []bigFrame // likewise
+	queued    int
+	writing   bool // someone holds the writing turn
+	closing   bool
+	err       error
 
 	failed chan struct{} // closed on the first write error
 	done   chan struct{} // closed when the write loop has returned
@@ -61,9 +64,16 @@ func newWriter(out io.Writer, maxQueue int) *writer {
 	return w
 }
 
-// enqueue hands a finished frame to the writer. After a write error or close, frames
-// are dropped: the connection is over.
-func (w *writer) enqueue(frame *[]byte) {
+// enqueue hands a finished frame to the writer's goroutine. After a write error or
+// close, frames are dropped: the connection is over.
+func (w *writer) enqueue(frame *[]byte) { w.push(frame, nil, false) }
+
+// reply queues a handler's reply frame, whose payload continues with parts (not copied;
+// they must not change until written), and writes it in the calling goroutine when
+// nobody else is writing.
+func (w *writer) reply(frame *[]byte, parts ...[]byte) { w.push(frame, parts, true) }
+
+func (w *writer) push(frame *[]byte, parts [][]byte, direct bool) {
 	w.mu.Lock()
 	if w.err != nil || w.closing {
 		w.mu.Unlock()
@@ -71,35 +81,64 @@ func (w *writer) enqueue(frame *[]byte) {
 		return
 	}
 	n := len(*frame)
-	w.queued += n
-	if n <= smallFrame {
-		w.batch = append(w.batch, *frame...)
-		w.work.Signal()
-		w.mu.Unlock()
-		putFrame(frame)
-		return
+	for _, p := range parts {
+		n += len(p)
 	}
-	w.bigs = append(w.bigs, bigFrame{buf: frame})
+	w.queued += n
+	small := len(parts) == 0 && n <= smallFrame
+	if small {
+		w.batch = append(w.batch, *frame...)
+	} else {
+		w.bigs = append(w.bigs, bigFrame{buf: frame, parts: parts})
+	}
+	if direct && !w.writing {
+		w.writing = true
+		w.drain()
+		w.writing = false
+	}
 	w.work.Signal()
 	w.mu.Unlock()
+	if small {
+		putFrame(frame)
+	}
 }
 
-// enqueueSplit hands the writer a frame whose payload continues with parts (not
-// copied; they must not change until written).
-func (w *writer) enqueueSplit(frame *[]byte, parts ...[]byte) {
-	w.mu.Lock()
-	if w.err != nil || w.closing {
+// drain writes everything queued, until nothing is, holding the writing turn. It is
+// called and returns with w.mu held, and releases it while writing.
+func (w *writer) drain() {
+	for w.err == nil && (len(w.batch) > 0 || len(w.bigs) > 0) {
+		batch, bigs := w.batch, w.bigs
+		w.batch, w.bigs = w.spare[:0], w.spareBigs[:0]
+		w.spare, w.spareBigs = nil, nil
+		w.queued = 0
 		w.mu.Unlock()
-		putFrame(frame)
-		return
+
+		err := w.write(batch)
+		for i, b := range bigs {
+			if err == nil {
+				err = w.write(*b.buf)
+			}
+			for _, p := range b.parts {
+				if err == nil {
+					err = w.write(p)
+				}
+			}
+			putFrame(b.buf)
+			bigs[i] = bigFrame{}
+		}
+		if cap(batch) > batchRetainCap {
+			batch = nil
+		}
+
+		w.mu.Lock()
+		w.spare, w.spareBigs = batch, bigs
+		if err != nil {
+			w.err = err
+			w.batch, w.bigs = nil, nil
+			close(w.failed)
+		}
+		w.room.Broadcast()
 	}
-	w.queued += len(*frame)
-	for _, p := range parts {
-		w.queued += len(p)
-	}
-	w.bigs = append(w.bigs, bigFrame{buf: frame, parts: parts})
-	w.work.Signal()
-	w.mu.Unlock()
 }
 
 // waitRoom blocks while the queue is over its bound and the writer still works: a host
@@ -128,52 +167,27 @@ func (w *writer) error() error {
 	return w.err
 }
 
+// loop writes what nobody else writes, and returns after a write error, or after close
+// once everything queued is written and no turn is held.
 func (w *writer) loop() {
 	defer close(w.done)
-	var spare []byte
-	var spareBigs []bigFrame
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	for {
-		w.mu.Lock()
-		for len(w.batch) == 0 && len(w.bigs) == 0 && !w.closing {
+		queued := len(w.batch) > 0 || len(w.bigs) > 0
+		switch {
+		case w.err != nil:
+			return
+		case w.writing:
+			w.work.Wait() // a handler's turn; it signals when it ends
+		case queued:
+			w.writing = true
+			w.drain()
+			w.writing = false
+		case w.closing:
+			return
+		default:
 			w.work.Wait()
-		}
-		if len(w.batch) == 0 && len(w.bigs) == 0 {
-			w.mu.Unlock()
-			return
-		}
-		batch, bigs := w.batch, w.bigs
-		w.batch, w.bigs = spare[:0], spareBigs[:0]
-		w.queued = 0
-		w.mu.Unlock()
-
-		err := w.write(batch)
-		for i, b := range bigs {
-			if err == nil {
-				err = w.write(*b.buf)
-			}
-			for _, p := range b.parts {
-				if err == nil {
-					err = w.write(p)
-				}
-			}
-			putFrame(b.buf)
-			bigs[i] = bigFrame{}
-		}
-		spare, spareBigs = batch, bigs
-		if cap(spare) > batchRetainCap {
-			spare = nil
-		}
-
-		w.mu.Lock()
-		if err != nil {
-			w.err = err
-			w.batch, w.bigs = nil, nil
-			close(w.failed)
-		}
-		w.room.Broadcast()
-		w.mu.Unlock()
-		if err != nil {
-			return
 		}
 	}
 }
