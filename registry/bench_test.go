@@ -4,6 +4,7 @@ package registry_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/contract"
@@ -61,6 +62,50 @@ func BenchmarkRawCall(b *testing.B) {
 	for b.Loop() {
 		if _, err := h.Call(ctx, echoapi.Echo.Name(), params); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// A typed call whose params and result are a struct with one 1 MiB string
+// (example.echo.blob), to the echo adapter process.
+func BenchmarkTypedCall1MiB(b *testing.B) {
+	reg := registry.New(&registry.Config{Dirs: []string{adapterDir}})
+	defer reg.Close(context.Background())
+	ctx := context.Background()
+	h, err := reg.Open(ctx, "echo@~> 1.0", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		b.Fatal(err)
+	}
+	blob := echoapi.Blob{S: strings.Repeat("x", 1<<20)}
+	b.SetBytes(2 << 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		got, err := registry.Call(ctx, c, echoapi.EchoBlob, blob)
+		if err != nil || len(got.S) != len(blob.S) {
+			b.Fatal(len(got.S), err)
+		}
+	}
+}
+
+// The same 1 MiB echo on the raw path (example.echo.echo), for comparison.
+func BenchmarkRawCall1MiB(b *testing.B) {
+	reg := registry.New(&registry.Config{Dirs: []string{adapterDir}})
+	defer reg.Close(context.Background())
+	ctx := context.Background()
+	h, err := reg.Open(ctx, "echo@~> 1.0", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	params := []byte(`{"s":"` + strings.Repeat("x", 1<<20) + `"}`)
+	b.SetBytes(2 << 20)
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := h.Call(ctx, echoapi.Echo.Name(), params); err != nil || len(res) != len(params) {
+			b.Fatal(len(res), err)
 		}
 	}
 }
