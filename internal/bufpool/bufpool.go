@@ -58,9 +58,11 @@ func Reserve(b []byte, n int) []byte {
 	if n <= cap(b)-len(b) || n <= SmallCap {
 		return b
 	}
-	need := len(b) + n + n/16
+	// Some slack, so that a value a little larger than the last, or the few bytes
+	// that close a frame, do not move it again; never beyond MaxCap for the slack.
+	need := len(b) + n + n/16 + 64
 	if need > MaxCap {
-		need = len(b) + n
+		need = max(MaxCap, len(b)+n+64)
 	}
 	if p, ok := large.Get().(*[]byte); ok {
 		if cap(*p) >= need {

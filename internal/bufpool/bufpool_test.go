@@ -24,6 +24,11 @@ func TestReserve(t *testing.T) {
 	if cap(again) < 1<<20 {
 		t.Fatalf("cap %d", cap(again))
 	}
+	// A frame as large as the protocol allows still has room for its closing bytes.
+	near := Reserve([]byte("head"), MaxCap-4<<10)
+	if cap(near)-len(near) < MaxCap-4<<10+1 {
+		t.Fatalf("no slack: room %d", cap(near)-len(near))
+	}
 	// Too large a request is still served, exactly.
 	huge := Reserve([]byte("h"), MaxCap)
 	if len(huge) != 1 || cap(huge) < MaxCap+1 {
