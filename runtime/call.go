@@ -292,7 +292,9 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 	cl.id, cl.method = id, method
 	c.pending[id] = cl
 	c.mu.Unlock()
-	c.kick()
+	if !c.writeNow() {
+		c.kick()
+	}
 	if c.log.IsTrace() {
 		c.log.Trace("request queued", "id", id, "method", method)
 	}

@@ -98,9 +98,13 @@ type Conn struct {
 	closeErr error // from closing w, for Close
 	nextID   uint64
 	pending  map[uint64]*call
-	out      []byte   // queued frames, in identity order
-	outEnds  []int    // the end offset in out of each queued frame
-	outIDs   []uint64 // the identity of each queued request (not of cancels)
+	wmu      sync.Mutex                 // held by whoever writes: the write loop, or a caller in writeNow
+	wbuf     []byte                     // the buffer being written, kept for the next batch (under wmu)
+	wends    []int                      // its frames' end offsets (under wmu)
+	tryWrite func(p []byte) (int, bool) // one non-blocking write attempt; nil when w has none
+	out      []byte                     // queued frames, in identity order
+	outEnds  []int                      // the end offset in out of each queued frame
+	outIDs   []uint64                   // the identity of each queued request (not of cancels)
 }
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
@@ -149,6 +153,7 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		c.wtimer = time.AfterFunc(time.Hour, c.writeStalled)
 		c.wtimer.Stop()
 	}
+	c.tryWrite = nonblockingWriter(w)
 	c.wg.Add(2)
 	go c.readLoop()
 	go c.writeLoop()

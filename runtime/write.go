@@ -24,43 +24,111 @@ const (
 	keepBuffer = bufpool.SmallCap
 )
 
-// writeLoop is the only writer to the adapter's input. It takes every queued frame at
-// once (frames queue up while a Write is in progress, so load batches them) and writes
-// them in identity order.
+// writeLoop writes the adapter's input. It takes every queued frame at once (frames
+// queue up while a Write is in progress, so load batches them) and writes them in
+// identity order, holding c.wmu while it writes. A caller whose request finds nobody
+// writing may first try to write it itself, without blocking (writeNow); whatever that
+// leaves is the loop's.
 func (c *Conn) writeLoop() {
 	defer c.wg.Done()
-	var buf []byte
-	var ends []int
 	for {
 		select {
 		case <-c.wake:
 		case <-c.done:
 			return
 		}
-		for {
-			c.mu.Lock()
-			if c.state == stateEnded {
-				c.mu.Unlock()
-				return
-			}
-			buf, c.out = c.out, buf[:0]
-			ends, c.outEnds = c.outEnds, ends[:0]
-			c.outIDs = c.outIDs[:0] // handed to the writer: their outcome is uncertain from now
-			c.mu.Unlock()
-			if len(ends) == 0 {
-				break
-			}
-			if err := c.writeFrames(buf, ends); err != nil {
-				c.writeFailed(err)
-				return
-			}
-			if cap(buf) > keepBuffer {
-				big := buf
-				bufpool.Put(&big)
-				buf = nil
-			}
+		c.wmu.Lock()
+		ok := c.drainWrites()
+		c.wmu.Unlock()
+		if !ok {
+			return
 		}
 	}
+}
+
+// drainWrites writes every queued frame, holding c.wmu. It reports false when the
+// connection has ended.
+func (c *Conn) drainWrites() bool {
+	for {
+		c.mu.Lock()
+		if c.state == stateEnded {
+			c.mu.Unlock()
+			return false
+		}
+		buf, ends := c.wbuf[:0], c.wends[:0]
+		buf, c.out = c.out, buf
+		ends, c.outEnds = c.outEnds, ends
+		c.outIDs = c.outIDs[:0] // handed to the writer: their outcome is uncertain from now
+		c.mu.Unlock()
+		if len(ends) == 0 {
+			c.wbuf, c.wends = buf, ends
+			return true
+		}
+		if err := c.writeFrames(buf, ends); err != nil {
+			c.writeFailed(err)
+			return false
+		}
+		c.keepWriteBuffers(buf, ends)
+	}
+}
+
+// writeNow is a caller's attempt to write the queued frames at once, sparing the
+// hand-off to the write loop: when nobody is writing and w takes a non-blocking write,
+// it makes one attempt, which never waits for the pipe. What the pipe did not take is
+// put back at the front of the queue, in order, and writeNow reports false: the caller
+// then wakes the write loop, which writes it under the pipe write timeout.
+func (c *Conn) writeNow() bool {
+	if c.tryWrite == nil || !c.wmu.TryLock() {
+		return false
+	}
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	if c.state == stateEnded || len(c.outEnds) == 0 {
+		c.mu.Unlock()
+		return true // ended, or the write loop took the frames already
+	}
+	buf, ends := c.wbuf[:0], c.wends[:0]
+	buf, c.out = c.out, buf
+	ends, c.outEnds = c.outEnds, ends
+	c.outIDs = c.outIDs[:0] // handed to a writer: their outcome is uncertain from now
+	c.mu.Unlock()
+
+	n, ok := c.tryWrite(buf)
+	if ok && n == len(buf) {
+		c.keepWriteBuffers(buf, ends)
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == stateEnded {
+		return true
+	}
+	// Frames queued meanwhile follow the rest of ours.
+	rest := buf[n:]
+	out := make([]byte, 0, len(rest)+len(c.out))
+	out = append(append(out, rest...), c.out...)
+	outEnds := make([]int, 0, len(ends)+len(c.outEnds))
+	for _, e := range ends {
+		if e > n {
+			outEnds = append(outEnds, e-n)
+		}
+	}
+	for _, e := range c.outEnds {
+		outEnds = append(outEnds, e+len(rest))
+	}
+	c.out, c.outEnds = out, outEnds
+	return false
+}
+
+// keepWriteBuffers keeps a written batch's buffers for the next one (under c.wmu); a
+// large buffer goes back to package bufpool instead.
+func (c *Conn) keepWriteBuffers(buf []byte, ends []int) {
+	if cap(buf) > keepBuffer {
+		big := buf
+		bufpool.Put(&big)
+		buf = nil
+	}
+	c.wbuf, c.wends = buf[:0], ends[:0]
 }
 
 // writeFrames writes the frames of buf (ending at the offsets ends) in as few Writes as

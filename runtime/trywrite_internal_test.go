@@ -1,0 +1,101 @@
+//go:build linux
+
+package runtime
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// queueFrames appends frames to c's queue as enqueue does.
+func queueFrames(c *Conn, frames ...string) {
+	c.mu.Lock()
+	for _, f := range frames {
+		c.out = append(c.out, f...)
+		c.outEnds = append(c.outEnds, len(c.out))
+	}
+	c.mu.Unlock()
+}
+
+// A caller's non-blocking write never waits for a full pipe, and whatever the pipe did
+// not take (nothing, or part of a frame) is written later, in order, by the write loop:
+// the reader sees every byte once, in queue order.
+func TestWriteNowPartialWrites(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	// A pipe of four pages, filled but for 1000 bytes.
+	// (Through SyscallConn: Fd would put the pipe in blocking mode.)
+	rc, err := pw.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 16384
+	var serr error
+	if err := rc.Control(func(fd uintptr) { _, serr = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, size) }); err != nil || serr != nil {
+		t.Fatalf("F_SETPIPE_SZ: %v %v", err, serr)
+	}
+	ar, aw := io.Pipe() // the adapter's output: nothing ever comes
+	defer aw.Close()
+	c := NewConn(ar, pw, nil)
+	defer c.Close()
+	if c.tryWrite == nil {
+		t.Fatal("an os.Pipe writer has no non-blocking attempt")
+	}
+	fill := bytes.Repeat([]byte("f"), size-1000)
+	if n, ok := c.tryWrite(fill); n != len(fill) || !ok {
+		t.Fatalf("filling the pipe: %d, %v", n, ok)
+	}
+
+	var want bytes.Buffer
+	want.Write(fill)
+	frame := func(i int) string { return fmt.Sprintf("[frame %03d %s]", i, bytes.Repeat([]byte{'a' + byte(i%26)}, 300)) }
+	var first, second []string
+	for i := range 20 {
+		want.WriteString(frame(i))
+		if i < 14 {
+			first = append(first, frame(i))
+		} else {
+			second = append(second, frame(i))
+		}
+	}
+	// 14 frames of 312 bytes: Linux puts the last 272 bytes' worth (4368 mod 4096) into
+	// the partly filled page and has no page for the rest, so the attempt writes 272
+	// bytes, cutting the first frame, and puts the rest back in front of what is queued
+	// after it.
+	queueFrames(c, first...)
+	if c.writeNow() {
+		t.Fatal("writeNow reported the whole queue written into a pipe with room for 1000 bytes")
+	}
+	c.mu.Lock()
+	left := len(c.out)
+	c.mu.Unlock()
+	if left != 14*312-272 {
+		t.Fatalf("%d bytes left queued, want %d (the kernel took another amount)", left, 14*312-272)
+	}
+	queueFrames(c, second...)
+	// Into a full pipe nothing is written, and nothing waits.
+	if c.writeNow() {
+		t.Fatal("writeNow reported a write into a full pipe")
+	}
+	c.kick() // the write loop takes what is left, waiting for the pipe as it must
+	got := make([]byte, 0, want.Len())
+	buf := make([]byte, 4096)
+	for len(got) < want.Len() {
+		n, err := pr.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, buf[:n]...)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("the reader saw %d bytes that differ from the %d queued", len(got), want.Len())
+	}
+}
