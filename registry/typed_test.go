@@ -13,6 +13,7 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
+	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 )
@@ -138,12 +139,11 @@ func TestTypedCallErrors(t *testing.T) {
 	if _, err := registry.Call(ctxT(t), c, wide, echoapi.Record{}); !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("method of another contract: %v", err)
 	}
-	err = c.Invoke(ctxT(t), "example.device.read", nil, nil)
+	_, err = registry.Call(ctxT(t), c, device.Read, device.ReadParams{Probe: "inlet"})
 	if !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
-		t.Fatalf("Invoke outside the service: %v", err)
+		t.Fatalf("method of another service: %v", err)
 	}
-	var raw json.RawMessage
-	if err := c.Invoke(ctxT(t), echoapi.Echo.Name(), json.RawMessage(`{"a":1}`), &raw); err != nil || string(raw) != `{"a":1}` {
-		t.Fatalf("Invoke inside the service: %s, %v", raw, err)
+	if raw, err := registry.Call(ctxT(t), c, echoapi.Echo, json.RawMessage(`{"a":1}`)); err != nil || string(raw) != `{"a":1}` {
+		t.Fatalf("raw method inside the service: %s, %v", raw, err)
 	}
 }
