@@ -65,8 +65,9 @@ func (h *Handle) Catalog() *wire.Catalog {
 	return nil
 }
 
-// Call calls a method with raw JSON params and returns the raw JSON result; errors
-// are the runtime's typed errors (*runtime.CallError).
+// Call calls a method with raw JSON params and returns the raw JSON result: the raw way
+// to call, beside the typed [Call]. Errors are the runtime's typed errors
+// (*runtime.CallError).
 func (h *Handle) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return h.sup.Call(ctx, method, params)
 }
