@@ -62,16 +62,28 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if m.Service() != c.svc {
 		return r, notInService(c.svc, m.Name())
 	}
+	pv := any(p)
+	// Raw params (json.RawMessage) are the caller's bytes, sent as they are: they must
+	// never go to the pool, where a later call would encode its params into them.
+	owned := !isRaw(pv)
 	size := c.sizes[m.Name()]
 	buf := bufpool.Get()
-	params, err := encodeParams(m.Name(), bufpool.Reserve(*buf, size.Size()), p)
+	dst := bufpool.Reserve(*buf, size.Size())
+	params, err := encodeParams(m.Name(), dst, pv)
 	if err != nil {
 		bufpool.Put(buf)
 		return r, err
 	}
-	size.Record(len(params))
+	if owned {
+		size.Record(len(params))
+	}
 	raw, err := c.h.Call(ctx, m.Name(), params)
-	*buf = params // the call has returned: the connection is done with params
+	// The call has returned: the connection is done with params.
+	if owned {
+		*buf = params
+	} else {
+		*buf = dst
+	}
 	bufpool.Put(buf)
 	if err != nil {
 		return r, err

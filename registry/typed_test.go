@@ -147,3 +147,30 @@ func TestTypedCallErrors(t *testing.T) {
 		t.Fatalf("raw method inside the service: %s, %v", raw, err)
 	}
 }
+
+// Raw params of a typed call stay the caller's: they are sent as they are and never
+// handed to the buffer pool, so a later call does not encode its params into them.
+func TestTypedRawParamsStayTheCallers(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"probe":"raw","seq":1,"unit":"none","pad":"................................................................"}`
+	raw := json.RawMessage(want)
+	for range 20 {
+		if _, err := registry.Call(ctxT(t), c, echoapi.Echo, raw); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := registry.Call(ctxT(t), c, echoapi.EchoRecord, echoapi.Record{Probe: "typed", Seq: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if string(raw) != want {
+			t.Fatalf("a later call wrote into the caller's raw params: %s", raw)
+		}
+	}
+}
