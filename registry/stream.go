@@ -25,7 +25,7 @@ type StreamOptions struct {
 	// Close, if set, is called with Params when the stream is closed, within the
 	// console close bound (3 s, R44).
 	Close string
-	// Params identify the stream (e.g. {"session": 7}).
+	// Params identify the stream (e.g. {"session": 7}); nil is an empty object.
 	Params map[string]any
 	// Wait is how long one read may wait in the adapter; default 1 s. It must stay
 	// well below the call deadline.
@@ -58,6 +58,9 @@ func (h *Handle) Stream(ctx context.Context, opts StreamOptions) *Stream {
 		opts.MaxBytes = 64 << 10
 	}
 	opts.Params = maps.Clone(opts.Params)
+	if opts.Params == nil { // a nil map encodes to null, which is not params
+		opts.Params = map[string]any{}
+	}
 	s := &Stream{h: h, opts: opts}
 	if ctx == nil { // every Read fails with the one nil-context error
 		s.ctx, s.cancel = context.WithCancelCause(context.Background())
