@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
@@ -26,10 +27,25 @@ import (
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
+// The part of the rogue adapter's service (rogue.test version 1) that TestHostInput
+// calls typed; echo takes any value, so that values which do not encode can be passed.
+var (
+	rogueService = contract.NewService("rogue.test", 1)
+	rogueStats   = contract.NewMethod[struct{}, rogueCounts](rogueService, "stats")
+	rogueEcho    = contract.NewMethod[any, json.RawMessage](rogueService, "echo")
+)
+
+// rogueCounts is the result of rogue.test.stats.
+type rogueCounts struct {
+	Requests int `json:"requests"`
+	Cancels  int `json:"cancels"`
+}
+
 // survivor is an adapter open in a registry while the host feeds that registry bad
 // input; after every case it must still answer, with its own token.
 type survivor struct {
 	h *registry.Handle
+	c *registry.Client // of rogueService
 	n int
 }
 
@@ -46,10 +62,8 @@ func (s *survivor) check(t *testing.T) {
 // requests is how many requests the rogue adapter has received so far.
 func (s *survivor) requests(t *testing.T) int {
 	t.Helper()
-	var st struct {
-		Requests int `json:"requests"`
-	}
-	if err := s.h.Invoke(stepCtx(t), "rogue.test.stats", nil, &st); err != nil {
+	st, err := registry.Call(stepCtx(t), s.c, rogueStats, struct{}{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	return st.Requests - 1 // not counting this call
@@ -100,7 +114,11 @@ func TestHostInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &survivor{h: h}
+	c, err := registry.NewClient(h, rogueService)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &survivor{h: h, c: c}
 	// Everything this test process runs now (the survivor and the companion, with
 	// their trees); after each case nothing else may run below it, whatever binary it
 	// is (the script adapter execs `sleep 60`).
@@ -143,11 +161,35 @@ func TestHostInput(t *testing.T) {
 
 	t.Run("params", func(t *testing.T) {
 		before := s.requests(t)
-		for _, p := range []any{make(chan int), []int{1}, 7, func() {}} {
-			err := h.Invoke(stepCtx(t), "rogue.test.echo", p, nil)
-			if !errors.Is(err, runtime.ErrInvalid) || !runtime.IsNeverStarted(err) || !errors.Is(err, registry.ErrEncode) {
-				t.Fatalf("Invoke(%T) = %v, want invalid, never started, encode error", p, err)
+		// Typed params that do not encode, or not to a JSON object, fail before anything
+		// is sent: a never-started invalid *runtime.CallError around an EncodeError.
+		for _, p := range []any{make(chan int), []int{1}, 7, func() {}, struct{ C chan int }{make(chan int)}} {
+			_, err := registry.Call(stepCtx(t), s.c, rogueEcho, p)
+			var ce *runtime.CallError
+			var ee *registry.EncodeError
+			if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrInvalid) || !runtime.IsNeverStarted(err) ||
+				!errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) {
+				t.Fatalf("Call(%T) = %v, want invalid, never started, encode error", p, err)
 			}
+		}
+		// A contract method whose params type cannot encode at all: the codec's error
+		// (encoding/json's unsupported type) is the cause.
+		type unencodable struct {
+			Done chan struct{} `json:"done"`
+			Hook func()        `json:"hook"`
+		}
+		badService := contract.NewService("rogue.test", 1)
+		badEcho := contract.NewMethod[unencodable, json.RawMessage](badService, "echo")
+		bad, err := registry.NewClient(h, badService)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = registry.Call(stepCtx(t), bad, badEcho, unencodable{Done: make(chan struct{})})
+		var ce *runtime.CallError
+		var ute *json.UnsupportedTypeError
+		if !errors.As(err, &ce) || ce.Code != wire.CodeInvalid || !ce.NeverStarted ||
+			!errors.Is(err, registry.ErrEncode) || !errors.As(err, &ute) {
+			t.Fatalf("Call(unencodable) = %v, want invalid, never started, the codec's encode error", err)
 		}
 		for _, raw := range []string{`[1]`, `{"a":`, `{}{}`, "{\"a\":\"\xff\"}"} {
 			_, err := h.Call(stepCtx(t), "rogue.test.echo", json.RawMessage(raw))

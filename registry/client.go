@@ -62,16 +62,28 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if m.Service() != c.svc {
 		return r, notInService(c.svc, m.Name())
 	}
+	pv := any(p)
+	// Raw params (json.RawMessage) are the caller's bytes, sent as they are: they must
+	// never go to the pool, where a later call would encode its params into them.
+	owned := !isRaw(pv)
 	size := c.sizes[m.Name()]
 	buf := bufpool.Get()
-	params, err := encodeParams(m.Name(), bufpool.Reserve(*buf, size.Size()), p)
+	dst := bufpool.Reserve(*buf, size.Size())
+	params, err := encodeParams(m.Name(), dst, pv)
 	if err != nil {
 		bufpool.Put(buf)
 		return r, err
 	}
-	size.Record(len(params))
+	if owned {
+		size.Record(len(params))
+	}
 	raw, err := c.h.Call(ctx, m.Name(), params)
-	*buf = params // the call has returned: the connection is done with params
+	// The call has returned: the connection is done with params.
+	if owned {
+		*buf = params
+	} else {
+		*buf = dst
+	}
 	bufpool.Put(buf)
 	if err != nil {
 		return r, err
@@ -83,22 +95,14 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	return r, nil
 }
 
-// Invoke calls method, which must be one of the service's methods (else nothing is sent
-// and the error wraps ErrNotInService), as [Handle.Invoke] does.
-func (c *Client) Invoke(ctx context.Context, method string, params, result any) error {
-	if !c.svc.Has(method) {
-		return notInService(c.svc, method)
-	}
-	return c.h.Invoke(ctx, method, params, result)
-}
-
 func notInService(svc *contract.Service, method string) error {
 	return &runtime.CallError{Method: method, Code: wire.CodeInvalid, NeverStarted: true, Cause: ErrNotInService,
 		Message: fmt.Sprintf("not a method of the client's service %s version %d", svc.ID(), svc.Version())}
 }
 
-// encodeParams appends a typed call's params to dst; a value that does not encode to a
-// JSON object fails before anything is sent.
+// encodeParams appends a call's params (a typed call's, or a stream's) to dst; a value
+// that does not encode to a JSON object fails before anything is sent, as a
+// never-started *runtime.CallError with code invalid that wraps an *EncodeError.
 func encodeParams(method string, dst []byte, p any) (json.RawMessage, error) {
 	b, err := appendObject(dst, p)
 	if err != nil {
@@ -232,19 +236,3 @@ func (e *DecodeError) Error() string {
 
 // Unwrap returns ErrDecode and the cause.
 func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
-
-// decodeResult decodes a raw result into out (a pointer; nil discards the result) with
-// package codec, unknown members ignored.
-func decodeResult(method string, raw json.RawMessage, out any) error {
-	switch out := out.(type) {
-	case nil:
-		return nil
-	case *json.RawMessage:
-		*out = append((*out)[:0], raw...)
-		return nil
-	}
-	if err := codec.DecodeValue(raw, out, codec.IgnoreUnknown); err != nil {
-		return &DecodeError{Method: method, Raw: raw, Err: err}
-	}
-	return nil
-}

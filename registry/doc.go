@@ -14,9 +14,21 @@
 // decoded by package codec, the rules the adapter's SDK applies (exact numbers,
 // mapstructure's names, one-line errors naming the field). A Go type with the service's
 // methods is a few lines around a *[Client] ([Register] and [Bind] build it).
-// [Handle.Call] is the raw way: JSON in, JSON out. Errors are the runtime's typed
-// errors: errors.Is(err, runtime.ErrUnavailable), runtime.IsUncertain(err) and so on
-// work on everything Call returns.
+//
+// A host calls through this package, in one of two ways: typed, [Call] with a contract
+// method through a [Client], and raw, [Handle.Call] with JSON params in and the JSON
+// result out. There is no third ([Handle.Stream] reads a polled stream with raw calls of
+// its read method). Errors are the runtime's typed errors, the same for both:
+// errors.Is(err, runtime.ErrUnavailable), runtime.IsUncertain(err) and so on work on
+// everything a call returns.
+//
+// The raw call is the same call at every layer below: lifecycle.Supervisor.Call (the
+// supervised, restarted adapter a Handle holds), lifecycle.Adapter.Call (one adapter
+// process) and runtime.Conn.Call (one protocol connection). Those are for programs that
+// embed a lower layer themselves, as adapterctl uses lifecycle directly; nothing
+// reachable from a Handle exposes them ([Handle.Status] and [Handle.Stats] are
+// snapshots, not the process), so a call always goes through the Handle's restarts and
+// only [Handle.Close] ends the adapter.
 //
 // [Registry.Close] ends every adapter it opened and proves their process trees gone,
 // or reports those it could not (their package directories stay reserved).

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -152,8 +153,9 @@ func ExampleBind() {
 	fmt.Println(r.Celsius, err)
 }
 
-// A console's output read as a polled stream: each Read of the stream is a waiting
-// read in the adapter (A34), and Close closes the session. It needs the console
+// A console's output read as a polled stream: the session is started with a typed call
+// of the console's contract (examples/console/consoleapi), each Read of the stream is a
+// waiting read in the adapter (A34), and Close closes the session. It needs the console
 // adapter binary (`make adapters`), so it is compiled but not run.
 func ExampleHandle_Stream() {
 	ctx := context.Background()
@@ -164,15 +166,18 @@ func ExampleHandle_Stream() {
 		fmt.Println(err)
 		return
 	}
-	var started struct {
-		Session int64 `json:"session"`
+	c, err := registry.NewClient(h, consoleapi.Service)
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	if err := h.Invoke(ctx, "example.console.start", map[string]any{"command": "/bin/echo", "args": []string{"hi"}}, &started); err != nil {
+	started, err := registry.Call(ctx, c, consoleapi.Start, consoleapi.StartParams{Command: "/bin/echo", Args: []string{"hi"}})
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	st := h.Stream(ctx, registry.StreamOptions{
-		Read: "example.console.read", Close: "example.console.close",
+		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
 		Params: map[string]any{"session": started.Session},
 	})
 	defer st.Close()

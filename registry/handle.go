@@ -6,7 +6,6 @@ import (
 
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
-	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -66,28 +65,11 @@ func (h *Handle) Catalog() *wire.Catalog {
 	return nil
 }
 
-// Call calls a method with raw JSON params and returns the raw JSON result; errors
-// are the runtime's typed errors (*runtime.CallError).
+// Call calls a method with raw JSON params and returns the raw JSON result: the raw way
+// to call, beside the typed [Call]. Errors are the runtime's typed errors
+// (*runtime.CallError).
 func (h *Handle) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	return h.sup.Call(ctx, method, params)
-}
-
-// Invoke calls a method, encoding params (nil, raw JSON, a map or a struct with json
-// tags) and decoding the result into result (a pointer; nil discards it) with
-// mapstructure. A params value that does not encode fails before anything is sent, as
-// a *runtime.CallError with code invalid that is never started and wraps an
-// *EncodeError; a result that does not decode is a *DecodeError (the call itself
-// succeeded).
-func (h *Handle) Invoke(ctx context.Context, method string, params, result any) error {
-	p, err := encodeObject(params)
-	if err != nil {
-		return &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "the params do not encode", NeverStarted: true, Cause: err}
-	}
-	raw, err := h.Call(ctx, method, p)
-	if err != nil {
-		return err
-	}
-	return decodeResult(method, raw, result)
 }
 
 // Close closes the adapter verified (see lifecycle.Adapter.Close): nil when its

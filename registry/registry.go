@@ -443,6 +443,16 @@ func appendObject(dst []byte, v any) (json.RawMessage, error) {
 	return b, nil
 }
 
+// isRaw reports whether appendObject passes v on as it is: raw JSON, the caller's own
+// bytes.
+func isRaw(v any) bool {
+	switch v.(type) {
+	case json.RawMessage, []byte:
+		return true
+	}
+	return false
+}
+
 func truncate(b []byte) string {
 	if len(b) > 64 {
 		return string(b[:64]) + "..."

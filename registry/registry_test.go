@@ -43,21 +43,17 @@ type sleepArgs struct {
 }
 
 func (e *echoClient) Echo(ctx context.Context, in map[string]any) (map[string]any, error) {
-	var out map[string]any
-	err := e.c.Invoke(ctx, "example.echo.echo", in, &out)
-	return out, err
+	return registry.Call(ctx, e.c, echoMap, in)
 }
 
 func (e *echoClient) Sleep(ctx context.Context, ms int) (sleepArgs, error) {
-	var out sleepArgs
-	err := e.c.Invoke(ctx, "example.echo.sleep", sleepArgs{MS: ms}, &out)
-	return out, err
+	return registry.Call(ctx, e.c, echoSleep, sleepArgs{MS: ms})
 }
 
 var (
 	echoService = contract.NewService("example.echo", 1)
-	_           = contract.NewMethod[map[string]any, map[string]any](echoService, "echo")
-	_           = contract.NewMethod[sleepArgs, sleepArgs](echoService, "sleep")
+	echoMap     = contract.NewMethod[map[string]any, map[string]any](echoService, "echo")
+	echoSleep   = contract.NewMethod[sleepArgs, sleepArgs](echoService, "sleep")
 )
 
 func newRegistry(t *testing.T, mod func(*registry.Config)) *registry.Registry {
@@ -183,41 +179,62 @@ func TestBindChecksCatalog(t *testing.T) {
 	}
 }
 
-func TestInvokeEncodingAndDecoding(t *testing.T) {
+// bindOne returns a client of a contract of example.echo version 1 with the one method
+// name, typed P to R as a test wants it.
+func bindOne[P, R any](t *testing.T, h *registry.Handle, name string) (*registry.Client, *contract.Method[P, R]) {
+	t.Helper()
+	svc := contract.NewService("example.echo", 1)
+	m := contract.NewMethod[P, R](svc, name)
+	c, err := registry.NewClient(h, svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, m
+}
+
+// The encoding and decoding around a call, typed (registry.Call) and raw (Handle.Call).
+func TestCallEncodingAndDecoding(t *testing.T) {
 	r := newRegistry(t, nil)
 	h, err := r.Open(ctxT(t), "echo", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Params that do not encode fail before anything is sent.
-	err = h.Invoke(ctxT(t), "example.echo.echo", map[string]any{"c": make(chan int)}, nil)
-	if !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
-		t.Fatalf("unencodable params = %v", err)
-	}
-	err = h.Invoke(ctxT(t), "example.echo.echo", []int{1}, nil)
-	if !errors.Is(err, registry.ErrEncode) {
-		t.Fatalf("non-object params = %v", err)
+	// Params that do not encode, or not to a JSON object, fail before anything is sent.
+	loose, echoAny := bindOne[any, json.RawMessage](t, h, "echo")
+	for _, p := range []any{map[string]any{"c": make(chan int)}, struct{ F func() }{func() {}}, []int{1}, 7} {
+		_, err = registry.Call(ctxT(t), loose, echoAny, p)
+		var ee *registry.EncodeError
+		if !errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
+			t.Fatalf("params %T = %v, want an encode error, invalid, never started", p, err)
+		}
 	}
 	// A result that does not fit the caller's type is a DecodeError; the call succeeded.
-	var out struct {
+	intClient, echoInt := bindOne[map[string]any, struct {
 		N int `json:"n"`
-	}
-	err = h.Invoke(ctxT(t), "example.echo.echo", map[string]any{"n": 1.5}, &out)
-	if !errors.Is(err, registry.ErrDecode) {
+	}](t, h, "echo")
+	_, err = registry.Call(ctxT(t), intClient, echoInt, map[string]any{"n": 1.5})
+	if !errors.Is(err, registry.ErrDecode) || runtime.IsUncertain(err) {
 		t.Fatalf("fractional into int = %v", err)
 	}
-	var raw json.RawMessage
-	if err := h.Invoke(ctxT(t), "example.echo.echo", json.RawMessage(`{"k":[1,2]}`), &raw); err != nil || string(raw) != `{"k":[1,2]}` {
+	// Raw JSON passes through unchanged, typed and raw.
+	if raw, err := registry.Call(ctxT(t), loose, echoAny, any(json.RawMessage(`{"k":[1,2]}`))); err != nil || string(raw) != `{"k":[1,2]}` {
+		t.Fatalf("raw params, typed = %s, %v", raw, err)
+	}
+	if raw, err := h.Call(ctxT(t), "example.echo.echo", json.RawMessage(`{"k":[1,2]}`)); err != nil || string(raw) != `{"k":[1,2]}` {
 		t.Fatalf("raw = %s, %v", raw, err)
 	}
 	// R41: a method the adapter does not advertise never reaches it.
-	if err := h.Invoke(ctxT(t), "example.echo.nope", nil, nil); !errors.Is(err, runtime.ErrUnavailable) || !runtime.IsNeverStarted(err) {
+	if _, err := h.Call(ctxT(t), "example.echo.nope", nil); !errors.Is(err, runtime.ErrUnavailable) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("unknown method = %v", err)
 	}
 	// The adapter's error arrives typed with its code.
-	err = h.Invoke(ctxT(t), "example.echo.fail", map[string]string{"code": "denied", "message": "no"}, nil)
+	failc, fail := bindOne[map[string]string, struct{}](t, h, "fail")
+	_, err = registry.Call(ctxT(t), failc, fail, map[string]string{"code": "denied", "message": "no"})
 	if !errors.Is(err, runtime.ErrDenied) || runtime.IsUncertain(err) {
 		t.Fatalf("fail = %v", err)
+	}
+	if _, err := h.Call(ctxT(t), "example.echo.fail", json.RawMessage(`{"code":"denied","message":"no"}`)); !errors.Is(err, runtime.ErrDenied) {
+		t.Fatalf("fail, raw = %v", err)
 	}
 	// Configuration must be a JSON object.
 	if _, err := r.Open(ctxT(t), "echo", []int{1}); !errors.Is(err, registry.ErrEncode) {

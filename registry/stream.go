@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -24,7 +25,7 @@ type StreamOptions struct {
 	// Close, if set, is called with Params when the stream is closed, within the
 	// console close bound (3 s, R44).
 	Close string
-	// Params identify the stream (e.g. {"session": 7}).
+	// Params identify the stream (e.g. {"session": 7}); nil is an empty object.
 	Params map[string]any
 	// Wait is how long one read may wait in the adapter; default 1 s. It must stay
 	// well below the call deadline.
@@ -57,6 +58,9 @@ func (h *Handle) Stream(ctx context.Context, opts StreamOptions) *Stream {
 		opts.MaxBytes = 64 << 10
 	}
 	opts.Params = maps.Clone(opts.Params)
+	if opts.Params == nil { // a nil map encodes to null, which is not params
+		opts.Params = map[string]any{}
+	}
 	s := &Stream{h: h, opts: opts}
 	if ctx == nil { // every Read fails with the one nil-context error
 		s.ctx, s.cancel = context.WithCancelCause(context.Background())
@@ -95,7 +99,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		params["max_bytes"] = s.opts.MaxBytes
 		params["wait_ms"] = s.opts.Wait.Milliseconds()
 		var chunk streamChunk
-		if err := s.h.Invoke(s.ctx, s.opts.Read, params, &chunk); err != nil {
+		if err := s.h.invoke(s.ctx, s.opts.Read, params, &chunk); err != nil {
 			if s.closed() {
 				return 0, ErrStreamClosed
 			}
@@ -128,7 +132,26 @@ func (s *Stream) Close() error {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), s.h.reg.cfg.Limits.Console())
 		defer cancel()
-		s.closeErr = s.h.Invoke(ctx, s.opts.Close, s.opts.Params, nil)
+		s.closeErr = s.h.invoke(ctx, s.opts.Close, s.opts.Params, nil)
 	})
 	return s.closeErr
+}
+
+// invoke is the stream's call: params (the stream's map) are encoded as a JSON object
+// and the result decoded into result (a pointer; nil discards it) with package codec,
+// unknown members ignored. Params that do not encode fail before anything is sent, as
+// a typed call's do; a result that does not decode is a *DecodeError.
+func (h *Handle) invoke(ctx context.Context, method string, params, result any) error {
+	p, err := encodeParams(method, nil, params)
+	if err != nil {
+		return err
+	}
+	raw, err := h.Call(ctx, method, p)
+	if err != nil || result == nil {
+		return err
+	}
+	if err := codec.DecodeValue(raw, result, codec.IgnoreUnknown); err != nil {
+		return &DecodeError{Method: method, Raw: raw, Err: err}
+	}
+	return nil
 }

@@ -55,3 +55,17 @@ func TestStreamReadStopCauses(t *testing.T) {
 		}
 	})
 }
+
+// A stream without Params still calls its Close method (with an empty object).
+func TestStreamCloseWithoutParams(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	st := h.Stream(ctxT(t), registry.StreamOptions{Read: "example.echo.echo", Close: "example.echo.echo"})
+	if err := st.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+}

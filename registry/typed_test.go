@@ -13,6 +13,7 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
+	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 )
@@ -138,12 +139,38 @@ func TestTypedCallErrors(t *testing.T) {
 	if _, err := registry.Call(ctxT(t), c, wide, echoapi.Record{}); !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("method of another contract: %v", err)
 	}
-	err = c.Invoke(ctxT(t), "example.device.read", nil, nil)
+	_, err = registry.Call(ctxT(t), c, device.Read, device.ReadParams{Probe: "inlet"})
 	if !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
-		t.Fatalf("Invoke outside the service: %v", err)
+		t.Fatalf("method of another service: %v", err)
 	}
-	var raw json.RawMessage
-	if err := c.Invoke(ctxT(t), echoapi.Echo.Name(), json.RawMessage(`{"a":1}`), &raw); err != nil || string(raw) != `{"a":1}` {
-		t.Fatalf("Invoke inside the service: %s, %v", raw, err)
+	if raw, err := registry.Call(ctxT(t), c, echoapi.Echo, json.RawMessage(`{"a":1}`)); err != nil || string(raw) != `{"a":1}` {
+		t.Fatalf("raw method inside the service: %s, %v", raw, err)
+	}
+}
+
+// Raw params of a typed call stay the caller's: they are sent as they are and never
+// handed to the buffer pool, so a later call does not encode its params into them.
+func TestTypedRawParamsStayTheCallers(t *testing.T) {
+	r := newRegistry(t, nil)
+	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := registry.NewClient(h, echoapi.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"probe":"raw","seq":1,"unit":"none","pad":"................................................................"}`
+	raw := json.RawMessage(want)
+	for range 20 {
+		if _, err := registry.Call(ctxT(t), c, echoapi.Echo, raw); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := registry.Call(ctxT(t), c, echoapi.EchoRecord, echoapi.Record{Probe: "typed", Seq: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if string(raw) != want {
+			t.Fatalf("a later call wrote into the caller's raw params: %s", raw)
+		}
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/internal/testkit"
-
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -35,16 +35,20 @@ func TestAdapterStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, ok := h.Catalog().Service(serviceID)
+	s, ok := h.Catalog().Service(consoleapi.Service.ID())
 	if !ok || s.Version != 1 || len(s.Methods) != 3 {
 		t.Fatalf("catalog: %+v", h.Catalog())
 	}
-	var started sessionResult
-	if err := h.Invoke(ctx, methodStart, helper(t, "print", "over the wire"), &started); err != nil {
+	c, err := registry.NewClient(h, consoleapi.Service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	started, err := registry.Call(ctx, c, consoleapi.Start, helper(t, "print", "over the wire"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	st := h.Stream(ctx, registry.StreamOptions{
-		Read: methodRead, Close: methodClose,
+		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
 		Params: map[string]any{"session": started.Session}, MaxBytes: 4,
 	})
 	got, err := io.ReadAll(st)
@@ -58,7 +62,7 @@ func TestAdapterStream(t *testing.T) {
 		t.Fatalf("stream close: %v", err)
 	}
 	// The stream's close freed the session.
-	err = h.Invoke(ctx, methodRead, readParams{Session: started.Session, MaxBytes: 1}, nil)
+	_, err = registry.Call(ctx, c, consoleapi.Read, readParams{Session: started.Session, MaxBytes: 1})
 	if code, _ := codeOf(err); code != wire.CodeInvalid {
 		t.Fatalf("read after close: %v, want invalid", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -45,7 +46,7 @@ func TestDisconnectKillsCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	params, _ := json.Marshal(helper(t, "hang", lock))
-	raw, err := conn.Call(ctx, methodStart, params)
+	raw, err := conn.Call(ctx, consoleapi.Start.Name(), params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestDisconnectKillsCommands(t *testing.T) {
 	// Wait for the command to hold its lock.
 	var out strings.Builder
 	for !strings.HasSuffix(out.String(), "ready\n") {
-		raw, err := conn.Call(ctx, methodRead, []byte(`{"session":`+itoa(started.Session)+`,"max_bytes":100,"wait_ms":1000}`))
+		raw, err := conn.Call(ctx, consoleapi.Read.Name(), []byte(`{"session":`+itoa(started.Session)+`,"max_bytes":100,"wait_ms":1000}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -72,7 +73,7 @@ func TestDisconnectKillsCommands(t *testing.T) {
 	}
 	// A read waits in the adapter while the host disconnects.
 	go func() {
-		_, _ = conn.Call(context.Background(), methodRead, []byte(`{"session":`+itoa(started.Session)+`,"max_bytes":100,"wait_ms":15000}`))
+		_, _ = conn.Call(context.Background(), consoleapi.Read.Name(), []byte(`{"session":`+itoa(started.Session)+`,"max_bytes":100,"wait_ms":15000}`))
 	}()
 	for deadline := time.Now().Add(wait); conn.InFlight() == 0; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {

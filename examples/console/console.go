@@ -13,17 +13,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
 )
 
-// The service and its bounds.
+// The service's bounds.
 const (
-	serviceID   = "example.console"
-	methodStart = serviceID + ".start"
-	methodRead  = serviceID + ".read"
-	methodClose = serviceID + ".close"
-
 	// bufferSize bounds the output kept per session; the command waits while it is full.
 	bufferSize = 1 << 20
 	// maxReadBytes is the most a read returns: its base64 stays far below the frame limit.
@@ -130,16 +126,15 @@ func (s *session) terminate(bound time.Duration) (closeResult, error) {
 	return res, err
 }
 
-// startParams are the params of example.console.start.
-type startParams struct {
-	Command string   `json:"command"`
-	Args    []string `json:"args"`
-}
-
-// sessionResult is the result of example.console.start.
-type sessionResult struct {
-	Session int64 `json:"session"`
-}
+// The params and results of the service, declared once in package consoleapi.
+type (
+	startParams   = consoleapi.StartParams
+	sessionResult = consoleapi.SessionResult
+	readParams    = consoleapi.ReadParams
+	readResult    = consoleapi.ReadResult
+	sessionParams = consoleapi.SessionParams
+	closeResult   = consoleapi.CloseResult
+)
 
 func (c *console) start(_ context.Context, p startParams) (sessionResult, error) {
 	if err := checkCommand(p.Command); err != nil {
@@ -237,19 +232,6 @@ func (c *console) lookup(id int64) (*session, error) {
 	return nil, plugin.Errorf(plugin.CodeInvalid, "unknown session %d", id)
 }
 
-// readParams are the params of example.console.read (registry.StreamOptions).
-type readParams struct {
-	Session  int64 `json:"session"`
-	MaxBytes int   `json:"max_bytes"`
-	WaitMS   int64 `json:"wait_ms"`
-}
-
-// readResult is a chunk of a polled stream: base64 data and whether the output ended.
-type readResult struct {
-	Data string `json:"data"`
-	EOF  bool   `json:"eof"`
-}
-
 func (c *console) read(ctx context.Context, p readParams) (readResult, error) {
 	if p.MaxBytes < 1 || p.MaxBytes > maxReadBytes {
 		return readResult{}, plugin.Errorf(plugin.CodeInvalid, "max_bytes must be from 1 to %d", maxReadBytes)
@@ -291,19 +273,6 @@ func (c *console) read(ctx context.Context, p readParams) (readResult, error) {
 			return readResult{}, plugin.Errorf(plugin.CodeClosed, "session %d was closed", s.id)
 		}
 	}
-}
-
-// sessionParams are the params of example.console.close.
-type sessionParams struct {
-	Session int64 `json:"session"`
-}
-
-// closeResult is the result of example.console.close.
-type closeResult struct {
-	Session int64 `json:"session"`
-	// ExitCode is the command's exit code; -1 when a signal ended it (as when close
-	// killed it).
-	ExitCode int `json:"exit_code"`
 }
 
 func (c *console) close(_ context.Context, p sessionParams) (closeResult, error) {

@@ -26,6 +26,9 @@
 // the host's supervision of the adapter's process tree covers them; the adapter also
 // kills every command itself when the host disconnects (stdin ends, R49), before it
 // exits.
+//
+// The service is declared once, in examples/console/consoleapi, which its hosts import
+// too.
 package main
 
 import (
@@ -34,16 +37,17 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
 )
 
 // newAdapter returns the console adapter serving c.
 func newAdapter(c *console) *plugin.Adapter {
-	svc := plugin.NewService(serviceID, 1)
-	plugin.Handle(svc, methodStart, c.start)
-	plugin.Handle(svc, methodRead, c.read)
-	plugin.Handle(svc, methodClose, c.close)
+	svc := plugin.ServiceOf(consoleapi.Service)
+	plugin.Implement(svc, consoleapi.Start, c.start)
+	plugin.Implement(svc, consoleapi.Read, c.read)
+	plugin.Implement(svc, consoleapi.Close, c.close)
 	return &plugin.Adapter{
 		Services: []*plugin.Service{svc},
 		Logger:   plugin.NewLogger("console"),

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
 	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
@@ -89,16 +91,19 @@ func (d *demo) console() {
 		d.fail(label, fmt.Errorf("no echo command to run: %w", err))
 		return
 	}
-	const text = "hello from console"
-	var started struct {
-		Session int64 `json:"session"`
+	c, err := registry.NewClient(h, consoleapi.Service)
+	if err != nil {
+		d.fail(label, err)
+		return
 	}
-	if err := h.Invoke(d.ctx, "example.console.start", map[string]any{"command": echo, "args": []string{text}}, &started); err != nil {
+	const text = "hello from console"
+	started, err := registry.Call(d.ctx, c, consoleapi.Start, consoleapi.StartParams{Command: echo, Args: []string{text}})
+	if err != nil {
 		d.fail(label, err)
 		return
 	}
 	st := h.Stream(d.ctx, registry.StreamOptions{
-		Read: "example.console.read", Close: "example.console.close",
+		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
 		Params: map[string]any{"session": started.Session},
 	})
 	out, err := io.ReadAll(st)
@@ -117,6 +122,21 @@ func (d *demo) console() {
 	d.say("%s: %s printed %q (streamed until eof)", label, echo, got)
 }
 
+// sdkEcho is the part of service example.echo version 1 that the echo adapters of the
+// language SDKs (sdk/) implement: not the Go adapter's record, blob and exact methods.
+// NewClient checks that the adapter advertises every method of a contract, so this host
+// declares the part it calls.
+var (
+	sdkEcho     = contract.NewService("example.echo", 1)
+	sdkEchoText = contract.NewMethod[echoText, echoText](sdkEcho, "echo")
+)
+
+// echoText is the params and result of example.echo.echo as this host uses it: the
+// method returns its params unchanged.
+type echoText struct {
+	Text string `json:"text"`
+}
+
 // pyecho calls the echo adapter written with the Python SDK (sdk/python).
 func (d *demo) pyecho() {
 	h, label, err := d.open("pyecho")
@@ -124,11 +144,14 @@ func (d *demo) pyecho() {
 		d.fail("pyecho", err)
 		return
 	}
-	const text = "hello from python"
-	var res struct {
-		Text string `json:"text"`
+	c, err := registry.NewClient(h, sdkEcho)
+	if err != nil {
+		d.fail(label, err)
+		return
 	}
-	if err := h.Invoke(d.ctx, "example.echo.echo", map[string]string{"text": text}, &res); err != nil {
+	const text = "hello from python"
+	res, err := registry.Call(d.ctx, c, sdkEchoText, echoText{Text: text})
+	if err != nil {
 		d.fail(label, err)
 		return
 	}
