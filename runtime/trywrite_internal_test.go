@@ -56,7 +56,9 @@ func TestWriteNowPartialWrites(t *testing.T) {
 
 	var want bytes.Buffer
 	want.Write(fill)
-	frame := func(i int) string { return fmt.Sprintf("[frame %03d %s]", i, bytes.Repeat([]byte{'a' + byte(i%26)}, 300)) }
+	frame := func(i int) string {
+		return fmt.Sprintf("[frame %03d %s]", i, bytes.Repeat([]byte{'a' + byte(i%26)}, 300))
+	}
 	var first, second []string
 	for i := range 20 {
 		want.WriteString(frame(i))
