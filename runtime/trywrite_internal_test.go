@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,18 +83,29 @@ func TestWriteNowPartialWrites(t *testing.T) {
 	if left != 14*312-272 {
 		t.Fatalf("%d bytes left queued, want %d (the kernel took another amount)", left, 14*312-272)
 	}
-	queueFrames(c, second...)
-	// Into a full pipe nothing is written, and nothing waits.
+	// Into a full pipe nothing is written, and nothing waits; frames queued during the
+	// attempt go after the ones put back.
+	try := c.tryWrite
+	c.tryWrite = func(p []byte) (int, bool) {
+		queueFrames(c, second...)
+		return try(p)
+	}
 	if c.writeNow() {
 		t.Fatal("writeNow reported a write into a full pipe")
 	}
+	c.wmu.Lock()
+	c.tryWrite = try
+	c.wmu.Unlock()
 	c.kick() // the write loop takes what is left, waiting for the pipe as it must
+	if err := pr.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	got := make([]byte, 0, want.Len())
 	buf := make([]byte, 4096)
 	for len(got) < want.Len() {
 		n, err := pr.Read(buf)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("after %d of %d bytes: %v", len(got), want.Len(), err)
 		}
 		got = append(got, buf[:n]...)
 	}

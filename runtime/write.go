@@ -72,6 +72,10 @@ func (c *Conn) drainWrites() bool {
 	}
 }
 
+// directMax is the most a caller writes itself (writeNow): what a pipe buffer usually
+// takes at once. A larger queue goes to the write loop without an attempt.
+const directMax = 64 << 10
+
 // writeNow is a caller's attempt to write the queued frames at once, sparing the
 // hand-off to the write loop: when nobody is writing and w takes a non-blocking write,
 // it makes one attempt, which never waits for the pipe. What the pipe did not take is
@@ -86,6 +90,10 @@ func (c *Conn) writeNow() bool {
 	if c.state == stateEnded || len(c.outEnds) == 0 {
 		c.mu.Unlock()
 		return true // ended, or the write loop took the frames already
+	}
+	if len(c.out) > directMax {
+		c.mu.Unlock()
+		return false // more than a pipe takes at once: the loop's
 	}
 	buf, ends := c.wbuf[:0], c.wends[:0]
 	buf, c.out = c.out, buf
@@ -105,6 +113,16 @@ func (c *Conn) writeNow() bool {
 	}
 	// Frames queued meanwhile follow the rest of ours.
 	rest := buf[n:]
+	if len(c.out) == 0 {
+		c.out, c.outEnds = rest, ends[:0] // the queue takes buf over
+		for _, e := range ends {
+			if e > n {
+				c.outEnds = append(c.outEnds, e-n)
+			}
+		}
+		c.wbuf, c.wends = nil, nil
+		return false
+	}
 	out := make([]byte, 0, len(rest)+len(c.out))
 	out = append(append(out, rest...), c.out...)
 	outEnds := make([]int, 0, len(ends)+len(c.outEnds))
