@@ -30,17 +30,31 @@ func nonblockingWriter(w io.Writer) func(p []byte) (int, bool) {
 	}); err != nil || !nonblock {
 		return nil
 	}
-	return func(p []byte) (int, bool) {
-		var n int
-		var werr error
-		// Returning true from the callback makes it one attempt: the runtime poller
-		// is never asked to wait for the pipe.
-		if err := rc.Write(func(fd uintptr) bool {
-			n, werr = unix.Write(int(fd), p)
-			return true
-		}); err != nil || werr != nil {
-			return max(n, 0), false
-		}
-		return n, true
-	}
+	nb := &nonblocking{rc: rc}
+	nb.attempt = nb.write // bound once: an attempt allocates nothing
+	return nb.try
+}
+
+// nonblocking is the state of one write attempt at a time (writeNow holds c.wmu).
+type nonblocking struct {
+	rc      syscall.RawConn
+	attempt func(fd uintptr) bool
+	p       []byte
+	n       int
+	err     error
+}
+
+// write is the attempt: returning true makes it one, the runtime poller is never asked
+// to wait for the pipe.
+func (nb *nonblocking) write(fd uintptr) bool {
+	nb.n, nb.err = unix.Write(int(fd), nb.p)
+	return true
+}
+
+func (nb *nonblocking) try(p []byte) (int, bool) {
+	nb.p = p
+	err := nb.rc.Write(nb.attempt)
+	n, werr := max(nb.n, 0), nb.err
+	nb.p, nb.n, nb.err = nil, 0, nil
+	return n, err == nil && werr == nil
 }
