@@ -106,7 +106,7 @@ func notInService(svc *contract.Service, method string) error {
 func encodeParams(method string, dst []byte, p any) (json.RawMessage, error) {
 	b, err := appendObject(dst, p)
 	if err != nil {
-		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: err.Error(), NeverStarted: true, Cause: err}
+		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "the params do not encode", NeverStarted: true, Cause: err}
 	}
 	return b, nil
 }
