@@ -21,7 +21,7 @@ import (
 //
 // (`make bench-sdk`). It is a measurement, not a test: nothing asserts on speed.
 func BenchmarkSDKEcho(b *testing.B) {
-	dir := os.Getenv("ADAPTERKIT_SDK_ADAPTERS")
+	dir := sdkAdapterDir()
 	if dir == "" {
 		b.Skip("set ADAPTERKIT_SDK_ADAPTERS to the directory `make adapters` filled")
 	}

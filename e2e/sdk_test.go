@@ -6,8 +6,9 @@ package e2e
 // concurrent request busy, survive stray output on stdout, and leave nothing running.
 //
 // `make test` builds the SDK echo adapters first (`make adapters`) and names their directory
-// in $ADAPTERKIT_SDK_ADAPTERS: every one of them must then be there. Without it, the test
-// builds the Python one itself (when python3 is installed) and skips the others.
+// in $ADAPTERKIT_SDK_ADAPTERS (a relative path is taken from the repository root, where
+// `make adapters` runs): every one of them must then be there. Without it, the test builds
+// the Python one itself (when python3 is installed) and skips the others.
 
 import (
 	"bytes"
@@ -57,7 +58,7 @@ func sdkAdapters(t *testing.T) []sdkEcho {
 	}
 	env := []string{"PATH=" + os.Getenv("PATH")}
 	var out []sdkEcho
-	if dir := os.Getenv("ADAPTERKIT_SDK_ADAPTERS"); dir != "" {
+	if dir := sdkAdapterDir(); dir != "" {
 		abs, err := filepath.Abs(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -82,6 +83,16 @@ func sdkAdapters(t *testing.T) []sdkEcho {
 	}
 	t.Log("ADAPTERKIT_SDK_ADAPTERS is not set: testing pyecho only")
 	return append(out, sdkEcho{name: "pyecho", path: p, env: env})
+}
+
+// sdkAdapterDir is $ADAPTERKIT_SDK_ADAPTERS, a relative path taken from the repository
+// root (the tests run in e2e/), or "".
+func sdkAdapterDir() string {
+	dir := os.Getenv("ADAPTERKIT_SDK_ADAPTERS")
+	if dir != "" && !filepath.IsAbs(dir) {
+		dir = filepath.Join("..", dir)
+	}
+	return dir
 }
 
 // forEachSDK runs f as a subtest per SDK echo adapter.
