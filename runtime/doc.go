@@ -4,9 +4,12 @@
 // to [NewConn].
 //
 // A [Conn] runs one read-loop goroutine, the only reader of the adapter's output, which
-// decodes frames and routes each reply to its caller, and one writer goroutine, the only
-// writer to the adapter's input, which writes queued frames in identity order, several at
-// once under load, each within the pipe write timeout (R45, A36).
+// decodes frames and routes each reply to its caller, and one writer goroutine, which
+// writes queued frames to the adapter's input in identity order, several at once under
+// load, each within the pipe write timeout (R45, A36). Writes never interleave: a caller
+// whose request finds nobody writing (on a Unix pipe) first makes one non-blocking write
+// of the queue itself, sparing the hand-off, and leaves the writer whatever the pipe did
+// not take, so no call ever waits for the pipe.
 //
 // # Calls
 //
