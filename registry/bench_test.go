@@ -24,16 +24,22 @@ var (
 	tripleRecord  = contract.NewMethod[triple, triple](tripleService, "record")
 )
 
-// A typed call of a 3-field struct (example.echo.record) to the echo adapter process:
-// the allocations reported are the host's alone (the adapter is another process).
-func BenchmarkTypedCall(b *testing.B) {
+// openEcho opens the echo adapter process in a registry closed when b ends.
+func openEcho(b *testing.B) *registry.Handle {
 	reg := registry.New(&registry.Config{Dirs: []string{adapterDir}})
-	defer reg.Close(context.Background())
-	ctx := context.Background()
-	h, err := reg.Open(ctx, "echo@~> 1.0", nil)
+	b.Cleanup(func() { reg.Close(context.Background()) })
+	h, err := reg.Open(context.Background(), "echo@~> 1.0", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return h
+}
+
+// A typed call of a 3-field struct (example.echo.record) to the echo adapter process:
+// the allocations reported are the host's alone (the adapter is another process).
+func BenchmarkTypedCall(b *testing.B) {
+	ctx := context.Background()
+	h := openEcho(b)
 	c, err := registry.NewClient(h, tripleService)
 	if err != nil {
 		b.Fatal(err)
@@ -50,13 +56,8 @@ func BenchmarkTypedCall(b *testing.B) {
 
 // The same call on the raw path, for comparison.
 func BenchmarkRawCall(b *testing.B) {
-	reg := registry.New(&registry.Config{Dirs: []string{adapterDir}})
-	defer reg.Close(context.Background())
 	ctx := context.Background()
-	h, err := reg.Open(ctx, "echo@~> 1.0", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := openEcho(b)
 	params := []byte(`{"probe":"inlet","seq":42,"unit":"celsius"}`)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -69,13 +70,8 @@ func BenchmarkRawCall(b *testing.B) {
 // A typed call whose params and result are a struct with one 1 MiB string
 // (example.echo.blob), to the echo adapter process.
 func BenchmarkTypedCall1MiB(b *testing.B) {
-	reg := registry.New(&registry.Config{Dirs: []string{adapterDir}})
-	defer reg.Close(context.Background())
 	ctx := context.Background()
-	h, err := reg.Open(ctx, "echo@~> 1.0", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := openEcho(b)
 	c, err := registry.NewClient(h, echoapi.Service)
 	if err != nil {
 		b.Fatal(err)
@@ -93,13 +89,8 @@ func BenchmarkTypedCall1MiB(b *testing.B) {
 
 // The same 1 MiB echo on the raw path (example.echo.echo), for comparison.
 func BenchmarkRawCall1MiB(b *testing.B) {
-	reg := registry.New(&registry.Config{Dirs: []string{adapterDir}})
-	defer reg.Close(context.Background())
 	ctx := context.Background()
-	h, err := reg.Open(ctx, "echo@~> 1.0", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	h := openEcho(b)
 	params := []byte(`{"s":"` + strings.Repeat("x", 1<<20) + `"}`)
 	b.SetBytes(2 << 20)
 	b.ReportAllocs()

@@ -57,11 +57,9 @@ func exactValue() echoapi.Exact {
 	}
 }
 
-// Issue 10's exactness: a struct of values at every limit goes host -> adapter process
-// -> host through the typed client and comes back reflect.DeepEqual.
-func TestTypedCallIsExact(t *testing.T) {
-	r := newRegistry(t, nil)
-	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
+// echoTyped opens the echo adapter and binds a client of its whole service.
+func echoTyped(t *testing.T) (*registry.Handle, *registry.Client) {
+	h, err := newRegistry(t, nil).Open(ctxT(t), "echo@~> 1.0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +67,13 @@ func TestTypedCallIsExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h, c
+}
+
+// Issue 10's exactness: a struct of values at every limit goes host -> adapter process
+// -> host through the typed client and comes back reflect.DeepEqual.
+func TestTypedCallIsExact(t *testing.T) {
+	_, c := echoTyped(t)
 	want := exactValue()
 	got, err := registry.Call(ctxT(t), c, echoapi.EchoExact, want)
 	if err != nil {
@@ -93,15 +98,7 @@ type narrow struct {
 // member the client does not know is ignored; a method outside the client's service is
 // refused before anything is sent (issue 11).
 func TestTypedCallErrors(t *testing.T) {
-	r := newRegistry(t, nil)
-	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := registry.NewClient(h, echoapi.Service)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, c := echoTyped(t)
 	// The adapter's own service, described with narrower types by a careless host.
 	careless := contract.NewService("example.echo", 1)
 	wide := contract.NewMethod[echoapi.Record, narrow](careless, "record")
@@ -151,15 +148,7 @@ func TestTypedCallErrors(t *testing.T) {
 // Raw params of a typed call stay the caller's: they are sent as they are and never
 // handed to the buffer pool, so a later call does not encode its params into them.
 func TestTypedRawParamsStayTheCallers(t *testing.T) {
-	r := newRegistry(t, nil)
-	h, err := r.Open(ctxT(t), "echo@~> 1.0", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := registry.NewClient(h, echoapi.Service)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, c := echoTyped(t)
 	const want = `{"probe":"raw","seq":1,"unit":"none","pad":"................................................................"}`
 	raw := json.RawMessage(want)
 	for range 20 {
