@@ -1,22 +1,21 @@
 package platform
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/cgroupfs"
 )
 
 // cgroupPrefix starts the name of every per-adapter cgroup:
@@ -24,91 +23,10 @@ import (
 // the host's identity survive pid reuse, which Sweep relies on.
 const cgroupPrefix = "adapterkit-"
 
-var errNoCgroup2 = errors.New("no cgroup2 filesystem mounted")
-
-var cgroupMount struct {
-	once       sync.Once
-	mountpoint string // where the cgroup2 filesystem is mounted
-	root       string // the cgroup path that mountpoint shows (mountinfo field 4)
-	err        error
-}
-
-// cgroup2Mount finds the cgroup2 mount in /proc/self/mountinfo (it is not always
-// /sys/fs/cgroup: hybrid hierarchies mount it at /sys/fs/cgroup/unified).
-func cgroup2Mount() (mountpoint, root string, err error) {
-	m := &cgroupMount
-	m.once.Do(func() {
-		f, err := os.Open("/proc/self/mountinfo")
-		if err != nil {
-			m.err = err
-			return
-		}
-		defer f.Close()
-		m.mountpoint, m.root, m.err = parseMountinfo(f)
-	})
-	return m.mountpoint, m.root, m.err
-}
-
-func parseMountinfo(r io.Reader) (mountpoint, root string, err error) {
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options [optional...] - fstype source super
-		f := strings.Fields(sc.Text())
-		sep := -1
-		for i, x := range f {
-			if x == "-" {
-				sep = i
-				break
-			}
-		}
-		if sep < 5 || sep+1 >= len(f) || f[sep+1] != "cgroup2" {
-			continue
-		}
-		return unescapeMount(f[4]), unescapeMount(f[3]), nil
-	}
-	if err := sc.Err(); err != nil {
-		return "", "", err
-	}
-	return "", "", errNoCgroup2
-}
-
-// unescapeMount undoes the octal escapes (\040 etc.) of mountinfo.
-func unescapeMount(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+var errNoCgroup2 = cgroupfs.ErrNoCgroup2
 
 // ownCgroupDir is the filesystem directory of this process's cgroup v2.
-func ownCgroupDir() (string, error) {
-	mountpoint, root, err := cgroup2Mount()
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			rel, err := filepath.Rel(root, p)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				return "", fmt.Errorf("own cgroup %q is outside the cgroup2 mount root %q", p, root)
-			}
-			return filepath.Join(mountpoint, rel), nil
-		}
-	}
-	return "", errors.New("no cgroup v2 entry in /proc/self/cgroup")
-}
+func ownCgroupDir() (string, error) { return cgroupfs.Dir("self") }
 
 // cgroup is one per-adapter cgroup directory.
 type cgroup struct {

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/cgroupfs"
 )
 
 // The cgroup v1 fallback for Resources. Hybrid hierarchies (systemd's default for years,
@@ -77,7 +79,7 @@ func parseV1Mountinfo(r io.Reader) (map[string]v1Mount, error) {
 		}
 		for _, opt := range strings.Split(f[sep+3], ",") {
 			if _, dup := out[opt]; !dup {
-				out[opt] = v1Mount{mountpoint: unescapeMount(f[4]), root: unescapeMount(f[3])}
+				out[opt] = v1Mount{mountpoint: cgroupfs.Unescape(f[4]), root: cgroupfs.Unescape(f[3])}
 			}
 		}
 	}

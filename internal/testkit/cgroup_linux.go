@@ -1,19 +1,21 @@
 package testkit
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/cgroupfs"
 )
 
 // Every adapterkit host sweeps the per-adapter cgroups (adapterkit-<pid>-...) directly
@@ -67,46 +69,9 @@ func InCgroup(t testing.TB, cmd *exec.Cmd, dir string) (started func()) {
 }
 
 // CgroupOf is the cgroup v2 directory of process pid, read from /proc.
-func CgroupOf(pid int) (string, error) {
-	mnt, root, err := cgroup2Mount()
-	if err != nil {
-		return "", err
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
-	if err != nil {
-		return "", err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			rel, err := filepath.Rel(root, p)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				return "", fmt.Errorf("cgroup %q outside the cgroup2 mount root %q", p, root)
-			}
-			return filepath.Join(mnt, rel), nil
-		}
-	}
-	return "", errors.New("no cgroup v2 entry in /proc/" + fmt.Sprint(pid) + "/cgroup")
-}
+func CgroupOf(pid int) (string, error) { return cgroupfs.Dir(strconv.Itoa(pid)) }
 
 func ownCgroup2() (string, error) { return CgroupOf(os.Getpid()) }
-
-func cgroup2Mount() (mountpoint, root string, err error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "", "", err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		for i, x := range fields {
-			if x == "-" && i >= 5 && i+1 < len(fields) && fields[i+1] == "cgroup2" {
-				return fields[4], fields[3], nil
-			}
-		}
-	}
-	return "", "", errors.New("no cgroup2 mount")
-}
 
 // removeCgroup kills everything in dir's subtree, waits until it is empty, and
 // removes its directories deepest first.
