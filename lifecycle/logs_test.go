@@ -5,32 +5,15 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
-// syncBuffer is a bytes.Buffer safe for the drain goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newTestLog(out *syncBuffer, json bool, tail int) (*stderrLog, *observed) {
+func newTestLog(out *testkit.Buffer, json bool, tail int) (*stderrLog, *observed) {
 	obs := newObserved("alpha", &Config{LogTail: tail})
 	host := hclog.New(&hclog.LoggerOptions{Name: "host", Output: out, Level: hclog.Trace, JSONFormat: json})
 	w := newStderrLog(nil, host.Named("alpha"), hclog.NoLevel, "alpha", obs)
@@ -41,7 +24,7 @@ func newTestLog(out *syncBuffer, json bool, tail int) (*stderrLog, *observed) {
 // A line longer than MaxLogLine is cut there and marked; the rest of it is dropped
 // and the next line is whole.
 func TestStderrLongLine(t *testing.T) {
-	var out syncBuffer
+	var out testkit.Buffer
 	w, _ := newTestLog(&out, true, 0)
 	long := bytes.Repeat([]byte("a"), 100<<10)
 	for i := 0; i < len(long); i += 3000 { // in pieces, as a pipe delivers it
@@ -65,7 +48,7 @@ func TestStderrLongLine(t *testing.T) {
 // Control characters and invalid UTF-8 cannot make a line into two, nor colour or
 // rewrite the terminal: with the text format every record stays one line.
 func TestStderrCannotForge(t *testing.T) {
-	var out syncBuffer
+	var out testkit.Buffer
 	w, obs := newTestLog(&out, false, 20)
 	lines := []string{
 		"plain \x1b[31mred\x1b[0m and a\rcarriage return\r",
@@ -103,7 +86,7 @@ func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "?") == s }
 // bound are dropped and counted, and reported once the logger moves again.
 func TestStderrBlockedLogger(t *testing.T) {
 	release := make(chan struct{})
-	var out syncBuffer
+	var out testkit.Buffer
 	blocking := writerFunc(func(p []byte) (int, error) {
 		<-release
 		return out.Write(p)
@@ -232,7 +215,7 @@ func FuzzStderrLog(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var out syncBuffer
+		var out testkit.Buffer
 		host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace, DisableTime: true})
 		w := newStderrLog(nil, host.Named("ad"), hclog.NoLevel, "ad", nil)
 		w.start(host.Named("ad"))

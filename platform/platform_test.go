@@ -11,9 +11,10 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // bound keeps a test from hanging; it is never a timing assertion.
@@ -180,24 +181,6 @@ func TestStdinStdoutPlumbing(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the copying goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
-}
-
 // R8, A27: stderr is discarded by default and never blocks the adapter; a host may
 // opt in to keep it.
 func TestStderr(t *testing.T) {
@@ -210,7 +193,7 @@ func TestStderr(t *testing.T) {
 		}
 	})
 	t.Run("captured", func(t *testing.T) {
-		var buf syncBuffer
+		var buf testkit.Buffer
 		tree := startHelper(t, Config{Stderr: &buf}, "stderr", "1048576")
 		line, err := bufio.NewReader(tree.Stdout()).ReadString('\n')
 		if err != nil || line != "done\n" {

@@ -156,6 +156,13 @@ func (l *Buffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+// Len returns how many bytes were written so far.
+func (l *Buffer) Len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Len()
+}
+
 // String returns what was written so far.
 func (l *Buffer) String() string {
 	l.mu.Lock()
