@@ -90,20 +90,14 @@ func subreaperSet(t *testing.T) bool {
 	return v != 0
 }
 
-// Issue 16: ChildSubreaper is the host's explicit choice; with it, the double-forked
-// setsid daemon of an adapter that has only its process group is re-parented to the
-// host (visible, killable) instead of to init, and trees report MechSubreaper.
-func TestHostOptionsChildSubreaper(t *testing.T) {
-	if subreaperSet(t) {
-		t.Fatal("the test process is a subreaper before any option was set")
-	}
-	setHostOptions(t, HostOptions{ChildSubreaper: true})
-	if !subreaperSet(t) || !CurrentHostOptions().ChildSubreaper {
-		t.Fatal("ChildSubreaper not in effect")
-	}
+// startNsTree starts the nsTree helper (an adapter whose setsid daemon double-forks
+// away) with iso, waits until it is ready and returns its tree and the helper's pids,
+// which are killed at the end of the test if still running (bound now, by pidfd).
+func startNsTree(t *testing.T, iso Isolation) (*Tree, map[string]int) {
+	t.Helper()
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	tree, err := Start(ctxBound(t), Config{Path: mustExecutable(), Args: []string{nsTreeArg, pidfile},
-		Isolation: IsolationProcessGroup, Env: []string{"GORACE=atexit_sleep_ms=0"}})
+		Isolation: iso, Env: []string{"GORACE=atexit_sleep_ms=0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +109,22 @@ func TestHostOptionsChildSubreaper(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { killLater(pids)() })
+	t.Cleanup(killLater(pids))
+	return tree, pids
+}
+
+// Issue 16: ChildSubreaper is the host's explicit choice; with it, the double-forked
+// setsid daemon of an adapter that has only its process group is re-parented to the
+// host (visible, killable) instead of to init, and trees report MechSubreaper.
+func TestHostOptionsChildSubreaper(t *testing.T) {
+	if subreaperSet(t) {
+		t.Fatal("the test process is a subreaper before any option was set")
+	}
+	setHostOptions(t, HostOptions{ChildSubreaper: true})
+	if !subreaperSet(t) || !CurrentHostOptions().ChildSubreaper {
+		t.Fatal("ChildSubreaper not in effect")
+	}
+	tree, pids := startNsTree(t, IsolationProcessGroup)
 	if m := tree.Mechanism(); !m.Has(MechSubreaper) || m.Proves() {
 		t.Fatalf("mechanism %v, want subreaper without proof", m)
 	}
@@ -153,21 +162,7 @@ func TestChildSubreaperReapsCgroupOrphans(t *testing.T) {
 	requireRoot(t)
 	requireCgroup(t)
 	setHostOptions(t, HostOptions{ChildSubreaper: true})
-	pidfile := filepath.Join(t.TempDir(), "pids")
-	tree, err := Start(ctxBound(t), Config{Path: mustExecutable(), Args: []string{nsTreeArg, pidfile},
-		Isolation: IsolationNoPIDNamespace, Env: []string{"GORACE=atexit_sleep_ms=0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { shutdown(t, tree) })
-	if line, _ := bufio.NewReader(tree.Stdout()).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("adapter said %q", line)
-	}
-	pids, err := readPidFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(killLater(pids))
+	tree, pids := startNsTree(t, IsolationNoPIDNamespace)
 	if m := tree.Mechanism(); !m.Has(MechCgroup | MechSubreaper) {
 		t.Fatalf("mechanism %v, want cgroup and subreaper", m)
 	}
