@@ -301,6 +301,12 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 func runNobody(t *testing.T, scenario string) (nsReport, string) {
 	t.Helper()
 	cmd, work := nobodyHost(t, scenario)
+	return nobodyReport(t, cmd), work
+}
+
+// nobodyReport runs the host as nobody to its end and returns its report.
+func nobodyReport(t *testing.T, cmd *exec.Cmd) nsReport {
+	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -311,7 +317,7 @@ func runNobody(t *testing.T, scenario string) (nsReport, string) {
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("host said %q: %v", out, err)
 	}
-	return rep, work
+	return rep
 }
 
 // requireUserNS skips when this kernel does not let nobody create a user namespace.
@@ -538,16 +544,7 @@ func TestDelegatedCgroupAsNobody(t *testing.T) {
 	}
 	defer dirf.Close()
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(dirf.Fd())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("host as nobody: %v: %s; stderr: %s", err, out, stderr.String())
-	}
-	var rep nsReport
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("host said %q: %v", out, err)
-	}
+	rep := nobodyReport(t, cmd)
 	t.Logf("in a delegated cgroup as nobody: %s", rep.Supervision)
 	if !strings.HasPrefix(rep.Mechanism, "cgroup|") {
 		t.Fatalf("mechanism %s, want a cgroup", rep.Mechanism)
