@@ -10,12 +10,12 @@ import (
 	"os"
 	goruntime "runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -391,7 +391,7 @@ func TestRogueResourceLimits(t *testing.T) {
 	comp := openCompanion(t)
 	rogue := buildBinT(t, "rogue")
 	res := platform.Resources{MemoryBytes: 64 << 20, MaxProcesses: 64}
-	var stderr lockedBuffer
+	var stderr testkit.Buffer
 	a := openRogue(t, "serve", func(c *lifecycle.Config) { c.Resources = res; c.Stderr = &stderr })
 	if err := a.LimitErr(); err != nil && machineHasLimits() {
 		t.Fatalf("as root with the memory and pids controllers enabled, limits not applied: %v", err)
@@ -541,22 +541,4 @@ func machineHasLimits() bool {
 		}
 	}
 	return enabled["memory"] && enabled["pids"]
-}
-
-// lockedBuffer is a strings.Builder safe for the stderr copier and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

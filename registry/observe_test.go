@@ -3,42 +3,24 @@
 package registry_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/registry"
 )
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // The registry logs each adapter's records under the host's logger by the adapter's
 // name, passes the adapters' log level, keeps their tails and figures, and tells the
 // Observer of every call.
 func TestRegistryLogsAndStats(t *testing.T) {
-	var out lockedBuf
+	var out testkit.Buffer
 	var ends atomic.Int64
 	host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Debug, JSONFormat: true})
 	r := newRegistry(t, func(c *registry.Config) {

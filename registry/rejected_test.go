@@ -3,38 +3,19 @@
 package registry_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger and the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // A file that is there but not taken (here: not executable) is named, with its
 // reason, in the error of Open and in the registry's log; a file name given as a
@@ -45,7 +26,7 @@ func TestOpenExplainsRejectedFiles(t *testing.T) {
 	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	r := registry.New(&registry.Config{Dirs: []string{dir},
 		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &logs})})
 	defer r.Close(context.Background())
