@@ -111,30 +111,23 @@ func (c *Conn) writeNow() bool {
 	if c.state == stateEnded {
 		return true
 	}
-	// Frames queued meanwhile follow the rest of ours.
+	// The rest of ours goes back in front of the frames queued meanwhile. (c.wbuf and
+	// c.wends still name the arrays the queue took at the swap; once it moves off them
+	// they are spares again.)
 	rest := buf[n:]
-	if len(c.out) == 0 {
-		c.out, c.outEnds = rest, ends[:0] // the queue takes buf over
-		for _, e := range ends {
-			if e > n {
-				c.outEnds = append(c.outEnds, e-n)
-			}
-		}
-		c.wbuf, c.wends = nil, nil
-		return false
-	}
-	out := make([]byte, 0, len(rest)+len(c.out))
-	out = append(append(out, rest...), c.out...)
-	outEnds := make([]int, 0, len(ends)+len(c.outEnds))
+	restEnds := ends[:0]
 	for _, e := range ends {
 		if e > n {
-			outEnds = append(outEnds, e-n)
+			restEnds = append(restEnds, e-n)
 		}
 	}
-	for _, e := range c.outEnds {
-		outEnds = append(outEnds, e+len(rest))
+	if len(c.out) > 0 {
+		for _, e := range c.outEnds {
+			restEnds = append(restEnds, len(rest)+e)
+		}
+		rest = append(append(make([]byte, 0, len(rest)+len(c.out)), rest...), c.out...)
 	}
-	c.out, c.outEnds = out, outEnds
+	c.out, c.outEnds = rest, restEnds
 	return false
 }
 
