@@ -87,6 +87,12 @@ func (e *daemonError) Error() string {
 
 func (e *daemonError) Unwrap() error { return e.err }
 
+// whatRefused is a daemonError's what when a remote daemon refused the client at
+// connect: the reason is only in the daemon's log, which 'adapterctl serve' writes to
+// its stderr (refusals are warnings, shown at its default --log warn).
+const whatRefused = "refused this client's certificate; why is in the daemon's log, on the stderr of its " +
+	"'adapterctl serve' (a \"remote client refused\" warning)"
+
 // daemonOpts are the flags of the client commands.
 type daemonOpts struct {
 	socket string
@@ -119,6 +125,9 @@ exit status 0.
 	}
 	if name == "top" {
 		help += topHelp
+	}
+	if name == "wait" {
+		help += waitHelp
 	}
 	f := newFlags(e, name, "(--socket SOCKET | --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE) [flags]",
 		help+fmt.Sprintf(daemonClientHelp, requestWait)+remoteClientHelp)
@@ -176,7 +185,7 @@ func withDaemon(ctx context.Context, o *daemonOpts, wait time.Duration, fn func(
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case refusedByDaemon(err):
-			return &daemonError{socket: socket, what: "refused this client's certificate (the daemon's log says why)", err: err}
+			return &daemonError{socket: socket, what: whatRefused, err: err}
 		}
 		return &daemonError{socket: socket, what: "cannot connect", err: err}
 	}
@@ -195,7 +204,7 @@ func withDaemon(ctx context.Context, o *daemonOpts, wait time.Duration, fn func(
 	case refusedByDaemon(err):
 		// TLS 1.3: the daemon checks the client's certificate after the client's
 		// handshake is done, so its refusal arrives as the first answer.
-		return &daemonError{socket: socket, what: "refused this client's certificate (the daemon's log says why)", err: err}
+		return &daemonError{socket: socket, what: whatRefused, err: err}
 	}
 	return &daemonError{socket: socket, what: "connection ended", err: err}
 }
@@ -523,7 +532,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
-	f.StringVar(&logLevel, "log", "off", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn, error or off")
+	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
 	dirs, isDone, status := f.parse(args)
 	if isDone {
 		return status
