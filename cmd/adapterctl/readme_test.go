@@ -46,8 +46,8 @@ func readmeBlocks(readme string) [][]string {
 // repository root is after `make demo` (adapterctl in build/, the Go example adapters in
 // build/adapters). Every block must exit 0 with nothing of it left running; the block
 // that starts a daemon in the background must then show, in its status, an adapter in
-// state running. The directory is the test's own, and the README's TCP port is swapped
-// for a free one, so that a person following the README while the tests run is not
+// state running. The directory is the test's own, and the README's --listen address is
+// swapped for a free one, so that a person following the README while the tests run is not
 // disturbed (nor finds the test's certificates in build/pki afterwards); the README
 // therefore names only paths under build/.
 func TestReadmeCommands(t *testing.T) {
@@ -101,8 +101,8 @@ func TestReadmeCommands(t *testing.T) {
 	daemons := 0
 	for i, b := range blocks {
 		text := strings.Join(b, "\n") + "\n"
-		if strings.Contains(text, readmePort) {
-			text = strings.ReplaceAll(text, readmePort, freeAddr(t))
+		if m := listenFlag.FindStringSubmatch(text); m != nil {
+			text = strings.ReplaceAll(text, m[1], freeAddr(t))
 		}
 		out, errOut := pasteBlock(t, dir, text)
 		if strings.Contains(text, "adapterctl serve ") && strings.Contains(text, "adapterctl status --socket") {
@@ -117,8 +117,8 @@ func TestReadmeCommands(t *testing.T) {
 	}
 }
 
-// readmePort is the TCP address the README's remote example listens on.
-const readmePort = "127.0.0.1:7443"
+// listenFlag finds the TCP address a README daemon listens on (and its clients use).
+var listenFlag = regexp.MustCompile(`--listen\s+(\S+)`)
 
 // runningAdapter matches a row of status's adapters table in state running.
 var runningAdapter = regexp.MustCompile(`(?m)^[ \t]*\S+[ \t]+\S+[ \t]+running\b`)
