@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -307,7 +308,7 @@ func mapError(err error, path, method string) *Error {
 
 // rawObject reports whether p is absent or one JSON object.
 func rawObject(p json.RawMessage) bool {
-	return len(p) == 0 || wire.ValidateParams(p) == nil
+	return len(p) == 0 || proto.ValidateParams(p) == nil
 }
 
 // droppedStatus converts the mechanisms a supervision dropped; nil when none was.

@@ -4,23 +4,23 @@ import (
 	"encoding/binary"
 	"io"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Framing errors: the adapter protocol's (package wire), whose frame reader the
 // control plane uses with its own cap; a *FrameError wraps one of them.
 var (
-	// ErrFrameOversized: a length prefix above the 16 MiB cap (wire.ErrFrameTooLarge).
+	// ErrFrameOversized: a length prefix above the 16 MiB cap (proto.ErrFrameTooLarge).
 	// The body is never read nor buffered.
-	ErrFrameOversized = wire.ErrFrameTooLarge
-	// ErrFrameTruncated: the stream ended inside a frame (wire.ErrFrameTruncated).
-	ErrFrameTruncated = wire.ErrFrameTruncated
+	ErrFrameOversized = proto.ErrFrameTooLarge
+	// ErrFrameTruncated: the stream ended inside a frame (proto.ErrFrameTruncated).
+	ErrFrameTruncated = proto.ErrFrameTruncated
 )
 
-// FrameError is a framing failure on a control-plane connection: wire.FrameError, the
+// FrameError is a framing failure on a control-plane connection: proto.FrameError, the
 // module's one frame error (Length is the length prefix, Max the 16 MiB cap).
-type FrameError = wire.FrameError
+type FrameError = proto.FrameError
 
 const headerSize = limits.FrameHeaderSize
 
@@ -31,12 +31,12 @@ const headerSize = limits.FrameHeaderSize
 // 16 MiB and then stalls costs what it sent, not what it announced.
 type frameReader struct {
 	r  io.Reader
-	wr *wire.Reader
+	wr *proto.Reader
 }
 
 func (f *frameReader) read() ([]byte, error) {
 	if f.wr == nil {
-		f.wr = wire.NewReaderConfig(f.r, wire.ReaderConfig{Max: maxFrame, AllowEmpty: true})
+		f.wr = proto.NewReaderConfig(f.r, proto.ReaderConfig{Max: maxFrame, AllowEmpty: true})
 	}
 	return f.wr.ReadFrame()
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"os"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/platform"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Errors of the digest functions. They are package platform's, which checks a pin at
@@ -21,7 +21,7 @@ var (
 )
 
 // errNilContext is the module's one nil-context error (runtime.ErrNilContext).
-var errNilContext = wire.ErrNilContext
+var errNilContext = proto.ErrNilContext
 
 // DigestMismatchError reports a file whose SHA-256 differs from the pinned one.
 type DigestMismatchError = platform.DigestMismatchError

@@ -18,6 +18,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -338,7 +339,7 @@ func TestHostInput(t *testing.T) {
 				t.Fatalf("Open(%q): cleanup not verified: %v", c.ref, oe.Cleanup)
 			}
 		}
-		if _, err := reg.Open(stepCtx(t), "script", nil); !errors.Is(err, wire.ErrFrameTooLarge) {
+		if _, err := reg.Open(stepCtx(t), "script", nil); !errors.Is(err, proto.ErrFrameTooLarge) {
 			t.Fatalf("script adapter: %v", err)
 		}
 		after(t)

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -38,12 +39,12 @@ func TestRogueViolations(t *testing.T) {
 		// triggerOK: the trigger call itself gets a reply before the violation.
 		triggerOK bool
 	}{
-		{"garbage", "R6 R53", runtime.ErrOutputViolation, wire.ErrFrameTooLarge, false},
-		{"zero", "R4 R53", runtime.ErrOutputViolation, wire.ErrFrameEmpty, false},
-		{"oversize", "R3 R5 R53 A1", runtime.ErrOutputViolation, wire.ErrFrameTooLarge, false},
-		{"badjson", "R2 R54", runtime.ErrInvalidResponse, wire.ErrInvalidEnvelope, false},
-		{"unknownfield", "R12 R54 A4", runtime.ErrInvalidResponse, wire.ErrInvalidEnvelope, false},
-		{"unknowntype", "R9 R54", runtime.ErrInvalidResponse, wire.ErrInvalidEnvelope, false},
+		{"garbage", "R6 R53", runtime.ErrOutputViolation, proto.ErrFrameTooLarge, false},
+		{"zero", "R4 R53", runtime.ErrOutputViolation, proto.ErrFrameEmpty, false},
+		{"oversize", "R3 R5 R53 A1", runtime.ErrOutputViolation, proto.ErrFrameTooLarge, false},
+		{"badjson", "R2 R54", runtime.ErrInvalidResponse, proto.ErrInvalidEnvelope, false},
+		{"unknownfield", "R12 R54 A4", runtime.ErrInvalidResponse, proto.ErrInvalidEnvelope, false},
+		{"unknowntype", "R9 R54", runtime.ErrInvalidResponse, proto.ErrInvalidEnvelope, false},
 		{"unsent", "R35 R55", runtime.ErrUnknownReply, nil, false},
 		{"dupreply", "R16 R35 R55", runtime.ErrUnknownReply, nil, true},
 		{"exitmid", "R52", runtime.ErrProcessExited, nil, false},
@@ -84,7 +85,7 @@ func TestRogueViolations(t *testing.T) {
 				}
 			}
 			if tt.mode == "unknownfield" {
-				var ee *wire.EnvelopeError
+				var ee *proto.EnvelopeError
 				if !errors.As(ev.Cause, &ee) || ee.Field != "extra" {
 					t.Fatalf("cause = %v, want the unknown field named", ev.Cause)
 				}
@@ -217,9 +218,9 @@ func TestRogueHandshake(t *testing.T) {
 			}
 			_, err := lifecycle.Open(stepCtx(t), lifecycle.Config{Path: rogue, Env: env, Limits: rogueLimits()})
 			var oe *lifecycle.OpenError
-			var ce *wire.CatalogError
+			var ce *proto.CatalogError
 			if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || oe.Cleanup != nil ||
-				!errors.Is(err, wire.ErrInvalidCatalog) || !errors.As(err, &ce) || ce.Rule != c.rule {
+				!errors.Is(err, proto.ErrInvalidCatalog) || !errors.As(err, &ce) || ce.Rule != c.rule {
 				t.Fatalf("Open = %v, want an invalid catalog breaking %s, cleanup verified", err, c.rule)
 			}
 			requireGone(t, rogue)

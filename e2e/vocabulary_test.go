@@ -11,6 +11,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/plugin"
@@ -37,8 +38,8 @@ func TestOneErrorVocabulary(t *testing.T) {
 		{"digest mismatch: discovery", platform.ErrDigestMismatch, discovery.ErrDigestMismatch},
 		{"invalid digest: discovery", platform.ErrInvalidDigest, discovery.ErrInvalidDigest},
 		{"not regular: discovery", platform.ErrNotRegular, discovery.ErrDigestNotRegular},
-		{"frame too large: controlplane", wire.ErrFrameTooLarge, controlplane.ErrFrameOversized},
-		{"frame truncated: controlplane", wire.ErrFrameTruncated, controlplane.ErrFrameTruncated},
+		{"frame too large: controlplane", proto.ErrFrameTooLarge, controlplane.ErrFrameOversized},
+		{"frame truncated: controlplane", proto.ErrFrameTruncated, controlplane.ErrFrameTruncated},
 		{"host violation: plugin", wire.ErrHostViolation, plugin.ErrViolation},
 	} {
 		if c.one != c.same {
@@ -69,9 +70,9 @@ func TestOneErrorVocabulary(t *testing.T) {
 	var rv *runtime.ViolationError
 	var pv *plugin.ViolationError
 	var cf *controlplane.FrameError
-	var wf *wire.FrameError
+	var wf *proto.FrameError
 	var dm *discovery.DigestMismatchError
-	err := fmt.Errorf("x: %w", &wire.ViolationError{Kind: wire.HostEnvelope, Err: &wire.FrameError{Err: wire.ErrFrameTruncated}})
+	err := fmt.Errorf("x: %w", &wire.ViolationError{Kind: wire.HostEnvelope, Err: &proto.FrameError{Err: proto.ErrFrameTruncated}})
 	if !errors.As(err, &rv) || !errors.As(err, &pv) || rv != pv || !errors.As(err, &cf) || !errors.As(err, &wf) || cf != wf {
 		t.Errorf("one ViolationError and one FrameError type: runtime %v plugin %v controlplane %v wire %v", rv, pv, cf, wf)
 	}

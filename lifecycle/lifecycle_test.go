@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 func open(t *testing.T, mode string, mod func(*lifecycle.Config)) *lifecycle.Adapter {
@@ -165,7 +165,7 @@ func TestInvalidCatalogEndsTree(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	_, err := lifecycle.Open(ctxT(t), lifecycle.Config{Path: self(t), Env: env("badcatalog", "ADAPTERKIT_TEST_PIDFILE="+pidfile), Reservations: res})
 	var oe *lifecycle.OpenError
-	if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || !errors.Is(err, wire.ErrInvalidCatalog) || oe.Cleanup != nil {
+	if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || !errors.Is(err, proto.ErrInvalidCatalog) || oe.Cleanup != nil {
 		t.Fatalf("err = %v", err)
 	}
 	b, rerr := os.ReadFile(pidfile)

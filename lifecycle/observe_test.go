@@ -18,6 +18,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
@@ -286,7 +287,7 @@ func TestCallFiguresExact(t *testing.T) {
 		wantIn += uint64(len(res))
 	}
 	codes := map[wire.Code]int{}
-	for i, c := range wire.Codes {
+	for i, c := range proto.Codes {
 		for range i%3 + 1 {
 			p := json.RawMessage(`{"code":"` + string(c) + `"}`)
 			if _, err := a.Call(ctx, "test.obs.fail", p); !errors.Is(err, codeSentinel(c)) {

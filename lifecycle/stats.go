@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -153,7 +154,7 @@ const otherMethod = "(other)"
 type methodStats struct {
 	inFlight  atomic.Int64
 	calls     atomic.Uint64
-	errs      [len(wire.Codes)]atomic.Uint64
+	errs      [len(proto.Codes)]atomic.Uint64
 	uncertain atomic.Uint64
 	bytesOut  atomic.Uint64
 	bytesIn   atomic.Uint64
@@ -260,7 +261,7 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 }
 
 func codeIndex(c wire.Code) int {
-	for i, k := range wire.Codes {
+	for i, k := range proto.Codes {
 		if k == c {
 			return i
 		}
@@ -332,7 +333,7 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 		m := MethodStats{Method: name, Calls: ms.calls.Load(), Uncertain: ms.uncertain.Load(),
 			InFlight: ms.inFlight.Load(), BytesOut: ms.bytesOut.Load(), BytesIn: ms.bytesIn.Load(),
 			P50: ms.lat.quantile(0.50), P99: ms.lat.quantile(0.99)}
-		for i, c := range wire.Codes {
+		for i, c := range proto.Codes {
 			if n := ms.errs[i].Load(); n > 0 {
 				if m.Errors == nil {
 					m.Errors = make(map[wire.Code]uint64)

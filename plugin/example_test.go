@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Register typed handlers on a service: params are decoded from the request's params
@@ -52,13 +52,13 @@ func ExampleAdapter_Serve() {
 	served := make(chan error, 1)
 	go func() { served <- a.Serve(context.Background(), toAdapter, adapterOut) }()
 
-	replies := wire.NewReader(fromAdapter, 0)
+	replies := proto.NewReader(fromAdapter, 0)
 	for _, request := range []string{
 		`{"type":"request","v":1,"id":1,"method":"system.adapter.initialize","params":{"protocol":1,"configuration":{}}}`,
 		`{"type":"request","v":1,"id":2,"method":"example.device.read","params":{"probe":"inlet"}}`,
 		`{"type":"request","v":1,"id":3,"method":"example.device.write","params":{}}`,
 	} {
-		if err := wire.WriteFrame(adapterIn, []byte(request), 0); err != nil {
+		if err := proto.WriteFrame(adapterIn, []byte(request), 0); err != nil {
 			fmt.Println(err)
 			return
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -28,7 +29,7 @@ var (
 	ErrViolation = wire.ErrHostViolation
 	// ErrTextInput: the input began with text instead of a frame header, the mark of
 	// a person typing at the adapter or piping text into it rather than a host starting
-	// it (the detail of a *ViolationError, beside the *wire.FrameError).
+	// it (the detail of a *ViolationError, beside the *proto.FrameError).
 	ErrTextInput = errors.New("plugin: the input is text, not protocol frames")
 	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
 	ErrIDNotIncreasing = errors.New("request id does not increase")
@@ -40,8 +41,8 @@ var (
 
 // ViolationError is a host's protocol violation that ended the connection: Kind is
 // one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
-// errors.Is(err, ErrViolation) holds, and Err is the detail (a *wire.FrameError, a
-// *wire.EnvelopeError or ErrIDNotIncreasing). It is wire.ViolationError, the module's
+// errors.Is(err, ErrViolation) holds, and Err is the detail (a *proto.FrameError, a
+// *proto.EnvelopeError or ErrIDNotIncreasing). It is wire.ViolationError, the module's
 // one violation type (runtime.ViolationError too).
 type ViolationError = wire.ViolationError
 
@@ -106,7 +107,7 @@ type conn struct {
 // whole process.
 func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if ctx == nil {
-		return fmt.Errorf("plugin: Serve: %w", wire.ErrNilContext)
+		return fmt.Errorf("plugin: Serve: %w", proto.ErrNilContext)
 	}
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		pf, err := protectStdout()
@@ -137,7 +138,7 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	value, err := wire.AppendCatalog(nil, cat)
+	value, err := proto.AppendCatalog(nil, cat)
 	if err != nil {
 		return nil, &AdapterError{Reason: "encoding the catalog", Err: err}
 	}
@@ -212,14 +213,14 @@ func (c *conn) shutdown(cause error) error {
 
 // readLoop reads and dispatches frames until in ends (nil) or a violation (an error).
 func (c *conn) readLoop(in io.Reader) error {
-	r := wire.NewReader(in, c.maxFrame)
+	r := proto.NewReader(in, c.maxFrame)
 	for first := true; ; first = false {
 		p, err := r.ReadFrame()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			var fe *wire.FrameError
+			var fe *proto.FrameError
 			if first && errors.As(err, &fe) {
 				if _, ok := fe.Text(); ok {
 					return &ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
@@ -239,15 +240,15 @@ func (c *conn) readLoop(in io.Reader) error {
 
 // dispatch handles one payload from the host.
 func (c *conn) dispatch(p []byte) error {
-	m, err := wire.DecodeHostMessage(p)
+	m, err := proto.DecodeHostMessage(p)
 	if err != nil {
-		var ee *wire.EnvelopeError
+		var ee *proto.EnvelopeError
 		switch {
 		case !errors.As(err, &ee):
 			return &ViolationError{Kind: wire.HostEnvelope, Err: err}
-		case ee.Type == wire.TypeCancel:
+		case ee.Type == proto.TypeCancel:
 			return nil // a malformed cancel is ignored (A4)
-		case ee.Type == wire.TypeRequest && ee.ID != 0:
+		case ee.Type == proto.TypeRequest && ee.ID != 0:
 			// A request whose id is known: answered invalid, never executed (A4).
 			if err := c.order(ee.ID); err != nil {
 				return err
@@ -257,14 +258,14 @@ func (c *conn) dispatch(p []byte) error {
 		}
 		return &ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
 	}
-	if m.Type == wire.TypeCancel {
+	if m.Type == proto.TypeCancel {
 		c.cancel(m.ID)
 		return nil
 	}
 	if err := c.order(m.ID); err != nil {
 		return err
 	}
-	if m.Method == wire.MethodInitialize {
+	if m.Method == proto.MethodInitialize {
 		c.initialize(m.ID, m.Params)
 		return nil
 	}
@@ -274,14 +275,14 @@ func (c *conn) dispatch(p []byte) error {
 	}
 	h, ok := c.handlers[m.Method]
 	if !ok {
-		c.replyError(m.ID, wire.CodeUnavailable, wire.MessageUnknownMethod) // R42
+		c.replyError(m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod) // R42
 		return nil
 	}
 	c.start(m.ID, h, m.Params)
 	return nil
 }
 
-func envelopeMessage(ee *wire.EnvelopeError) string {
+func envelopeMessage(ee *proto.EnvelopeError) string {
 	msg := "Invalid request envelope: " + ee.Reason
 	if ee.Field != "" {
 		msg += " (field " + strconv.Quote(ee.Field) + ")"
@@ -346,7 +347,7 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 		c.complete(id, cancel, fb, nil)
 	}()
 	buf := getFrame()
-	b := wire.BeginFrame((*buf)[:0])
+	b := proto.BeginFrame((*buf)[:0])
 	head, fast := appendResultHead(b, id)
 	var raw []byte
 	var err error
@@ -357,7 +358,7 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 	} else {
 		var v []byte
 		if v, raw, err = c.invoke(ctx, h, params, nil); err == nil {
-			b, raw = wire.AppendResult(b, id, append(v, raw...)), nil
+			b, raw = proto.AppendResult(b, id, append(v, raw...)), nil
 		}
 	}
 	if err == nil {
@@ -366,7 +367,7 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 			// value is never copied (R1: the length covers all three).
 			err = finishSplitFrame(b, len(raw)+len(closeBrace), c.maxFrame)
 		} else {
-			b, err = wire.FinishFrame(b, c.maxFrame)
+			b, err = proto.FinishFrame(b, c.maxFrame)
 		}
 		if err != nil {
 			err = Errorf(wire.CodeFailed, "Result exceeds the adapter frame limit")
@@ -387,7 +388,7 @@ var closeBrace = []byte("}")
 func finishSplitFrame(head []byte, more, max int) error {
 	n := len(head) - limits.FrameHeaderSize + more
 	if n > max {
-		return wire.ErrFrameTooLarge
+		return proto.ErrFrameTooLarge
 	}
 	binary.BigEndian.PutUint32(head, uint32(n))
 	return nil
@@ -439,11 +440,11 @@ func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (o
 var zeroValue = []byte("0")
 
 // appendResultHead appends a result envelope up to its value, so a handler can encode
-// its result straight into the frame. It relies on wire.AppendResult putting the value
+// its result straight into the frame. It relies on proto.AppendResult putting the value
 // last, and reports false (the caller copies the value instead) if that ever changes.
 func appendResultHead(dst []byte, id uint64) ([]byte, bool) {
 	n := len(dst)
-	dst = wire.AppendResult(dst, id, zeroValue)
+	dst = proto.AppendResult(dst, id, zeroValue)
 	if !bytes.HasSuffix(dst[n:], []byte(`:0}`)) {
 		return dst[:n], false
 	}
@@ -453,8 +454,8 @@ func appendResultHead(dst []byte, id uint64) ([]byte, bool) {
 // errorFrame builds the frame of an error reply for err.
 func errorFrame(dst []byte, id uint64, err error) []byte {
 	code, msg := replyError(err)
-	b := wire.AppendError(wire.BeginFrame(dst), id, code, msg)
-	b, ferr := wire.FinishFrame(b, 0)
+	b := proto.AppendError(proto.BeginFrame(dst), id, code, msg)
+	b, ferr := proto.FinishFrame(b, 0)
 	if ferr != nil { // unreachable: an error envelope with a capped message is small
 		panic(ferr)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -86,7 +87,7 @@ func TestUnknownMethod(t *testing.T) {
 	for _, m := range []string{"example.device.erase", "system.adapter.initialize", "example.device", ""} {
 		_, err := c.Call(context.Background(), m, nil)
 		ce := checkOutcome(t, err, runtime.ErrUnavailable, false, true)
-		if ce.Message != wire.MessageUnknownMethod || !errors.Is(err, runtime.ErrUnknownMethod) || ce.ID != 0 {
+		if ce.Message != proto.MessageUnknownMethod || !errors.Is(err, runtime.ErrUnknownMethod) || ce.ID != 0 {
 			t.Errorf("%q: %v", m, err)
 		}
 	}
@@ -321,7 +322,7 @@ func TestRequestTooLarge(t *testing.T) {
 	for _, p := range []string{over, `{"p":"` + strings.Repeat("x", 10*max) + `"}`} {
 		_, err := c.Call(context.Background(), read, json.RawMessage(p))
 		ce := checkOutcome(t, err, runtime.ErrInvalid, false, true)
-		if ce.Message != wire.MessageRequestTooLarge || !errors.Is(err, runtime.ErrRequestTooLarge) || ce.ID != 0 {
+		if ce.Message != proto.MessageRequestTooLarge || !errors.Is(err, runtime.ErrRequestTooLarge) || ce.ID != 0 {
 			t.Errorf("%v", err)
 		}
 	}
@@ -347,7 +348,7 @@ func TestCallErrorText(t *testing.T) {
 			"runtime: example.device.read (id 7): unavailable: Unknown method"},
 		{&runtime.CallError{Method: read, ID: 8, Code: wire.CodeFailed, RawCode: "Busy", Message: "x"},
 			`runtime: example.device.read (id 8): failed (sent as "Busy"): x`},
-		{&runtime.CallError{Method: read, Code: wire.CodeUnavailable, Message: wire.MessageUnknownMethod, NeverStarted: true, Cause: runtime.ErrUnknownMethod},
+		{&runtime.CallError{Method: read, Code: wire.CodeUnavailable, Message: proto.MessageUnknownMethod, NeverStarted: true, Cause: runtime.ErrUnknownMethod},
 			"runtime: example.device.read: unavailable: Unknown method [never started]: runtime: method not advertised by the adapter"},
 		{&runtime.CallError{Method: read, ID: 9, Code: wire.CodeClosed, Uncertain: true, Cause: runtime.NewViolation(runtime.UnknownReply, nil)},
 			"runtime: example.device.read (id 9): closed [outcome uncertain]: The adapter replied to an unknown request"},

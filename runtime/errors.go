@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -65,7 +66,7 @@ var (
 	// initialize) returns it as the Cause of a never-started *CallError with code
 	// invalid; an open or start returns it inside its typed error
 	// (lifecycle.OpenError, platform.LaunchError); anything else returns it as it is.
-	ErrNilContext = wire.ErrNilContext
+	ErrNilContext = proto.ErrNilContext
 )
 
 // CallError is the error of a call (or of initialize). It says what is known: the code,
@@ -74,7 +75,7 @@ var (
 //
 // errors.Is matches the code sentinels ([ErrBusy] ...), [ErrUncertain], [ErrNeverStarted],
 // and anything in the Cause chain (a [*ViolationError], [ErrConnClosed], a context error,
-// a *wire.CatalogError ...).
+// a *proto.CatalogError ...).
 type CallError struct {
 	Method       string    // the method called
 	ID           uint64    // the request identity; 0 if never sent
@@ -180,7 +181,7 @@ var (
 )
 
 // ViolationError is a protocol violation as the cause of a connection's end: its kind
-// and the detail (a *wire.FrameError, a *wire.EnvelopeError, io.EOF, a write error, a
+// and the detail (a *proto.FrameError, a *proto.EnvelopeError, io.EOF, a write error, a
 // process's exit status ...). It is wire.ViolationError, the module's one violation
 // type; package lifecycle builds ProcessExited ones itself.
 type ViolationError = wire.ViolationError

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -14,29 +15,29 @@ import (
 // thermometer is a tiny adapter: it serves example.device.read until its input ends.
 func thermometer(stdin io.Reader, stdout io.WriteCloser) {
 	defer stdout.Close()
-	in := wire.NewReader(stdin, 0)
+	in := proto.NewReader(stdin, 0)
 	for {
 		p, err := in.ReadFrame()
 		if err != nil {
 			return // end of input: the host disconnected
 		}
-		m, err := wire.DecodeHostMessage(p)
-		if err != nil || m.Type == wire.TypeCancel {
+		m, err := proto.DecodeHostMessage(p)
+		if err != nil || m.Type == proto.TypeCancel {
 			continue
 		}
 		var out []byte
 		switch m.Method {
-		case wire.MethodInitialize:
-			out, _ = wire.AppendCatalog(nil, &wire.Catalog{Protocol: 1, Services: []wire.Service{
+		case proto.MethodInitialize:
+			out, _ = proto.AppendCatalog(nil, &wire.Catalog{Protocol: 1, Services: []wire.Service{
 				{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}},
 			}})
-			out = wire.AppendResult(nil, m.ID, out)
+			out = proto.AppendResult(nil, m.ID, out)
 		case "example.device.read":
-			out = wire.AppendResult(nil, m.ID, []byte(`{"celsius":21.5}`))
+			out = proto.AppendResult(nil, m.ID, []byte(`{"celsius":21.5}`))
 		default:
-			out = wire.AppendError(nil, m.ID, wire.CodeUnavailable, wire.MessageUnknownMethod)
+			out = proto.AppendError(nil, m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod)
 		}
-		if wire.WriteFrame(stdout, out, 0) != nil {
+		if proto.WriteFrame(stdout, out, 0) != nil {
 			return
 		}
 	}

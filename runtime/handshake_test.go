@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 func goInit(ctx context.Context, c *runtime.Conn, config string) <-chan result {
@@ -171,9 +171,9 @@ func TestInitializeInvalidCatalog(t *testing.T) {
 			if r.err == nil {
 				t.Fatalf("Initialize accepted %s", tt.reply)
 			}
-			var catErr *wire.CatalogError
-			if !errors.As(r.err, &catErr) || !errors.Is(r.err, wire.ErrInvalidCatalog) {
-				t.Fatalf("Initialize: %v, want a *wire.CatalogError", r.err)
+			var catErr *proto.CatalogError
+			if !errors.As(r.err, &catErr) || !errors.Is(r.err, proto.ErrInvalidCatalog) {
+				t.Fatalf("Initialize: %v, want a *proto.CatalogError", r.err)
 			}
 			if catErr.Rule != tt.rule {
 				t.Errorf("rule %s, want %s (%v)", catErr.Rule, tt.rule, r.err)
@@ -183,7 +183,7 @@ func TestInitializeInvalidCatalog(t *testing.T) {
 				t.Errorf("call error %+v", ce)
 			}
 			// R26: the connection ends; no half-working start.
-			if cause := ended(t, c); !errors.Is(cause, wire.ErrInvalidCatalog) {
+			if cause := ended(t, c); !errors.Is(cause, proto.ErrInvalidCatalog) {
 				t.Errorf("cause %v, want an invalid catalog", cause)
 			}
 			if c.Catalog() != nil {

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // R16, R39, A17: a call whose context is cancelled exactly as its reply arrives has
@@ -23,7 +23,7 @@ func TestCancelRacesReply(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				ch := goCall(ctx, c, read, "")
 				p := f.next()
-				m, err := wire.DecodeHostMessage([]byte(p))
+				m, err := proto.DecodeHostMessage([]byte(p))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -68,8 +68,8 @@ func TestCloseRacesCalls(t *testing.T) {
 						if err != nil {
 							return
 						}
-						m, err := wire.DecodeHostMessage(p)
-						if err != nil || m.Type != wire.TypeRequest {
+						m, err := proto.DecodeHostMessage(p)
+						if err != nil || m.Type != proto.TypeRequest {
 							continue
 						}
 						f.sendRaw(frame(resultFrame(int(m.ID), `1`)))

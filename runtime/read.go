@@ -4,21 +4,21 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // readLoop is the only reader of the adapter's output: it decodes each frame and routes
 // the reply to its caller, and ends the connection on the first violation.
 func (c *Conn) readLoop() {
 	defer c.wg.Done()
-	rd := wire.NewReader(c.r, c.frameMax)
+	rd := proto.NewReader(c.r, c.frameMax)
 	for {
 		p, err := rd.ReadFrame()
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
-		m, err := wire.DecodeAdapterMessage(p)
+		m, err := proto.DecodeAdapterMessage(p)
 		if err != nil {
 			c.end(NewViolation(InvalidResponse, err)) // R54
 			return
@@ -52,7 +52,7 @@ func (c *Conn) readFailed(err error) {
 // deliver routes one reply to its pending call and releases the call's slot. A reply to
 // an identity that is not pending (never sent, or completed) ends the connection (R35,
 // R55). It reports whether the read loop should go on.
-func (c *Conn) deliver(m *wire.Message) bool {
+func (c *Conn) deliver(m *proto.Message) bool {
 	c.mu.Lock()
 	cl, ok := c.pending[m.ID]
 	if !ok {
@@ -73,7 +73,7 @@ func (c *Conn) deliver(m *wire.Message) bool {
 		}
 		return true
 	}
-	if m.Type == wire.TypeResult {
+	if m.Type == proto.TypeResult {
 		cl.ch <- reply{value: m.Value}
 	} else {
 		cl.ch <- reply{isErr: true, code: m.Code, rawCode: m.RawCode, message: m.Message}

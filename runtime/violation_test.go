@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // pendingCalls starts n calls and waits until the fake has read all their frames.
@@ -99,12 +99,12 @@ func TestOutputViolation(t *testing.T) {
 		close  bool
 		detail error
 	}{
-		{"stray print", []byte("hello from the adapter\n"), false, wire.ErrFrameTooLarge},
-		{"zero-length frame", []byte{0, 0, 0, 0}, false, wire.ErrFrameEmpty},
-		{"oversized length", oversized, false, wire.ErrFrameTooLarge},
-		{"maximum length", []byte{0xff, 0xff, 0xff, 0xff}, false, wire.ErrFrameTooLarge},
-		{"truncated header", []byte{0, 0}, true, wire.ErrFrameTruncated},
-		{"truncated payload", append([]byte{0, 0, 0, 10}, `{"ty`...), true, wire.ErrFrameTruncated},
+		{"stray print", []byte("hello from the adapter\n"), false, proto.ErrFrameTooLarge},
+		{"zero-length frame", []byte{0, 0, 0, 0}, false, proto.ErrFrameEmpty},
+		{"oversized length", oversized, false, proto.ErrFrameTooLarge},
+		{"maximum length", []byte{0xff, 0xff, 0xff, 0xff}, false, proto.ErrFrameTooLarge},
+		{"truncated header", []byte{0, 0}, true, proto.ErrFrameTruncated},
+		{"truncated payload", append([]byte{0, 0, 0, 10}, `{"ty`...), true, proto.ErrFrameTruncated},
 		{"end of output", nil, true, io.EOF}, // R52
 	}
 	for _, tt := range tests {
@@ -225,7 +225,7 @@ func TestInvalidResponse(t *testing.T) {
 			res := pendingCalls(t, c, f, 1)
 			f.send(tt.payload)
 			v := checkViolation(t, c, res, runtime.InvalidResponse, runtime.ErrInvalidResponse)
-			if !errors.Is(v, wire.ErrInvalidEnvelope) {
+			if !errors.Is(v, proto.ErrInvalidEnvelope) {
 				t.Errorf("detail %v", v.Err)
 			}
 		})
