@@ -198,7 +198,7 @@ func TestSDKExactness(t *testing.T) {
 		if len(big) != 1<<20+2 || string(big[:3]) != `"xx` {
 			t.Fatalf("big: %d bytes", len(big))
 		}
-		if _, err := h.Call(ctx, "example.echo.big", json.RawMessage(`{"bytes":4194304}`)); !errors.Is(err, runtime.ErrInvalid) {
+		if _, err := h.Call(ctx, "example.echo.big", json.RawMessage(`{"bytes":4194304}`)); !(runtime.CodeOf(err) == wire.CodeInvalid) {
 			t.Fatalf("big beyond the frame: %v, want invalid", err)
 		}
 	})
@@ -231,16 +231,16 @@ func TestSDKErrors(t *testing.T) {
 		long := string(bytes.Repeat([]byte("é"), 3000))
 		for _, tc := range []struct {
 			code, message string
-			want          error
+			want          wire.Code
 			wantMsg       string
 		}{
-			{"denied", "not for you", runtime.ErrDenied, "not for you"},
-			{"Busy", "x", runtime.ErrFailed, "x"},
-			{"failed", long, runtime.ErrFailed, long[:4096]},
+			{"denied", "not for you", wire.CodeDenied, "not for you"},
+			{"Busy", "x", wire.CodeFailed, "x"},
+			{"failed", long, wire.CodeFailed, long[:4096]},
 		} {
 			params, _ := json.Marshal(map[string]string{"code": tc.code, "message": tc.message})
 			_, err := h.Call(ctx, "example.echo.fail", params)
-			if !errors.Is(err, tc.want) || runtime.IsUncertain(err) {
+			if runtime.CodeOf(err) != tc.want || runtime.IsUncertain(err) {
 				t.Fatalf("fail %s: %v, want %v", tc.code, err, tc.want)
 			}
 			var ce *runtime.CallError
@@ -248,7 +248,7 @@ func TestSDKErrors(t *testing.T) {
 				t.Fatalf("fail %s: message %q", tc.code, shortMsg(err))
 			}
 		}
-		if _, err := h.Call(ctx, "example.echo.sleep", json.RawMessage(`{"ms":"1"}`)); !errors.Is(err, runtime.ErrInvalid) {
+		if _, err := h.Call(ctx, "example.echo.sleep", json.RawMessage(`{"ms":"1"}`)); !(runtime.CodeOf(err) == wire.CodeInvalid) {
 			t.Fatalf("sleep with a string: %v, want invalid", err)
 		}
 	})
@@ -280,7 +280,7 @@ func TestSDKCancelThroughHost(t *testing.T) {
 		ccancel()
 		select {
 		case err := <-done:
-			if !errors.Is(err, runtime.ErrAborted) {
+			if !(runtime.CodeOf(err) == wire.CodeAborted) {
 				t.Fatalf("cancelled sleep: %v, want aborted", err)
 			}
 		case <-time.After(sdkWait):

@@ -74,7 +74,7 @@ type ExitInfo struct {
 	// killed"), "" when it is not known.
 	Status string
 	// Cause is why the connection ended (nil when the host closed it cleanly): a
-	// *runtime.ViolationError for an exit or a protocol violation.
+	// *wire.ViolationError for an exit or a protocol violation.
 	Cause error
 	// HostClosed: the host closed the adapter (Close), it did not end on its own.
 	HostClosed bool
@@ -282,11 +282,11 @@ func (o *observed) processExit(a *Adapter, hostClosed bool) {
 		ex.Status = st.String()
 	}
 	cause := a.conn.Err()
-	if !errors.Is(cause, runtime.ErrConnClosed) {
+	if !errors.Is(cause, runtime.ErrClosed) {
 		ex.Cause = cause
 	}
-	var ve *runtime.ViolationError
-	if errors.As(cause, &ve) && ve.Kind != runtime.ProcessExited {
+	var ve *wire.ViolationError
+	if errors.As(cause, &ve) && ve.Kind != wire.ProcessExited {
 		o.violations.Add(1)
 	}
 	o.mu.Lock()

@@ -167,12 +167,12 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 // OnInitialize) to choose the code of the error reply; errors.As finds it through
 // wrapping.
 type Error struct {
-	Code    Code   // one of the eight codes (CodeInvalid ...); anything else is sent as failed (R28)
-	Message string // capped at 4096 bytes on the wire (R30)
+	Code    wire.Code // one of the eight codes (wire.CodeInvalid ...); anything else is sent as failed (R28)
+	Message string    // capped at 4096 bytes on the wire (R30)
 }
 
 // Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code Code, format string, args ...any) error {
+func Errorf(code wire.Code, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 

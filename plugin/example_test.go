@@ -8,6 +8,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Register typed handlers on a service: params are decoded from the request's params
@@ -22,7 +23,7 @@ func ExampleHandle() {
 	svc := plugin.NewService("example.greeter", 1)
 	plugin.Handle(svc, "example.greeter.greet", func(ctx context.Context, p greetParams) (greeting, error) {
 		if p.Name == "" {
-			return greeting{}, plugin.Errorf(plugin.CodeInvalid, "name is required")
+			return greeting{}, plugin.Errorf(wire.CodeInvalid, "name is required")
 		}
 		return greeting{Text: "Hello, " + p.Name}, nil
 	})
@@ -81,7 +82,7 @@ func ExampleAdapter_Serve() {
 
 // Handlers choose the code of their error reply with Errorf; other errors are failed.
 func ExampleErrorf() {
-	err := fmt.Errorf("reading probe: %w", plugin.Errorf(plugin.CodeUnavailable, "probe %q is offline", "inlet"))
+	err := fmt.Errorf("reading probe: %w", plugin.Errorf(wire.CodeUnavailable, "probe %q is offline", "inlet"))
 	fmt.Println(err)
 	// Output: reading probe: unavailable: probe "inlet" is offline
 }

@@ -187,9 +187,9 @@ func expectResult(t testing.TB, m proto.Message, id uint64, value string) {
 // errorsAsViolation checks that err is a host violation with the given detail.
 func errorsAsViolation(t testing.TB, err error, detail error) {
 	t.Helper()
-	var v *plugin.ViolationError
-	if !errors.As(err, &v) || !errors.Is(err, plugin.ErrViolation) {
-		t.Fatalf("Serve returned %v (%T), want a *ViolationError", err, err)
+	var v *wire.ViolationError
+	if !errors.As(err, &v) || !errors.Is(err, wire.ErrHostViolation) {
+		t.Fatalf("Serve returned %v (%T), want a *wire.ViolationError", err, err)
 	}
 	if detail != nil && !errors.Is(err, detail) {
 		t.Fatalf("Serve returned %v, want one wrapping %v", err, detail)

@@ -17,19 +17,19 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// Errors that end a connection, returned by Serve.
+// Errors that end a connection, returned by Serve. A host that broke the protocol in a
+// way that cannot be answered with an error reply ends it with a *wire.ViolationError
+// of one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
+// which errors.Is(err, wire.ErrHostViolation) matches; its Err is the detail.
 var (
-	// ErrViolation is matched by every *ViolationError: the host broke the protocol
-	// in a way that cannot be answered with an error reply (A14, A28). It is
-	// wire.ErrHostViolation.
-	ErrViolation = wire.ErrHostViolation
 	// ErrTextInput: the input began with text instead of a frame header, the mark of
 	// a person typing at the adapter or piping text into it rather than a host starting
-	// it (the detail of a *ViolationError, beside the *proto.FrameError).
+	// it (the detail of a *wire.ViolationError).
 	ErrTextInput = errors.New("plugin: the input is text, not protocol frames")
 	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
 	ErrIDNotIncreasing = errors.New("request id does not increase")
@@ -38,13 +38,6 @@ var (
 	// anyway; those goroutines are abandoned.
 	ErrShutdownIncomplete = errors.New("plugin: handlers or writes still running at shutdown")
 )
-
-// ViolationError is a host's protocol violation that ended the connection: Kind is
-// one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
-// errors.Is(err, ErrViolation) holds, and Err is the detail (a *proto.FrameError, a
-// *proto.EnvelopeError or ErrIDNotIncreasing). It is wire.ViolationError, the module's
-// one violation type (runtime.ViolationError too).
-type ViolationError = wire.ViolationError
 
 // Messages of the replies the engine makes itself.
 const (
@@ -96,7 +89,7 @@ type conn struct {
 // At the end every handler's context is cancelled; Serve waits for the handlers and
 // their replies within the process cleanup bound (about 1 s for handlers, then a short
 // flush), and returns regardless once it has passed (R49). It returns nil when in ended
-// cleanly and everything finished, a *ViolationError for a host violation, the write
+// cleanly and everything finished, a *wire.ViolationError for a host violation, the write
 // error when out failed, context.Cause(ctx) when ctx was done, and
 // ErrShutdownIncomplete when handlers or writes outlived the bound. When Serve returns
 // for another reason than the end of in, the goroutine reading in stays blocked in its
@@ -107,7 +100,7 @@ type conn struct {
 // whole process.
 func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if ctx == nil {
-		return fmt.Errorf("plugin: Serve: %w", proto.ErrNilContext)
+		return fmt.Errorf("plugin: Serve: %w", sentinel.NilContext)
 	}
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		pf, err := protectStdout()
@@ -199,7 +192,7 @@ func (c *conn) shutdown(cause error) error {
 		c.log.Warn("replies could not be written after the connection ended; abandoning them")
 	}
 	if cause != nil {
-		var v *ViolationError
+		var v *wire.ViolationError
 		if errors.As(cause, &v) && !c.a.reportsCause {
 			c.log.Warn("ending the connection", "error", cause)
 		}
@@ -223,10 +216,10 @@ func (c *conn) readLoop(in io.Reader) error {
 			var fe *proto.FrameError
 			if first && errors.As(err, &fe) {
 				if _, ok := fe.Text(); ok {
-					return &ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
+					return &wire.ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
 				}
 			}
-			return &ViolationError{Kind: wire.HostFrame, Err: err}
+			return &wire.ViolationError{Kind: wire.HostFrame, Err: err}
 		}
 		if c.base.Err() != nil {
 			return nil
@@ -245,7 +238,7 @@ func (c *conn) dispatch(p []byte) error {
 		var ee *proto.EnvelopeError
 		switch {
 		case !errors.As(err, &ee):
-			return &ViolationError{Kind: wire.HostEnvelope, Err: err}
+			return &wire.ViolationError{Kind: wire.HostEnvelope, Err: err}
 		case ee.Type == proto.TypeCancel:
 			return nil // a malformed cancel is ignored (A4)
 		case ee.Type == proto.TypeRequest && ee.ID != 0:
@@ -256,7 +249,7 @@ func (c *conn) dispatch(p []byte) error {
 			c.replyError(ee.ID, wire.CodeInvalid, envelopeMessage(ee))
 			return nil
 		}
-		return &ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
+		return &wire.ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
 	}
 	if m.Type == proto.TypeCancel {
 		c.cancel(m.ID)
@@ -293,7 +286,7 @@ func envelopeMessage(ee *proto.EnvelopeError) string {
 // order enforces strictly increasing request ids (A14).
 func (c *conn) order(id uint64) error {
 	if id <= c.lastID {
-		return &ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", ErrIDNotIncreasing, id, c.lastID)}
+		return &wire.ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", ErrIDNotIncreasing, id, c.lastID)}
 	}
 	c.lastID = id
 	return nil

@@ -276,7 +276,7 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 	id := c.nextID
 	if id > c.maxID {
 		c.mu.Unlock()
-		c.end(NewViolation(IDExhausted, fmt.Errorf("next request identity %d exceeds %d", id, c.maxID)))
+		c.end(violation(wire.IDExhausted, fmt.Errorf("next request identity %d exceeds %d", id, c.maxID)))
 		return 0, c.closedNotStarted(method)
 	}
 	start := len(c.out)

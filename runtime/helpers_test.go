@@ -14,6 +14,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -233,10 +234,10 @@ func callError(t testing.TB, err error) *runtime.CallError {
 }
 
 // checkOutcome checks the code and outcome flags of a call error.
-func checkOutcome(t testing.TB, err error, code error, uncertain, neverStarted bool) *runtime.CallError {
+func checkOutcome(t testing.TB, err error, code wire.Code, uncertain, neverStarted bool) *runtime.CallError {
 	t.Helper()
 	ce := callError(t, err)
-	if !errors.Is(err, code) {
+	if runtime.CodeOf(err) != code {
 		t.Errorf("error %v: code %s, want %v", err, ce.Code, code)
 	}
 	if runtime.IsUncertain(err) != uncertain {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // R16, R39, A17: a call whose context is cancelled exactly as its reply arrives has
@@ -35,7 +36,7 @@ func TestCancelRacesReply(t *testing.T) {
 					if json.Unmarshal(r.v, &s) != nil || s != "v"+strconv.Itoa(i) {
 						t.Fatalf("value %s", r.v)
 					}
-				} else if !errors.Is(r.err, runtime.ErrAborted) || !runtime.IsUncertain(r.err) {
+				} else if !(runtime.CodeOf(r.err) == wire.CodeAborted) || !runtime.IsUncertain(r.err) {
 					t.Fatalf("err %v", r.err)
 				}
 				eventually(t, "slot released", func() bool { return c.InFlight() == 0 })

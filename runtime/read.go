@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // readLoop is the only reader of the adapter's output: it decodes each frame and routes
@@ -20,7 +21,7 @@ func (c *Conn) readLoop() {
 		}
 		m, err := proto.DecodeAdapterMessage(p)
 		if err != nil {
-			c.end(NewViolation(InvalidResponse, err)) // R54
+			c.end(violation(wire.InvalidResponse, err)) // R54
 			return
 		}
 		if !c.deliver(&m) {
@@ -41,12 +42,12 @@ func (c *Conn) readFailed(err error) {
 			cause = c.onPeerGone()
 		}
 		if cause == nil {
-			cause = NewViolation(Output, fmt.Errorf("output ended: %w", io.EOF))
+			cause = violation(wire.Output, fmt.Errorf("output ended: %w", io.EOF))
 		}
 		c.end(cause)
 		return
 	}
-	c.end(NewViolation(Output, err))
+	c.end(violation(wire.Output, err))
 }
 
 // deliver routes one reply to its pending call and releases the call's slot. A reply to
@@ -59,7 +60,7 @@ func (c *Conn) deliver(m *proto.Message) bool {
 		ended := c.state == stateEnded
 		c.mu.Unlock()
 		if !ended {
-			c.end(NewViolation(UnknownReply, fmt.Errorf("%s for id %d, which is not pending", m.Type, m.ID)))
+			c.end(violation(wire.UnknownReply, fmt.Errorf("%s for id %d, which is not pending", m.Type, m.ID)))
 		}
 		return false
 	}

@@ -173,4 +173,4 @@ func wantCode(t *testing.T, err error, code wire.Code) {
 }
 
 // codeOf returns the code of a host-side call error.
-func codeOf(err error) (wire.Code, bool) { return runtime.CodeOf(err) }
+func codeOf(err error) (wire.Code, bool) { c := runtime.CodeOf(err); return c, c != "" }

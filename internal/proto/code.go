@@ -50,3 +50,8 @@ const (
 	// frame would exceed the frame limit (R58).
 	MessageRequestTooLarge = "Request exceeds the adapter frame limit; use a paged or streamed service"
 )
+
+// LogLevelEnv names the environment variable through which a host sets the level of
+// an adapter's own logger (trace, debug, info, warn, error or off; default info): the
+// Go SDK's plugin.Logger and the other languages' SDKs read it, registry sets it.
+const LogLevelEnv = "ADAPTERKIT_LOG_LEVEL"

@@ -58,7 +58,7 @@ func (v Violation) ByHost() bool { return v >= HostFrame && v <= HostIDNotAbove 
 func (v Violation) Is(target error) bool { return target == ErrHostViolation && v.ByHost() }
 
 // ErrHostViolation is matched (errors.Is) by every *ViolationError of a host's kind;
-// package plugin re-exports it as plugin.ErrViolation.
+// package plugin re-exports it as wire.ErrHostViolation.
 var ErrHostViolation = errors.New("the host violated the protocol")
 
 // ViolationError is a protocol violation as the cause of a connection's end: its kind,
