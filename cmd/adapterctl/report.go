@@ -164,6 +164,9 @@ type errorReport struct {
 	Violation string      `json:"violation,omitempty"`
 	Detail    string      `json:"detail,omitempty"`
 	Cleanup   string      `json:"cleanup,omitempty"`
+	// Stderr is, when the adapter exited during the handshake, the last lines it wrote
+	// to standard error (quoted): usually why it could not start.
+	Stderr []string `json:"stderr,omitempty"`
 	// Control is the daemon's error, for a command sent to a daemon (--socket).
 	Control *controlReport `json:"control,omitempty"`
 	// Hint says what to do, when adapterctl knows (hints.go).
@@ -192,6 +195,10 @@ func newErrorReport(cmd string, err error, cleanup error, status int) errorRepor
 			if ce.Cause != nil {
 				r.Call.Cause = ce.Cause.Error()
 			}
+		}
+		var oe *lifecycle.OpenError
+		if errors.As(err, &oe) {
+			r.Stderr = oe.Stderr
 		}
 		var ve *wire.ViolationError
 		if errors.As(err, &ve) {
@@ -275,6 +282,12 @@ func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, statu
 			fmt.Fprintf(w, "  connection broken: %s\n", r.Violation)
 			if r.Detail != "" {
 				fmt.Fprintf(w, "  detail: %s\n", r.Detail)
+			}
+		}
+		if len(r.Stderr) > 0 {
+			fmt.Fprintln(w, "  the adapter's last standard error:")
+			for _, l := range r.Stderr {
+				fmt.Fprintf(w, "    %s\n", l)
 			}
 		}
 		if r.Hint != "" {

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -60,4 +61,20 @@ func TestWait(t *testing.T) {
 		t.Errorf("wait --timeout 300ms took %v", d)
 	}
 	runCmd(t, "", "wait", "--socket", gone, "--timeout", "0s").want(t, ExitUsage, nil, []string{"--timeout"})
+}
+
+// An adapter that exits before it answers initialize is reported with what it said on
+// standard error: the reason a user needs (here a missing interpreter), not only
+// "exit status 127".
+func TestCallReportsStartStderr(t *testing.T) {
+	p := filepath.Join(shortDir(t), "noint_v1.0.0")
+	if err := os.WriteFile(p, []byte("#!/usr/bin/env adapterkit-no-such-interpreter\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runCmd(t, "", "call", p, "a.b").want(t, ExitBroken, nil,
+		[]string{"exit status 127", "the adapter's last standard error:", "adapterkit-no-such-interpreter", "No such file or directory"})
+	r := runCmd(t, "", "call", "--json", p, "a.b")
+	if !strings.Contains(r.stderr, `"stderr":["`) {
+		t.Errorf("--json error has no stderr lines: %s", r.stderr)
+	}
 }
