@@ -9,7 +9,9 @@ import (
 	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
-// Sentinel causes of a [LaunchError]; test with errors.Is.
+// Sentinel causes of a [LaunchError]; test with errors.Is. On an operating system
+// without process tree supervision, Start returns an error matching
+// errors.ErrUnsupported.
 var (
 	// ErrNotAbsolute: Config.Path is not an absolute path (refused, never resolved).
 	// discovery.ErrNotAbsolute is the same value.
@@ -29,10 +31,6 @@ var (
 	// ErrStart: the operating system refused to create the process; the LaunchError
 	// also wraps the system error.
 	ErrStart = errors.New("adapter process could not be started")
-	// ErrUnsupported: this operating system has no process tree supervision in this
-	// package. It is the standard library's errors.ErrUnsupported (as is
-	// controlplane.ErrUnsupported); the error returned wraps it with what is missing.
-	ErrUnsupported = errors.ErrUnsupported
 )
 
 // ErrUnverified is matched (errors.Is) by every [*UnverifiedError].
