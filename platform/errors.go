@@ -24,7 +24,7 @@ var (
 	// ErrNotExecutable: the file has no execute permission (POSIX).
 	ErrNotExecutable = errors.New("adapter file is not executable")
 	// ErrNotExe: on Windows only an explicit ".exe" is launched: no .bat, .cmd, .com,
-	// .lnk, no alternate data stream, no trailing dot or space (R62).
+	// .lnk, no alternate data stream, no trailing dot or space.
 	ErrNotExe = errors.New("adapter path is not an explicit .exe")
 	// ErrInvalidConfig: a Config field other than Path is unusable (e.g. a relative Dir).
 	ErrInvalidConfig = errors.New("invalid adapter process configuration")
@@ -63,7 +63,7 @@ func (e *LaunchError) Unwrap() error { return e.Err }
 
 // UnverifiedError reports that the end of a whole process tree could not be confirmed:
 // the context ended before proof arrived, or the mechanism in use cannot give proof at all.
-// A caller that receives it must treat the tree as possibly still running (R63).
+// A caller that receives it must treat the tree as possibly still running.
 type UnverifiedError struct {
 	// Mechanism is what supervised the tree.
 	Mechanism Mechanism

@@ -306,7 +306,7 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	return h, nil
 }
 
-// Open returns the handles currently open, sorted by path.
+// Opened returns the handles currently open, sorted by path.
 func (r *Registry) Opened() []*Handle {
 	r.mu.Lock()
 	hs := make([]*Handle, 0, len(r.handles))
