@@ -24,7 +24,7 @@ import (
 
 // Config describes one adapter to open. Only Path is required.
 type Config struct {
-	// Path is the adapter executable's absolute path (R61); it is never run through a shell.
+	// Path is the adapter executable's absolute path; it is never run through a shell.
 	Path string
 	// Digest, when set, pins the executable to this hex SHA-256: it is checked at every
 	// start, restarts included, on the bytes that are executed (see
@@ -39,7 +39,7 @@ type Config struct {
 	Dir string
 	// Configuration is sent in initialize; it must be a JSON object, nil means {}.
 	Configuration json.RawMessage
-	// Stderr receives the adapter's standard error; nil discards it (R8).
+	// Stderr receives the adapter's standard error; nil discards it.
 	Stderr io.Writer
 	// Resources limits the adapter's tree where the platform supports it.
 	Resources platform.Resources
@@ -145,7 +145,7 @@ func (e *OpenError) Unwrap() []error {
 }
 
 // ExitError is the exit status of an adapter process that ended while connected. Exit
-// status carries no meaning in the protocol (A26); it is kept for diagnostics.
+// status carries no meaning in the protocol; it is kept for diagnostics.
 type ExitError struct {
 	State *os.ProcessState
 	// Limit is why the kernel stopped the tree when it hit a limit of Config.Resources
@@ -335,7 +335,7 @@ func (a *Adapter) shutdown(grace bool) error {
 
 // Close disconnects and ends the adapter: stdin is closed, the adapter has up to the
 // disconnect grace to exit, then the whole tree is killed and verified gone within the
-// cleanup bound (R47, R48). It returns nil when the tree was proven gone, or an error
+// cleanup bound. It returns nil when the tree was proven gone, or an error
 // wrapping a *platform.UnverifiedError; the package directory then stays reserved.
 // Close may be called more than once and after the adapter ended on its own; every
 // call returns the same result.
