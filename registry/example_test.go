@@ -146,7 +146,7 @@ func ExampleNewStream() {
 	out, err := io.ReadAll(st)
 	st.Close()
 	fmt.Printf("%q %v\n", out, err)
-	_, err = registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session})
+	_, err = registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams(started))
 	fmt.Println(err)
 }
 

@@ -108,7 +108,7 @@ func (d *demo) console() {
 	})
 	out, err := io.ReadAll(st)
 	st.Close()
-	if _, cerr := registry.Call(d.ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session}); err == nil {
+	if _, cerr := registry.Call(d.ctx, c, consoleapi.Close, consoleapi.SessionParams(started)); err == nil {
 		err = cerr
 	}
 	if err != nil {
