@@ -39,7 +39,8 @@ type Config struct {
 	Dir string
 	// Configuration is sent in initialize; it must be a JSON object, nil means {}.
 	Configuration json.RawMessage
-	// Stderr receives the adapter's standard error; nil discards it.
+	// Stderr receives the adapter's standard error; nil discards it (read and dropped:
+	// the last lines written before a failed handshake are kept for OpenError.Stderr).
 	Stderr io.Writer
 	// Resources limits the adapter's tree where the platform supports it.
 	Resources platform.Resources
