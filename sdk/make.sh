@@ -218,7 +218,7 @@ test_sdk() {
 summary() {
 	local langs
 	if [ -z "$skiplog" ] || [ ! -s "$skiplog" ]; then
-		echo "SDK summary: python, typescript and rust were all built and tested: nothing skipped"
+		echo "SDK summary: nothing skipped: python, typescript and rust all took part"
 		return
 	fi
 	langs=$(cut -d'|' -f1 "$skiplog" | sort -u | paste -sd, - | sed 's/,/, /g')
