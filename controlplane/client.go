@@ -36,7 +36,7 @@ type Client struct {
 
 type pending struct {
 	events chan json.RawMessage // events in order; nil for unstreamed requests
-	final  chan *Envelope       // the response, buffered
+	final  chan *envelope       // the response, buffered
 	gone   chan struct{}        // closed when the caller abandoned the request
 }
 
@@ -107,8 +107,8 @@ func (c *Client) read() {
 			c.fail(err)
 			return
 		}
-		var env Envelope
-		if err := json.Unmarshal(body, &env); err != nil || (env.Kind != KindResponse && env.Kind != KindEvent) {
+		var env envelope
+		if err := json.Unmarshal(body, &env); err != nil || (env.Kind != kindResponse && env.Kind != kindEvent) {
 			c.fail(fmt.Errorf("%w: frame body is not a response or event envelope", ErrProtocol))
 			return
 		}
@@ -120,14 +120,14 @@ func (c *Client) read() {
 		}
 		c.mu.Lock()
 		p := c.pending[env.ID]
-		if p != nil && env.Kind == KindResponse {
+		if p != nil && env.Kind == kindResponse {
 			delete(c.pending, env.ID)
 		}
 		c.mu.Unlock()
 		if p == nil {
 			continue // an abandoned request's answer
 		}
-		if env.Kind == KindResponse {
+		if env.Kind == kindResponse {
 			p.final <- &env
 			continue
 		}
@@ -154,7 +154,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	if ctx == nil {
 		return nil, runtime.ErrNilContext
 	}
-	env := Envelope{ID: NewID(), Kind: KindRequest, Method: method}
+	env := envelope{ID: newID(), Kind: kindRequest, Method: method}
 	switch p := params.(type) {
 	case nil:
 	case json.RawMessage:
@@ -174,7 +174,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	if err != nil {
 		return nil, newError(CodeFrameTooLarge, nil, "request of %d bytes exceeds the %d-byte cap; not sent", len(body), maxFrame)
 	}
-	p := &pending{final: make(chan *Envelope, 1), gone: make(chan struct{})}
+	p := &pending{final: make(chan *envelope, 1), gone: make(chan struct{})}
 	if onEvent != nil {
 		p.events = make(chan json.RawMessage, 16)
 	}
@@ -271,7 +271,7 @@ func call[T any](ctx context.Context, c *Client, method string, params any, onEv
 // between the daemon's clock and this one.
 func (c *Client) Ping(ctx context.Context) (*PingResult, error) {
 	t0 := time.Now()
-	r, err := call[PingResult](ctx, c, MethodPing, nil, nil)
+	r, err := call[PingResult](ctx, c, methodPing, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -282,23 +282,23 @@ func (c *Client) Ping(ctx context.Context) (*PingResult, error) {
 
 // Version returns the daemon's and the protocols' versions.
 func (c *Client) Version(ctx context.Context) (*VersionResult, error) {
-	return call[VersionResult](ctx, c, MethodVersion, nil, nil)
+	return call[VersionResult](ctx, c, methodVersion, nil, nil)
 }
 
 // Capabilities returns every discovered adapter's catalog (the daemon opens each).
 func (c *Client) Capabilities(ctx context.Context) (*CapabilitiesResult, error) {
-	return call[CapabilitiesResult](ctx, c, MethodCapabilities, nil, nil)
+	return call[CapabilitiesResult](ctx, c, methodCapabilities, nil, nil)
 }
 
 // Status returns the daemon's health and counters.
 func (c *Client) Status(ctx context.Context) (*StatusResult, error) {
-	return call[StatusResult](ctx, c, MethodStatus, nil, nil)
+	return call[StatusResult](ctx, c, methodStatus, nil, nil)
 }
 
 // Send calls one adapter method through the daemon. A failed call is a *Error
 // whose CallDetails keep the adapter protocol's code and outcome.
 func (c *Client) Send(ctx context.Context, p SendParams) (*SendResult, error) {
-	return call[SendResult](ctx, c, MethodSend, p, nil)
+	return call[SendResult](ctx, c, methodSend, p, nil)
 }
 
 // Discover streams the adapters the daemon finds, and their changes, for timeout
@@ -308,7 +308,7 @@ func (c *Client) Discover(ctx context.Context, timeout time.Duration, onEvent fu
 	if onEvent == nil {
 		onEvent = func(DiscoverEvent) error { return nil }
 	}
-	_, err := c.Call(ctx, MethodDiscover, DiscoverParams{TimeoutMS: timeout.Milliseconds()}, func(raw json.RawMessage) error {
+	_, err := c.Call(ctx, methodDiscover, discoverParams{TimeoutMS: timeout.Milliseconds()}, func(raw json.RawMessage) error {
 		var ev DiscoverEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return fmt.Errorf("%w: Discover event: %v", ErrProtocol, err)

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/platform"
@@ -146,14 +144,6 @@ func ExampleNewStream() {
 	out, err := io.ReadAll(st)
 	st.Close()
 	fmt.Printf("%q %v\n", out, err)
-	_, err = registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session})
+	_, err = registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams(started))
 	fmt.Println(err)
-}
-
-// WithLogLevel sets the level of the adapters' own loggers (plugin.Logger) in an
-// environment.
-func ExampleWithLogLevel() {
-	env := registry.WithLogLevel([]string{"TZ=UTC"}, hclog.Debug)
-	fmt.Println(env)
-	// Output: [TZ=UTC ADAPTERKIT_LOG_LEVEL=debug]
 }

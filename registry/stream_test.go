@@ -38,7 +38,7 @@ func TestStreamReadStopCauses(t *testing.T) {
 		}()
 		cancel()
 		err := <-done
-		if errors.Is(err, registry.ErrStreamClosed) || !(runtime.CodeOf(err) == wire.CodeAborted) || !errors.Is(err, context.Canceled) {
+		if errors.Is(err, registry.ErrStreamClosed) || runtime.CodeOf(err) != wire.CodeAborted || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Read after the caller's cancel = %v, want aborted (context canceled), not ErrStreamClosed", err)
 		}
 	})

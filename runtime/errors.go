@@ -16,7 +16,7 @@ var (
 	// something the host closed: a process tree (package platform), a supervisor
 	// (lifecycle), a registry, handle or stream (registry). errors.Is(err, ErrClosed)
 	// holds for all of them.
-	ErrClosed = sentinel.Closed
+	ErrClosed = sentinel.ErrClosed
 	// ErrNotInitialized refuses a call before a successful initialize.
 	ErrNotInitialized = errors.New("runtime: connection not initialized")
 	// ErrAlreadyInitialized refuses a second initialize.
@@ -38,7 +38,7 @@ var (
 	// initialize) returns it as the Cause of a never-started *CallError with code
 	// invalid; an open or start returns it inside its typed error
 	// (lifecycle.OpenError, platform.LaunchError); anything else returns it as it is.
-	ErrNilContext = sentinel.NilContext
+	ErrNilContext = sentinel.ErrNilContext
 )
 
 // CallError is the error of a call (or of initialize). It says what is known: the code,

@@ -209,7 +209,7 @@ func TestInitializeDeadline(t *testing.T) {
 	if !errors.Is(r.err, context.DeadlineExceeded) {
 		t.Errorf("Initialize: %v, want context.DeadlineExceeded", r.err)
 	}
-	if cause := ended(t, c); !(runtime.CodeOf(cause) == wire.CodeDeadline) {
+	if cause := ended(t, c); runtime.CodeOf(cause) != wire.CodeDeadline {
 		t.Errorf("cause %v", cause)
 	}
 }

@@ -61,7 +61,7 @@ func TestAdapterStream(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatalf("stream close: %v", err)
 	}
-	if _, err := registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session}); err != nil {
+	if _, err := registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams(started)); err != nil {
 		t.Fatalf("close: %v", err)
 	}
 	// The close freed the session.
