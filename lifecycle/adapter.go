@@ -3,10 +3,12 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -116,10 +118,18 @@ type OpenError struct {
 	Stage   Stage
 	Err     error
 	Cleanup error
+	// Stderr is, when the process exited during the handshake, the last lines it
+	// wrote to standard error (at most 5, each quoted with control characters and
+	// invalid UTF-8 escaped, and cut at 240 bytes): usually the reason, such as a
+	// missing interpreter. Nil otherwise.
+	Stderr []string
 }
 
 func (e *OpenError) Error() string {
 	msg := fmt.Sprintf("lifecycle: open %s: %s: %v", e.Path, e.Stage, e.Err)
+	if len(e.Stderr) > 0 {
+		msg += "; its last standard error: " + strings.Join(e.Stderr, " ")
+	}
 	if e.Cleanup != nil {
 		msg += "; cleanup: " + e.Cleanup.Error()
 	}
@@ -193,7 +203,8 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if a.obs == nil {
 		a.obs = newObserved(a.name, &cfg)
 	}
-	stderr := a.forwardStderr()
+	tail := &startTail{next: a.forwardStderr()}
+	stderr := io.Writer(tail)
 	a.log = cfg.Logger
 	if a.log == nil {
 		a.log = hclog.NewNullLogger()
@@ -227,8 +238,14 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		a.hostClosing.Store(true)
 		close(a.ready)
 		cerr := a.shutdown(false)
-		return nil, &OpenError{Path: cfg.Path, Stage: StageHandshake, Err: err, Cleanup: cerr}
+		oe := &OpenError{Path: cfg.Path, Stage: StageHandshake, Err: err, Cleanup: cerr}
+		if errors.Is(err, wire.ProcessExited) {
+			// The tree is closed: its standard error has been copied to the end.
+			oe.Stderr = tail.lines()
+		}
+		return nil, oe
 	}
+	tail.stop()
 	a.catalog = cat
 	close(a.ready)
 	return a, nil

@@ -125,6 +125,12 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 		return nil, err
 	}
 	res, err := discovery.Scan(ctx, nil, r.cfg.Dirs...)
+	var de *discovery.DirError
+	if errors.As(err, &de) && errors.Is(de.Reason, discovery.ErrNotAbsolute) {
+		// The same hint as for a relative adapter path: a host's working directory is
+		// not a reliable base, so the registry never resolves against it.
+		return nil, fmt.Errorf("registry: Config.Dirs: %w (directories are searched by absolute path only: make it absolute, e.g. with filepath.Abs)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
