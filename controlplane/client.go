@@ -197,7 +197,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 		return nil, err
 	}
 	// finish returns the response after the events that came before it.
-	finish := func(resp *Envelope) (json.RawMessage, error) {
+	finish := func(resp *envelope) (json.RawMessage, error) {
 		for {
 			select {
 			case ev := <-p.events:

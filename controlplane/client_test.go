@@ -54,8 +54,8 @@ func writeEnv(nc net.Conn, env envelope) {
 func TestClientAnswerThenClose(t *testing.T) {
 	ctx := context.Background()
 	for i := range 2000 {
-		c := fakeDaemon(t, func(nc net.Conn, req controlplane.Envelope) {
-			writeEnv(nc, controlplane.Envelope{ID: req.ID, Kind: controlplane.KindResponse, Result: json.RawMessage(`{"server_time":"2020-01-02T03:04:05Z"}`)})
+		c := fakeDaemon(t, func(nc net.Conn, req envelope) {
+			writeEnv(nc, envelope{ID: req.ID, Kind: kindResponse, Result: json.RawMessage(`{"server_time":"2020-01-02T03:04:05Z"}`)})
 		})
 		if _, err := c.Ping(ctx); err != nil {
 			t.Fatalf("round %d: Ping = %v, want the answer sent before the close", i, err)
