@@ -14,9 +14,9 @@ import (
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
-// ErrClientClosed is the cause of calls on a Client after Close; errors.Is matches
+// errClientClosed is the cause of calls on a Client after Close; errors.Is matches
 // runtime.ErrClosed too (the module's one "closed by the host" sentinel).
-var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
+var errClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
 
 // Client talks to a daemon over one connection. It is safe for concurrent use: any
 // number of requests may be under way at once, each matched to its answers by id.
@@ -50,19 +50,20 @@ func Dial(ctx context.Context, socket string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: dial %s: %w", socket, err)
 	}
-	return NewClient(nc), nil
+	return newClient(nc), nil
 }
 
-// NewClient returns a Client over an established connection, which it owns.
-func NewClient(nc net.Conn) *Client {
+// newClient returns a Client over an established connection, which it owns.
+func newClient(nc net.Conn) *Client {
 	c := &Client{nc: nc, done: make(chan struct{}), pending: make(map[string]*pending)}
 	go c.read()
 	return c
 }
 
-// Close closes the connection; requests under way fail with ErrClientClosed.
+// Close closes the connection; requests under way, and later ones, fail with an error
+// matching runtime.ErrClosed.
 func (c *Client) Close() error {
-	c.fail(ErrClientClosed)
+	c.fail(errClientClosed)
 	<-c.done
 	return nil
 }

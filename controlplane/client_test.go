@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // fakeDaemon answers a Client over net.Pipe with what a test scripts.
 func fakeDaemon(t *testing.T, script func(nc net.Conn, req envelope)) *Client {
 	t.Helper()
 	cs, ss := net.Pipe()
-	c := NewClient(cs)
+	c := newClient(cs)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -119,7 +120,7 @@ func TestClientProtocolErrors(t *testing.T) {
 	t.Run("closed client", func(t *testing.T) {
 		c := fakeDaemon(t, func(net.Conn, envelope) {})
 		_ = c.Close()
-		if _, err := c.Ping(ctx); !errors.Is(err, ErrClientClosed) {
+		if _, err := c.Ping(ctx); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Ping after Close = %v", err)
 		}
 	})

@@ -257,7 +257,7 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 				if rerr = tc.HandshakeContext(ctx); rerr == nil {
 					// TLS 1.3: the daemon checks the client's certificate after the
 					// client's side is done, and answers with an alert.
-					c := NewClient(tc)
+					c := newClient(tc)
 					_, rerr = c.Ping(ctx)
 					c.Close()
 				}

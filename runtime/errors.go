@@ -17,10 +17,10 @@ var (
 	// (lifecycle), a registry, handle or stream (registry). errors.Is(err, ErrClosed)
 	// holds for all of them.
 	ErrClosed = sentinel.ErrClosed
-	// ErrNotInitialized refuses a call before a successful initialize.
-	ErrNotInitialized = errors.New("runtime: connection not initialized")
-	// ErrAlreadyInitialized refuses a second initialize.
-	ErrAlreadyInitialized = errors.New("runtime: connection already initialized or initializing")
+	// errNotInitialized refuses a call before a successful initialize.
+	errNotInitialized = errors.New("runtime: connection not initialized")
+	// errAlreadyInitialized refuses a second initialize.
+	errAlreadyInitialized = errors.New("runtime: connection already initialized or initializing")
 	// ErrUnknownMethod refuses a method the catalog does not advertise.
 	ErrUnknownMethod = errors.New("runtime: method not advertised by the adapter")
 	// ErrRequestTooLarge refuses a request whose frame would exceed the frame limit.
