@@ -13,7 +13,7 @@ type Unknown bool
 
 // Policies for unknown members.
 const (
-	// RefuseUnknown: a KindUnknown error. What an adapter applies to params: a host
+	// RefuseUnknown: a kindUnknown error. What an adapter applies to params: a host
 	// setting a field the adapter does not know would otherwise be ignored silently.
 	RefuseUnknown Unknown = false
 	// IgnoreUnknown: the member is skipped (still checked to be JSON). What a host
@@ -50,7 +50,7 @@ func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
 func DecodeValue(data []byte, target any, unknown Unknown) error {
 	rv := reflect.ValueOf(target)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return &Error{Kind: KindUnsupported, Detail: fmt.Sprintf("the target must be a non-nil pointer, not %T", target)}
+		return &Error{kind: kindUnsupported, Detail: fmt.Sprintf("the target must be a non-nil pointer, not %T", target)}
 	}
 	return decode(data, rv.Elem(), unknown)
 }

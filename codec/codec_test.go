@@ -42,7 +42,7 @@ func TestDecodeCases(t *testing.T) {
 		name string
 		in   string
 		want outer
-		kind Kind
+		kind errKind
 		msg  string
 	}{
 		{name: "empty", in: `{}`},
@@ -53,29 +53,29 @@ func TestDecodeCases(t *testing.T) {
 		{name: "any", in: `{"x":{"a":[1,2.5,"s",null,true]}}`, want: outer{X: map[string]any{"a": []any{1.0, 2.5, "s", nil, true}}}},
 		{name: "nulls", in: `{"p":null,"s":null,"x":null,"l":null}`},
 		{name: "dash is a name", in: `{"-":4}`, want: outer{Dash: 4}},
-		{name: "unknown", in: `{"warehouse":1}`, kind: KindUnknown, msg: `field "warehouse" is not known (known: id, tags, i, U8, f32, f, s, n, x, bs, p, l, m, ok, -, pp, named, i64, u64)`},
-		{name: "unexported is unknown", in: `{"hidden":1}`, kind: KindUnknown},
-		{name: "case matters", in: `{"ID":1}`, kind: KindUnknown},
-		{name: "nested unknown", in: `{"p":{"z":1}}`, kind: KindUnknown, msg: `field "p.z" is not known (known: a, b, c)`},
-		{name: "int range", in: `{"p":{"a":128}}`, kind: KindRange, msg: `field "p.a": 128 does not fit int8`},
-		{name: "int64 range", in: `{"i64":9223372036854775808}`, kind: KindRange, msg: `field "i64": 9223372036854775808 does not fit int64`},
-		{name: "uint negative", in: `{"u64":-1}`, kind: KindRange, msg: `field "u64": -1 does not fit uint64`},
-		{name: "fraction", in: `{"i":1.5}`, kind: KindType, msg: `field "i": expected an integer, got the number 1.5`},
-		{name: "exponent", in: `{"i":1e3}`, kind: KindType},
-		{name: "float32 range", in: `{"f32":1e39}`, kind: KindRange},
-		{name: "float range", in: `{"f":1e400}`, kind: KindRange},
-		{name: "any range", in: `{"x":[1e400]}`, kind: KindRange},
-		{name: "string for number", in: `{"i":"1"}`, kind: KindType, msg: `field "i": expected an integer, got a string`},
-		{name: "number for string", in: `{"s":1}`, kind: KindType, msg: `field "s": expected a string, got the number 1`},
-		{name: "string for json.Number", in: `{"n":"1"}`, kind: KindType},
-		{name: "array for object", in: `{"p":[]}`, kind: KindType, msg: `field "p": expected an object, got an array`},
-		{name: "slice element", in: `{"l":[{},{"a":"x"}]}`, kind: KindType, msg: `field "l[1].a": expected an integer, got a string`},
-		{name: "map element", in: `{"tags":{"k":true}}`, kind: KindType, msg: `field "tags[k]": expected an integer, got true`},
-		{name: "bad base64", in: `{"bs":"***"}`, kind: KindType},
-		{name: "not an object", in: `[1]`, kind: KindType, msg: `expected an object, got an array`},
-		{name: "duplicate", in: `{"i":1,"i":2}`, kind: KindDuplicate},
-		{name: "syntax", in: `{"i":1`, kind: KindSyntax},
-		{name: "trailing", in: `{} {}`, kind: KindSyntax},
+		{name: "unknown", in: `{"warehouse":1}`, kind: kindUnknown, msg: `field "warehouse" is not known (known: id, tags, i, U8, f32, f, s, n, x, bs, p, l, m, ok, -, pp, named, i64, u64)`},
+		{name: "unexported is unknown", in: `{"hidden":1}`, kind: kindUnknown},
+		{name: "case matters", in: `{"ID":1}`, kind: kindUnknown},
+		{name: "nested unknown", in: `{"p":{"z":1}}`, kind: kindUnknown, msg: `field "p.z" is not known (known: a, b, c)`},
+		{name: "int range", in: `{"p":{"a":128}}`, kind: kindRange, msg: `field "p.a": 128 does not fit int8`},
+		{name: "int64 range", in: `{"i64":9223372036854775808}`, kind: kindRange, msg: `field "i64": 9223372036854775808 does not fit int64`},
+		{name: "uint negative", in: `{"u64":-1}`, kind: kindRange, msg: `field "u64": -1 does not fit uint64`},
+		{name: "fraction", in: `{"i":1.5}`, kind: kindType, msg: `field "i": expected an integer, got the number 1.5`},
+		{name: "exponent", in: `{"i":1e3}`, kind: kindType},
+		{name: "float32 range", in: `{"f32":1e39}`, kind: kindRange},
+		{name: "float range", in: `{"f":1e400}`, kind: kindRange},
+		{name: "any range", in: `{"x":[1e400]}`, kind: kindRange},
+		{name: "string for number", in: `{"i":"1"}`, kind: kindType, msg: `field "i": expected an integer, got a string`},
+		{name: "number for string", in: `{"s":1}`, kind: kindType, msg: `field "s": expected a string, got the number 1`},
+		{name: "string for json.Number", in: `{"n":"1"}`, kind: kindType},
+		{name: "array for object", in: `{"p":[]}`, kind: kindType, msg: `field "p": expected an object, got an array`},
+		{name: "slice element", in: `{"l":[{},{"a":"x"}]}`, kind: kindType, msg: `field "l[1].a": expected an integer, got a string`},
+		{name: "map element", in: `{"tags":{"k":true}}`, kind: kindType, msg: `field "tags[k]": expected an integer, got true`},
+		{name: "bad base64", in: `{"bs":"***"}`, kind: kindType},
+		{name: "not an object", in: `[1]`, kind: kindType, msg: `expected an object, got an array`},
+		{name: "duplicate", in: `{"i":1,"i":2}`, kind: kindDuplicate},
+		{name: "syntax", in: `{"i":1`, kind: kindSyntax},
+		{name: "trailing", in: `{} {}`, kind: kindSyntax},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestDecodeCases(t *testing.T) {
 					continue
 				}
 				var de *Error
-				if !errors.As(err, &de) || de.Kind != c.kind || !errors.Is(err, ErrDecode) {
+				if !errors.As(err, &de) || de.kind != c.kind || !errors.Is(err, ErrDecode) {
 					t.Fatalf("%s: got %v, want a %v error", path, err, c.kind)
 				}
 				if c.msg != "" && err.Error() != c.msg {

@@ -25,7 +25,7 @@ type decoder struct {
 const aliasMin = 64 << 10
 
 func (d *decoder) syntax(msg string) *Error {
-	return &Error{Kind: KindSyntax, Detail: msg + " at offset " + strconv.Itoa(d.i)}
+	return &Error{kind: kindSyntax, Detail: msg + " at offset " + strconv.Itoa(d.i)}
 }
 
 func (d *decoder) ws() {
@@ -52,7 +52,7 @@ func (d *decoder) lit(word string) *Error {
 func (d *decoder) str() ([]byte, bool, *Error) {
 	end, esc, err := proto.ScanString(d.b, d.i)
 	if err != nil {
-		return nil, false, &Error{Kind: KindSyntax, Detail: err.Error()}
+		return nil, false, &Error{kind: kindSyntax, Detail: err.Error()}
 	}
 	raw := d.b[d.i+1 : end-1]
 	d.i = end
@@ -70,7 +70,7 @@ func stringOf(raw []byte, escaped bool) string {
 func (d *decoder) number() ([]byte, *Error) {
 	end, err := proto.ScanNumber(d.b, d.i)
 	if err != nil {
-		return nil, &Error{Kind: KindSyntax, Detail: err.Error()}
+		return nil, &Error{kind: kindSyntax, Detail: err.Error()}
 	}
 	lit := d.b[d.i:end]
 	d.i = end
@@ -270,13 +270,13 @@ func (d *decoder) object(p *plan, v reflect.Value) *Error {
 		n := p.fieldIndex(key)
 		if n < 0 {
 			if !d.ignore {
-				return &Error{Kind: KindUnknown, Path: string(key), Known: p.known}
+				return &Error{kind: kindUnknown, Path: string(key), Known: p.known}
 			}
 			if skipped == nil {
 				skipped = map[string]bool{}
 			}
 			if skipped[string(key)] {
-				return &Error{Kind: KindDuplicate, Path: string(key), Detail: "appears twice"}
+				return &Error{kind: kindDuplicate, Path: string(key), Detail: "appears twice"}
 			}
 			skipped[string(key)] = true
 			if _, err := d.skip(); err != nil {
@@ -299,7 +299,7 @@ func (d *decoder) object(p *plan, v reflect.Value) *Error {
 			dup, seenMore[f.name] = seenMore[f.name], true
 		}
 		if dup {
-			return &Error{Kind: KindDuplicate, Path: f.name, Detail: "appears twice"}
+			return &Error{kind: kindDuplicate, Path: f.name, Detail: "appears twice"}
 		}
 		fv := v.Field(f.index[0])
 		for _, i := range f.index[1:] {
@@ -353,7 +353,7 @@ func (d *decoder) mapValue(p *plan, v reflect.Value) *Error {
 			v.SetMapIndex(kv, e)
 		}
 		if dup {
-			return &Error{Kind: KindDuplicate, Path: "[" + k + "]", Detail: "appears twice"}
+			return &Error{kind: kindDuplicate, Path: "[" + k + "]", Detail: "appears twice"}
 		}
 		if more, err := d.objectNext(); !more || err != nil {
 			return err
@@ -431,7 +431,7 @@ func (d *decoder) any(floats bool) (any, *Error) {
 				return nil, err.under("[" + k + "]")
 			}
 			if _, dup := m[k]; dup {
-				return nil, &Error{Kind: KindDuplicate, Path: "[" + k + "]", Detail: "appears twice"}
+				return nil, &Error{kind: kindDuplicate, Path: "[" + k + "]", Detail: "appears twice"}
 			}
 			m[k] = x
 			if more, err := d.objectNext(); !more || err != nil {

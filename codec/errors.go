@@ -10,32 +10,32 @@ import (
 // Go value it is meant for.
 var ErrDecode = errors.New("codec: value does not decode")
 
-// Kind classifies a decode error.
-type Kind int
+// errKind classifies a decode error.
+type errKind int
 
 // Kinds of decode error.
 const (
-	// KindSyntax: the text is not one valid JSON value of valid UTF-8.
-	KindSyntax Kind = iota + 1
-	// KindUnknown: an object has a member that names no field of the struct.
-	KindUnknown
-	// KindDuplicate: an object names the same member twice.
-	KindDuplicate
-	// KindType: a value of another JSON kind than the one expected (a string for a
+	// kindSyntax: the text is not one valid JSON value of valid UTF-8.
+	kindSyntax errKind = iota + 1
+	// kindUnknown: an object has a member that names no field of the struct.
+	kindUnknown
+	// kindDuplicate: an object names the same member twice.
+	kindDuplicate
+	// kindType: a value of another JSON kind than the one expected (a string for a
 	// number, an array for an object, 1.5 for an integer...).
-	KindType
-	// KindRange: a number that does not fit the field (300 for an 8-bit integer,
+	kindType
+	// kindRange: a number that does not fit the field (300 for an 8-bit integer,
 	// 1e400 for a float, a negative number for an unsigned integer).
-	KindRange
-	// KindUnsupported: the Go type cannot be decoded into at all (a channel, a
+	kindRange
+	// kindUnsupported: the Go type cannot be decoded into at all (a channel, a
 	// function...).
-	KindUnsupported
+	kindUnsupported
 )
 
-var kindNames = [...]string{KindSyntax: "syntax", KindUnknown: "unknown field", KindDuplicate: "duplicate field",
-	KindType: "type", KindRange: "range", KindUnsupported: "unsupported type"}
+var kindNames = [...]string{kindSyntax: "syntax", kindUnknown: "unknown field", kindDuplicate: "duplicate field",
+	kindType: "type", kindRange: "range", kindUnsupported: "unsupported type"}
 
-func (k Kind) String() string {
+func (k errKind) String() string {
 	if k > 0 && int(k) < len(kindNames) {
 		return kindNames[k]
 	}
@@ -51,19 +51,19 @@ func (k Kind) String() string {
 //
 // errors.Is(err, ErrDecode) holds.
 type Error struct {
-	Kind Kind
+	kind errKind
 	// Path is the field concerned: member names joined with dots, array indexes and map
 	// keys in brackets ("items[2].name", "labels[site]"); empty for the value itself.
 	Path string
 	// Detail says what is wrong, e.g. "expected a string, got a number".
 	Detail string
-	// Known lists the struct's field names, for KindUnknown.
+	// Known lists the struct's field names, for a member that names none of them.
 	Known []string
 }
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	if e.Kind == KindUnknown {
+	if e.kind == kindUnknown {
 		b.WriteString("field ")
 		b.WriteString(strconv.Quote(e.Path))
 		b.WriteString(" is not known (known: ")
@@ -99,7 +99,7 @@ func (e *Error) under(seg string) *Error {
 	return e
 }
 
-func typeErr(detail string) *Error { return &Error{Kind: KindType, Detail: detail} }
+func typeErr(detail string) *Error { return &Error{kind: kindType, Detail: detail} }
 
 // got describes a JSON value for an error message: its kind, and a short excerpt for
 // numbers and literals.

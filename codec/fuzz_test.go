@@ -39,15 +39,15 @@ func FuzzDifferential(f *testing.F) {
 		if (ferr == nil) != (len(rerrs) == 0) {
 			t.Fatalf("%v from %q: direct error %v, mapstructure errors %v", typ, data, ferr, rerrs)
 		}
-		if rerrs[0].Kind == KindSyntax || rerrs[0].Kind == KindDuplicate {
+		if rerrs[0].kind == kindSyntax || rerrs[0].kind == kindDuplicate {
 			return // the direct decoder may meet another failure first
 		}
-		kinds := make([]Kind, len(rerrs))
+		kinds := make([]errKind, len(rerrs))
 		for i, e := range rerrs {
-			kinds[i] = e.Kind
+			kinds[i] = e.kind
 		}
-		if !slices.Contains(kinds, ferr.Kind) {
-			t.Fatalf("%v from %q: direct error %v (%v), mapstructure errors %v", typ, data, ferr, ferr.Kind, rerrs)
+		if !slices.Contains(kinds, ferr.kind) {
+			t.Fatalf("%v from %q: direct error %v (%v), mapstructure errors %v", typ, data, ferr, ferr.kind, rerrs)
 		}
 	})
 }

@@ -75,7 +75,7 @@ func parseNumber(lit string, t reflect.Type) (number, *Error) {
 		u, err := strconv.ParseUint(lit, 10, t.Bits())
 		if err != nil {
 			if len(lit) > 1 && lit[0] == '-' && isInteger(lit[1:]) {
-				return n, &Error{Kind: KindRange, Detail: excerpt([]byte(lit)) + " does not fit " + numberName(t)}
+				return n, &Error{kind: kindRange, Detail: excerpt([]byte(lit)) + " does not fit " + numberName(t)}
 			}
 			return n, intErr(lit, t, err)
 		}
@@ -91,7 +91,7 @@ func parseNumber(lit string, t reflect.Type) (number, *Error) {
 			if t.Kind() == reflect.Interface {
 				name = "float64"
 			}
-			return n, &Error{Kind: KindRange, Detail: excerpt([]byte(lit)) + " does not fit " + name}
+			return n, &Error{kind: kindRange, Detail: excerpt([]byte(lit)) + " does not fit " + name}
 		}
 		n.f = f
 	case reflect.String:
@@ -106,7 +106,7 @@ func parseNumber(lit string, t reflect.Type) (number, *Error) {
 
 func intErr(lit string, t reflect.Type, err error) *Error {
 	if errors.Is(err, strconv.ErrRange) {
-		return &Error{Kind: KindRange, Detail: excerpt([]byte(lit)) + " does not fit " + numberName(t)}
+		return &Error{kind: kindRange, Detail: excerpt([]byte(lit)) + " does not fit " + numberName(t)}
 	}
 	return typeErr("expected an integer, got the number " + excerpt([]byte(lit)))
 }

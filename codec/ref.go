@@ -48,13 +48,13 @@ func refErrors(data []byte, v reflect.Value, errorUnused bool, unknown Unknown) 
 		Result:      v.Addr().Interface(),
 	})
 	if err != nil {
-		return []*Error{{Kind: KindUnsupported, Detail: err.Error()}}
+		return []*Error{{kind: kindUnsupported, Detail: err.Error()}}
 	}
 	var errs []*Error
 	if err := dec.Decode(tree); err != nil {
 		errs = leaves(err, errorUnused)
 		if len(errs) == 0 {
-			errs = append(errs, &Error{Kind: KindType, Detail: err.Error()})
+			errs = append(errs, &Error{kind: kindType, Detail: err.Error()})
 		}
 	}
 	if unknown == IgnoreUnknown {
@@ -69,7 +69,7 @@ func refErrors(data []byte, v reflect.Value, errorUnused bool, unknown Unknown) 
 				break
 			}
 		}
-		errs = append(errs, &Error{Kind: KindUnknown, Path: path, Known: planFor(v.Type()).knownAt(parent)})
+		errs = append(errs, &Error{kind: kindUnknown, Path: path, Known: planFor(v.Type()).knownAt(parent)})
 	}
 	return errs
 }
@@ -92,7 +92,7 @@ func hook(_ reflect.Type, to reflect.Type, data any) (any, error) {
 	if to == rawType {
 		b, err := json.Marshal(data) // json.Number keeps its literal
 		if err != nil {
-			return nil, &Error{Kind: KindType, Detail: err.Error()}
+			return nil, &Error{kind: kindType, Detail: err.Error()}
 		}
 		return json.RawMessage(b), nil
 	}
@@ -173,9 +173,9 @@ func floats(data any) (any, error) {
 // leaves returns every failure in mapstructure's error tree as an *Error, in order,
 // named by the field path mapstructure gives it.
 func leaves(err error, nativeIsUnknown bool) []*Error {
-	native := KindType
+	native := kindType
 	if nativeIsUnknown {
-		native = KindUnknown
+		native = kindUnknown
 	}
 	var out []*Error
 	var walk func(err error, name string)
@@ -191,7 +191,7 @@ func leaves(err error, nativeIsUnknown bool) []*Error {
 			out = append(out, &c)
 		case *mapstructure.DecodeError:
 			if e.Unwrap() == nil {
-				out = append(out, &Error{Kind: native, Path: e.Name(), Detail: e.Error()})
+				out = append(out, &Error{kind: native, Path: e.Name(), Detail: e.Error()})
 				return
 			}
 			walk(e.Unwrap(), e.Name())
@@ -204,7 +204,7 @@ func leaves(err error, nativeIsUnknown bool) []*Error {
 				walk(u, name)
 				return
 			}
-			out = append(out, &Error{Kind: native, Path: name, Detail: err.Error()})
+			out = append(out, &Error{kind: native, Path: name, Detail: err.Error()})
 		}
 	}
 	walk(err, "")

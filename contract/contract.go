@@ -57,9 +57,6 @@ func (s *Service) Version() int { return s.version }
 // Methods returns the full names of the service's methods, in order.
 func (s *Service) Methods() []string { return slices.Clone(s.methods) }
 
-// Has reports whether method (a full name) is one of the service's methods.
-func (s *Service) Has(method string) bool { return slices.Contains(s.methods, method) }
-
 // Validate returns nil, or what is wrong with the description (an invalid id, version
 // or method name, a method declared twice); errors.Is(err, ErrInvalid) holds.
 func (s *Service) Validate() error { return s.problem }

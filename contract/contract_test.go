@@ -30,7 +30,7 @@ func TestService(t *testing.T) {
 	if got := s.Methods(); !slices.Equal(got, []string{"example.device.read", "example.device.reset"}) {
 		t.Fatalf("methods %v", got)
 	}
-	if !s.Has("example.device.read") || s.Has("example.device.write") {
+	if !slices.Contains(s.Methods(), "example.device.read") || slices.Contains(s.Methods(), "example.device.write") {
 		t.Fatal("Has")
 	}
 }

@@ -50,7 +50,7 @@ type slot struct {
 
 func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *adapterSet {
 	s := &adapterSet{lim: cfg.Limits, log: log, base: base, open: make(map[string]*slot)}
-	policy := DefaultRestart
+	policy := defaultRestart
 	if cfg.Restart != nil {
 		policy = *cfg.Restart
 	}

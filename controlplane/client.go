@@ -14,9 +14,9 @@ import (
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
-// ErrClientClosed is the cause of calls on a Client after Close; errors.Is matches
+// errClientClosed is the cause of calls on a Client after Close; errors.Is matches
 // runtime.ErrClosed too (the module's one "closed by the host" sentinel).
-var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
+var errClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
 
 // Client talks to a daemon over one connection. It is safe for concurrent use: any
 // number of requests may be under way at once, each matched to its answers by id.
@@ -36,7 +36,7 @@ type Client struct {
 
 type pending struct {
 	events chan json.RawMessage // events in order; nil for unstreamed requests
-	final  chan *Envelope       // the response, buffered
+	final  chan *envelope       // the response, buffered
 	gone   chan struct{}        // closed when the caller abandoned the request
 }
 
@@ -50,19 +50,20 @@ func Dial(ctx context.Context, socket string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: dial %s: %w", socket, err)
 	}
-	return NewClient(nc), nil
+	return newClient(nc), nil
 }
 
-// NewClient returns a Client over an established connection, which it owns.
-func NewClient(nc net.Conn) *Client {
+// newClient returns a Client over an established connection, which it owns.
+func newClient(nc net.Conn) *Client {
 	c := &Client{nc: nc, done: make(chan struct{}), pending: make(map[string]*pending)}
 	go c.read()
 	return c
 }
 
-// Close closes the connection; requests under way fail with ErrClientClosed.
+// Close closes the connection; requests under way, and later ones, fail with an error
+// matching runtime.ErrClosed.
 func (c *Client) Close() error {
-	c.fail(ErrClientClosed)
+	c.fail(errClientClosed)
 	<-c.done
 	return nil
 }
@@ -107,8 +108,8 @@ func (c *Client) read() {
 			c.fail(err)
 			return
 		}
-		var env Envelope
-		if err := json.Unmarshal(body, &env); err != nil || (env.Kind != KindResponse && env.Kind != KindEvent) {
+		var env envelope
+		if err := json.Unmarshal(body, &env); err != nil || (env.Kind != kindResponse && env.Kind != kindEvent) {
 			c.fail(fmt.Errorf("%w: frame body is not a response or event envelope", ErrProtocol))
 			return
 		}
@@ -120,14 +121,14 @@ func (c *Client) read() {
 		}
 		c.mu.Lock()
 		p := c.pending[env.ID]
-		if p != nil && env.Kind == KindResponse {
+		if p != nil && env.Kind == kindResponse {
 			delete(c.pending, env.ID)
 		}
 		c.mu.Unlock()
 		if p == nil {
 			continue // an abandoned request's answer
 		}
-		if env.Kind == KindResponse {
+		if env.Kind == kindResponse {
 			p.final <- &env
 			continue
 		}
@@ -154,7 +155,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	if ctx == nil {
 		return nil, runtime.ErrNilContext
 	}
-	env := Envelope{ID: NewID(), Kind: KindRequest, Method: method}
+	env := envelope{ID: newID(), Kind: kindRequest, Method: method}
 	switch p := params.(type) {
 	case nil:
 	case json.RawMessage:
@@ -174,7 +175,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	if err != nil {
 		return nil, newError(CodeFrameTooLarge, nil, "request of %d bytes exceeds the %d-byte cap; not sent", len(body), maxFrame)
 	}
-	p := &pending{final: make(chan *Envelope, 1), gone: make(chan struct{})}
+	p := &pending{final: make(chan *envelope, 1), gone: make(chan struct{})}
 	if onEvent != nil {
 		p.events = make(chan json.RawMessage, 16)
 	}
@@ -197,7 +198,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 		return nil, err
 	}
 	// finish returns the response after the events that came before it.
-	finish := func(resp *Envelope) (json.RawMessage, error) {
+	finish := func(resp *envelope) (json.RawMessage, error) {
 		for {
 			select {
 			case ev := <-p.events:
@@ -282,7 +283,7 @@ func call[T any](ctx context.Context, c *Client, method string, params any, onEv
 // between the daemon's clock and this one.
 func (c *Client) Ping(ctx context.Context) (*PingResult, error) {
 	t0 := time.Now()
-	r, err := call[PingResult](ctx, c, MethodPing, nil, nil)
+	r, err := call[PingResult](ctx, c, methodPing, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -293,23 +294,23 @@ func (c *Client) Ping(ctx context.Context) (*PingResult, error) {
 
 // Version returns the daemon's and the protocols' versions.
 func (c *Client) Version(ctx context.Context) (*VersionResult, error) {
-	return call[VersionResult](ctx, c, MethodVersion, nil, nil)
+	return call[VersionResult](ctx, c, methodVersion, nil, nil)
 }
 
 // Capabilities returns every discovered adapter's catalog (the daemon opens each).
 func (c *Client) Capabilities(ctx context.Context) (*CapabilitiesResult, error) {
-	return call[CapabilitiesResult](ctx, c, MethodCapabilities, nil, nil)
+	return call[CapabilitiesResult](ctx, c, methodCapabilities, nil, nil)
 }
 
 // Status returns the daemon's health and counters.
 func (c *Client) Status(ctx context.Context) (*StatusResult, error) {
-	return call[StatusResult](ctx, c, MethodStatus, nil, nil)
+	return call[StatusResult](ctx, c, methodStatus, nil, nil)
 }
 
 // Send calls one adapter method through the daemon. A failed call is a *Error
 // whose CallDetails keep the adapter protocol's code and outcome.
 func (c *Client) Send(ctx context.Context, p SendParams) (*SendResult, error) {
-	return call[SendResult](ctx, c, MethodSend, p, nil)
+	return call[SendResult](ctx, c, methodSend, p, nil)
 }
 
 // Discover streams the adapters the daemon finds, and their changes, for timeout
@@ -319,7 +320,7 @@ func (c *Client) Discover(ctx context.Context, timeout time.Duration, onEvent fu
 	if onEvent == nil {
 		onEvent = func(DiscoverEvent) error { return nil }
 	}
-	_, err := c.Call(ctx, MethodDiscover, DiscoverParams{TimeoutMS: timeout.Milliseconds()}, func(raw json.RawMessage) error {
+	_, err := c.Call(ctx, methodDiscover, discoverParams{TimeoutMS: timeout.Milliseconds()}, func(raw json.RawMessage) error {
 		var ev DiscoverEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
 			return fmt.Errorf("%w: Discover event: %v", ErrProtocol, err)

@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"context"
@@ -9,15 +9,15 @@ import (
 	"net"
 	"testing"
 
-	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // fakeDaemon answers a Client over net.Pipe with what a test scripts.
-func fakeDaemon(t *testing.T, script func(nc net.Conn, req controlplane.Envelope)) *controlplane.Client {
+func fakeDaemon(t *testing.T, script func(nc net.Conn, req envelope)) *Client {
 	t.Helper()
 	cs, ss := net.Pipe()
-	c := controlplane.NewClient(cs)
+	c := newClient(cs)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -30,7 +30,7 @@ func fakeDaemon(t *testing.T, script func(nc net.Conn, req controlplane.Envelope
 		if _, err := io.ReadFull(ss, body); err != nil {
 			return
 		}
-		var req controlplane.Envelope
+		var req envelope
 		if err := json.Unmarshal(body, &req); err != nil {
 			return
 		}
@@ -40,7 +40,7 @@ func fakeDaemon(t *testing.T, script func(nc net.Conn, req controlplane.Envelope
 	return c
 }
 
-func writeEnv(nc net.Conn, env controlplane.Envelope) {
+func writeEnv(nc net.Conn, env envelope) {
 	b, _ := json.Marshal(env)
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
@@ -55,8 +55,8 @@ func writeEnv(nc net.Conn, env controlplane.Envelope) {
 func TestClientAnswerThenClose(t *testing.T) {
 	ctx := context.Background()
 	for i := range 2000 {
-		c := fakeDaemon(t, func(nc net.Conn, req controlplane.Envelope) {
-			writeEnv(nc, controlplane.Envelope{ID: req.ID, Kind: controlplane.KindResponse, Result: json.RawMessage(`{"server_time":"2020-01-02T03:04:05Z"}`)})
+		c := fakeDaemon(t, func(nc net.Conn, req envelope) {
+			writeEnv(nc, envelope{ID: req.ID, Kind: kindResponse, Result: json.RawMessage(`{"server_time":"2020-01-02T03:04:05Z"}`)})
 		})
 		if _, err := c.Ping(ctx); err != nil {
 			t.Fatalf("round %d: Ping = %v, want the answer sent before the close", i, err)
@@ -68,49 +68,49 @@ func TestClientAnswerThenClose(t *testing.T) {
 func TestClientProtocolErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("oversized frame from the daemon", func(t *testing.T) {
-		c := fakeDaemon(t, func(nc net.Conn, _ controlplane.Envelope) {
+		c := fakeDaemon(t, func(nc net.Conn, _ envelope) {
 			var hdr [4]byte
 			binary.BigEndian.PutUint32(hdr[:], limits.ControlMaxFrameSize+1)
 			_, _ = nc.Write(hdr[:])
 		})
 		_, err := c.Ping(ctx)
-		if !errors.Is(err, controlplane.ErrProtocol) || !errors.Is(err, controlplane.ErrFrameTooLarge) {
+		if !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrFrameTooLarge) {
 			t.Fatalf("Ping = %v, want ErrProtocol and ErrFrameTooLarge", err)
 		}
 	})
 	t.Run("id-less frame_too_large", func(t *testing.T) {
-		c := fakeDaemon(t, func(nc net.Conn, _ controlplane.Envelope) {
-			writeEnv(nc, controlplane.Envelope{Kind: controlplane.KindResponse, Error: &controlplane.Error{Code: controlplane.CodeFrameTooLarge, Message: "too big"}})
+		c := fakeDaemon(t, func(nc net.Conn, _ envelope) {
+			writeEnv(nc, envelope{Kind: kindResponse, Error: &Error{Code: CodeFrameTooLarge, Message: "too big"}})
 		})
 		_, err := c.Ping(ctx)
-		if controlplane.CodeOf(err) != controlplane.CodeFrameTooLarge {
+		if CodeOf(err) != CodeFrameTooLarge {
 			t.Fatalf("Ping = %v, want the daemon's frame_too_large", err)
 		}
 		<-c.Done()
-		if controlplane.CodeOf(c.Err()) != controlplane.CodeFrameTooLarge {
+		if CodeOf(c.Err()) != CodeFrameTooLarge {
 			t.Fatalf("Err() = %v", c.Err())
 		}
 	})
 	t.Run("not an envelope", func(t *testing.T) {
-		c := fakeDaemon(t, func(nc net.Conn, _ controlplane.Envelope) {
+		c := fakeDaemon(t, func(nc net.Conn, _ envelope) {
 			_, _ = nc.Write([]byte{0, 0, 0, 2, '[', ']'})
 		})
-		if _, err := c.Ping(ctx); !errors.Is(err, controlplane.ErrProtocol) {
+		if _, err := c.Ping(ctx); !errors.Is(err, ErrProtocol) {
 			t.Fatalf("Ping = %v, want ErrProtocol", err)
 		}
 	})
 	t.Run("event for an unstreamed request", func(t *testing.T) {
-		c := fakeDaemon(t, func(nc net.Conn, req controlplane.Envelope) {
-			writeEnv(nc, controlplane.Envelope{ID: req.ID, Kind: controlplane.KindEvent, Method: "Ping", Params: json.RawMessage(`{}`)})
+		c := fakeDaemon(t, func(nc net.Conn, req envelope) {
+			writeEnv(nc, envelope{ID: req.ID, Kind: kindEvent, Method: "Ping", Params: json.RawMessage(`{}`)})
 		})
-		if _, err := c.Ping(ctx); !errors.Is(err, controlplane.ErrProtocol) {
+		if _, err := c.Ping(ctx); !errors.Is(err, ErrProtocol) {
 			t.Fatalf("Ping = %v, want ErrProtocol", err)
 		}
 	})
 	t.Run("answer to an unknown id is dropped", func(t *testing.T) {
-		c := fakeDaemon(t, func(nc net.Conn, req controlplane.Envelope) {
-			writeEnv(nc, controlplane.Envelope{ID: controlplane.NewID(), Kind: controlplane.KindResponse, Result: json.RawMessage(`{}`)})
-			writeEnv(nc, controlplane.Envelope{ID: req.ID, Kind: controlplane.KindResponse, Result: json.RawMessage(`{"server_time":"2020-01-02T03:04:05Z"}`)})
+		c := fakeDaemon(t, func(nc net.Conn, req envelope) {
+			writeEnv(nc, envelope{ID: newID(), Kind: kindResponse, Result: json.RawMessage(`{}`)})
+			writeEnv(nc, envelope{ID: req.ID, Kind: kindResponse, Result: json.RawMessage(`{"server_time":"2020-01-02T03:04:05Z"}`)})
 		})
 		p, err := c.Ping(ctx)
 		if err != nil || p.ServerTime.Year() != 2020 {
@@ -118,15 +118,15 @@ func TestClientProtocolErrors(t *testing.T) {
 		}
 	})
 	t.Run("closed client", func(t *testing.T) {
-		c := fakeDaemon(t, func(net.Conn, controlplane.Envelope) {})
+		c := fakeDaemon(t, func(net.Conn, envelope) {})
 		_ = c.Close()
-		if _, err := c.Ping(ctx); !errors.Is(err, controlplane.ErrClientClosed) {
+		if _, err := c.Ping(ctx); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Ping after Close = %v", err)
 		}
 	})
 	t.Run("context ends", func(t *testing.T) {
 		block := make(chan struct{})
-		c := fakeDaemon(t, func(net.Conn, controlplane.Envelope) { <-block })
+		c := fakeDaemon(t, func(net.Conn, envelope) { <-block })
 		ctx, cancel := context.WithCancel(ctx)
 		cancel()
 		if _, err := c.Ping(ctx); !errors.Is(err, context.Canceled) {

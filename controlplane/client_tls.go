@@ -55,5 +55,5 @@ func DialTLS(ctx context.Context, addr string, cfg *tls.Config) (*Client, error)
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: dial %s: %w", addr, err)
 	}
-	return NewClient(nc), nil
+	return newClient(nc), nil
 }

@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"context"
@@ -7,21 +7,19 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/adapterkit/adapterkit/controlplane"
 )
 
 // Test50Clients: fifty clients at once, each with its own connection, each making
 // every kind of call; all are answered, the adapters opened once.
 func Test50Clients(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")}})
 	ctx := testCtx(t)
 	var wg sync.WaitGroup
 	errs := make(chan error, 50)
 	for i := range 50 {
 		wg.Go(func() {
 			errs <- func() error {
-				c, err := controlplane.Dial(ctx, sock)
+				c, err := Dial(ctx, sock)
 				if err != nil {
 					return err
 				}
@@ -30,14 +28,14 @@ func Test50Clients(t *testing.T) {
 					return err
 				}
 				want := fmt.Sprintf(`{"client":%d}`, i)
-				res, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo", Params: json.RawMessage(want)})
+				res, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo", Params: json.RawMessage(want)})
 				if err != nil {
 					return err
 				}
 				if string(res.Value) != want {
 					return fmt.Errorf("client %d got %s", i, res.Value)
 				}
-				if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "thermometer", Method: "example.device.read", Params: json.RawMessage(`{"probe":"inlet"}`)}); err != nil {
+				if _, err := c.Send(ctx, SendParams{Adapter: "thermometer", Method: "example.device.read", Params: json.RawMessage(`{"probe":"inlet"}`)}); err != nil {
 					return err
 				}
 				if err := c.Discover(ctx, 10*time.Millisecond, nil); err != nil {
@@ -71,16 +69,16 @@ func Test50Clients(t *testing.T) {
 // is dropped after the write timeout; meanwhile other clients are served, and
 // the adapters are not held up.
 func TestSlowClient(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}, WriteTimeout: 300 * time.Millisecond})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}, WriteTimeout: 300 * time.Millisecond})
 	ctx := testCtx(t)
 	slow := dialRaw(t, sock)
 	for range 8 { // 8 MiB of answers: far beyond any socket buffer, so its writes stall
-		slow.writeFrame(mustJSON(map[string]any{"id": controlplane.NewID(), "kind": "request", "method": "Send",
+		slow.writeFrame(mustJSON(map[string]any{"id": newID(), "kind": "request", "method": "Send",
 			"params": map[string]any{"adapter": "echo", "method": "example.echo.big", "params": map[string]any{"bytes": 1 << 20}}}))
 	}
 	c := dial(t, sock)
 	for {
-		if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
+		if _, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
 			t.Fatal(err)
 		}
 		st, err := c.Status(ctx)
@@ -102,30 +100,30 @@ func TestSlowClient(t *testing.T) {
 // costs nothing: the call is cancelled at the adapter (its slot freed) and the
 // daemon serves on.
 func TestClientLeavesMidCall(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}})
 	ctx := testCtx(t)
 	c := dial(t, sock)
-	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
+	if _, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
 		t.Fatal(err)
 	}
-	leaving, err := controlplane.Dial(ctx, sock)
+	leaving, err := Dial(ctx, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	callCtx, cancel := context.WithCancel(ctx)
 	go func() {
-		_, _ = leaving.Send(callCtx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.sleep", Params: json.RawMessage(`{"ms":25000}`)})
+		_, _ = leaving.Send(callCtx, SendParams{Adapter: "echo", Method: "example.echo.sleep", Params: json.RawMessage(`{"ms":25000}`)})
 	}()
-	waitStatus(t, c, func(st *controlplane.StatusResult) bool { return st.InFlight == 1 && st.Adapters[0].InFlight == 1 })
+	waitStatus(t, c, func(st *StatusResult) bool { return st.InFlight == 1 && st.Adapters[0].InFlight == 1 })
 	cancel()
 	_ = leaving.Close()
-	waitStatus(t, c, func(st *controlplane.StatusResult) bool {
+	waitStatus(t, c, func(st *StatusResult) bool {
 		return st.InFlight == 0 && st.Adapters[0].InFlight == 0 && st.Clients == 1
 	})
 }
 
 // waitStatus polls Status until cond holds, failing after the test's context.
-func waitStatus(t *testing.T, c *controlplane.Client, cond func(*controlplane.StatusResult) bool) *controlplane.StatusResult {
+func waitStatus(t *testing.T, c *Client, cond func(*StatusResult) bool) *StatusResult {
 	t.Helper()
 	ctx := testCtx(t)
 	for {

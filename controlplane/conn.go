@@ -188,12 +188,12 @@ func (c *serverConn) writer() {
 // send frames and queues one envelope. It fails when the client is dropped, or is
 // dropped by it: a queue still full after the write timeout means the client does
 // not read.
-func (c *serverConn) send(env *Envelope) error {
+func (c *serverConn) send(env *envelope) error {
 	body, err := json.Marshal(env)
 	if err == nil && len(body) > maxFrame {
 		// Nothing a handler returns should come near the cap; never send it.
 		c.srv.log.Error("answer exceeds the frame cap", "method", env.Method, "size", len(body))
-		body, err = json.Marshal(&Envelope{ID: env.ID, Kind: KindResponse,
+		body, err = json.Marshal(&envelope{ID: env.ID, Kind: kindResponse,
 			Error: newError(CodeInternal, nil, "answer of %d bytes exceeds the frame cap", len(body))})
 	}
 	if err != nil {
@@ -225,7 +225,7 @@ func (c *serverConn) send(env *Envelope) error {
 
 // respond sends the final response of a request: result (marshalled) or error.
 func (c *serverConn) respond(id string, result any, e *Error) {
-	env := &Envelope{ID: id, Kind: KindResponse, Error: e}
+	env := &envelope{ID: id, Kind: kindResponse, Error: e}
 	if e == nil {
 		b, err := json.Marshal(result)
 		if err != nil {
@@ -243,5 +243,5 @@ func (c *serverConn) event(id, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return c.send(&Envelope{ID: id, Kind: KindEvent, Method: method, Params: b})
+	return c.send(&envelope{ID: id, Kind: kindEvent, Method: method, Params: b})
 }

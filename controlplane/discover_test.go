@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"errors"
@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/adapterkit/adapterkit/controlplane"
 )
 
 // TestDiscover: the stream reports every adapter at its start, then a file copied in
@@ -15,26 +13,26 @@ import (
 // with the request's id, while the stream lasts.
 func TestDiscover(t *testing.T) {
 	dir := adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{dir}, RescanInterval: 50 * time.Millisecond})
+	sock := startServer(t, ServerConfig{Dirs: []string{dir}, RescanInterval: 50 * time.Millisecond})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 	added := filepath.Join(dir, "echo_v1.3.0")
 	errDone := errors.New("seen everything")
-	var got []controlplane.DiscoverEvent
+	var got []DiscoverEvent
 	step := 0
-	err := c.Discover(ctx, time.Minute, func(ev controlplane.DiscoverEvent) error {
+	err := c.Discover(ctx, time.Minute, func(ev DiscoverEvent) error {
 		got = append(got, ev)
 		switch {
 		case step == 0 && len(got) == 2:
 			// The initial scan: both adapters, sorted by name.
-			if got[0].Change != controlplane.ChangeFound || got[0].Adapter.Name != "echo" || got[0].Adapter.Version != "1.2.0" ||
-				got[1].Change != controlplane.ChangeFound || got[1].Adapter.Name != "thermometer" {
+			if got[0].Change != ChangeFound || got[0].Adapter.Name != "echo" || got[0].Adapter.Version != "1.2.0" ||
+				got[1].Change != ChangeFound || got[1].Adapter.Name != "thermometer" {
 				t.Fatalf("initial events %+v", got)
 			}
 			copyFile(t, filepath.Join(built, "echo_v1.2.0"), added)
 			step++
 		case step == 1:
-			if ev.Change != controlplane.ChangeFound || ev.Adapter.Path != added || ev.Adapter.Version != "1.3.0" {
+			if ev.Change != ChangeFound || ev.Adapter.Path != added || ev.Adapter.Version != "1.3.0" {
 				t.Fatalf("after adding a file: %+v", ev)
 			}
 			f, err := os.OpenFile(added, os.O_WRONLY|os.O_APPEND, 0)
@@ -49,7 +47,7 @@ func TestDiscover(t *testing.T) {
 			}
 			step++
 		case step == 2:
-			if ev.Change != controlplane.ChangeChanged || ev.Adapter.Path != added {
+			if ev.Change != ChangeChanged || ev.Adapter.Path != added {
 				t.Fatalf("after changing the file: %+v", ev)
 			}
 			if err := os.Remove(added); err != nil {
@@ -57,7 +55,7 @@ func TestDiscover(t *testing.T) {
 			}
 			step++
 		case step == 3:
-			if ev.Change != controlplane.ChangeRemoved || ev.Adapter.Path != added {
+			if ev.Change != ChangeRemoved || ev.Adapter.Path != added {
 				t.Fatalf("after removing the file: %+v", ev)
 			}
 			return errDone
@@ -75,13 +73,13 @@ func TestDiscover(t *testing.T) {
 	// final response.
 	copyFile(t, filepath.Join(built, "echo_v1.2.0"), added)
 	n := 0
-	if err := c.Discover(ctx, 100*time.Millisecond, func(controlplane.DiscoverEvent) error { n++; return nil }); err != nil {
+	if err := c.Discover(ctx, 100*time.Millisecond, func(DiscoverEvent) error { n++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n != 3 {
 		t.Errorf("short Discover: %d events, want 3", n)
 	}
-	res, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo"})
+	res, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo"})
 	if err != nil || res.Adapter.Path != added {
 		t.Fatalf("Send to echo = %+v, %v: want the newest version, %s", res, err, added)
 	}

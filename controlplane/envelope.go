@@ -11,36 +11,36 @@ import (
 	"strings"
 )
 
-// Kind is the kind of an envelope.
-type Kind string
+// envKind is the kind of an envelope.
+type envKind string
 
 // The three kinds of envelope.
 const (
-	KindRequest  Kind = "request"  // client to daemon
-	KindResponse Kind = "response" // daemon to client: the one final answer to a request
-	KindEvent    Kind = "event"    // daemon to client: one item of a streamed answer
+	kindRequest  envKind = "request"  // client to daemon
+	kindResponse envKind = "response" // daemon to client: the one final answer to a request
+	kindEvent    envKind = "event"    // daemon to client: one item of a streamed answer
 )
 
 // Methods of the control-plane protocol v1.
 const (
-	MethodPing         = "Ping"
-	MethodVersion      = "Version"
-	MethodCapabilities = "Capabilities"
-	MethodDiscover     = "Discover"
-	MethodSend         = "Send"
-	MethodStatus       = "Status"
+	methodPing         = "Ping"
+	methodVersion      = "Version"
+	methodCapabilities = "Capabilities"
+	methodDiscover     = "Discover"
+	methodSend         = "Send"
+	methodStatus       = "Status"
 )
 
 // ProtocolVersion is the version of the control-plane wire protocol spoken
 // (control-plane-framing-v1.txt).
 const ProtocolVersion = 1
 
-// Envelope is one control-plane message: the JSON body of one frame.
-type Envelope struct {
+// envelope is one control-plane message: the JSON body of one frame.
+type envelope struct {
 	// ID is the correlation id: a UUID v4 chosen by the client, echoed in the
 	// response and in every event of a streamed answer.
-	ID   string `json:"id"`
-	Kind Kind   `json:"kind"`
+	ID   string  `json:"id"`
+	Kind envKind `json:"kind"`
 	// Method names the method of a request, and is repeated in its events.
 	Method string `json:"method,omitempty"`
 	// Params are the request's (or the event's) parameters, a JSON object.
@@ -129,8 +129,8 @@ func newError(code Code, details any, format string, args ...any) *Error {
 	return e
 }
 
-// NewID returns a random UUID v4 (RFC 9562) in its canonical lower-case form.
-func NewID() string {
+// newID returns a random UUID v4 (RFC 9562) in its canonical lower-case form.
+func newID() string {
 	var u [16]byte
 	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (it panics if it cannot)
 	u[6] = u[6]&0x0f | 0x40
@@ -148,9 +148,9 @@ func NewID() string {
 	return string(b[:])
 }
 
-// ValidID reports whether id is a UUID v4 in the 8-4-4-4-12 hexadecimal form
+// validID reports whether id is a UUID v4 in the 8-4-4-4-12 hexadecimal form
 // (either letter case): version nibble 4, variant bits 10.
-func ValidID(id string) bool {
+func validID(id string) bool {
 	if len(id) != 36 {
 		return false
 	}
@@ -191,10 +191,10 @@ const maxEchoedID = 128
 // decodeRequest decodes a request body strictly. On failure it returns an
 // invalid_params *Error and the id to answer with: the body's id when it is a JSON
 // string of reasonable length (even if not a UUID v4), else "".
-func decodeRequest(body []byte) (Envelope, string, *Error) {
+func decodeRequest(body []byte) (envelope, string, *Error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return Envelope{}, "", newError(CodeInvalidParams, nil, "frame body is not one JSON object")
+		return envelope{}, "", newError(CodeInvalidParams, nil, "frame body is not one JSON object")
 	}
 	echo := ""
 	var id string
@@ -203,25 +203,25 @@ func decodeRequest(body []byte) (Envelope, string, *Error) {
 	}
 	for k := range fields {
 		if !envelopeFields[k] {
-			return Envelope{}, echo, newError(CodeInvalidParams, nil, "unknown envelope field %q", k)
+			return envelope{}, echo, newError(CodeInvalidParams, nil, "unknown envelope field %q", k)
 		}
 	}
-	var env Envelope
+	var env envelope
 	if err := json.Unmarshal(body, &env); err != nil {
-		return Envelope{}, echo, newError(CodeInvalidParams, nil, "envelope does not match the schema: %v", err)
+		return envelope{}, echo, newError(CodeInvalidParams, nil, "envelope does not match the schema: %v", err)
 	}
 	switch {
-	case !ValidID(env.ID):
-		return Envelope{}, echo, newError(CodeInvalidParams, nil, "id %q is not a UUID v4", env.ID)
-	case env.Kind != KindRequest:
-		return Envelope{}, echo, newError(CodeInvalidParams, nil, "kind %q: a client sends only requests", env.Kind)
+	case !validID(env.ID):
+		return envelope{}, echo, newError(CodeInvalidParams, nil, "id %q is not a UUID v4", env.ID)
+	case env.Kind != kindRequest:
+		return envelope{}, echo, newError(CodeInvalidParams, nil, "kind %q: a client sends only requests", env.Kind)
 	case env.Method == "":
-		return Envelope{}, echo, newError(CodeInvalidParams, nil, "request without a method")
+		return envelope{}, echo, newError(CodeInvalidParams, nil, "request without a method")
 	case fields["result"] != nil || fields["error"] != nil:
-		return Envelope{}, echo, newError(CodeInvalidParams, nil, "a request carries no result or error")
+		return envelope{}, echo, newError(CodeInvalidParams, nil, "a request carries no result or error")
 	}
 	if p := bytes.TrimSpace(env.Params); len(p) > 0 && p[0] != '{' && !bytes.Equal(p, []byte("null")) {
-		return Envelope{}, echo, newError(CodeInvalidParams, nil, "params must be a JSON object")
+		return envelope{}, echo, newError(CodeInvalidParams, nil, "params must be a JSON object")
 	}
 	return env, echo, nil
 }

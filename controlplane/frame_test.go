@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"bytes"
@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/limits"
 )
 
@@ -51,7 +50,7 @@ func (r *rawConn) writeHeader(n uint32) {
 }
 
 // read reads one frame and decodes the envelope, strictly.
-func (r *rawConn) read() controlplane.Envelope {
+func (r *rawConn) read() envelope {
 	r.t.Helper()
 	var hdr [4]byte
 	if _, err := io.ReadFull(r.nc, hdr[:]); err != nil {
@@ -67,7 +66,7 @@ func (r *rawConn) read() controlplane.Envelope {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
-	var env controlplane.Envelope
+	var env envelope
 	if err := dec.Decode(&env); err != nil {
 		r.t.Fatalf("daemon sent %s: %v", body, err)
 	}
@@ -82,19 +81,19 @@ func (r *rawConn) wantEOF() {
 	}
 }
 
-func (r *rawConn) wantError(env controlplane.Envelope, id string, code controlplane.Code) {
+func (r *rawConn) wantError(env envelope, id string, code Code) {
 	r.t.Helper()
-	if env.Kind != controlplane.KindResponse || env.ID != id || env.Error == nil || env.Error.Code != code || env.Result != nil {
+	if env.Kind != kindResponse || env.ID != id || env.Error == nil || env.Error.Code != code || env.Result != nil {
 		r.t.Fatalf("got %+v (error %+v), want a response with id %q and error %s", env, env.Error, id, code)
 	}
 }
 
 func (r *rawConn) ping() {
 	r.t.Helper()
-	id := controlplane.NewID()
+	id := newID()
 	r.writeFrame(mustJSON(map[string]any{"id": id, "kind": "request", "method": "Ping"}))
 	env := r.read()
-	if env.Kind != controlplane.KindResponse || env.ID != id || env.Error != nil || env.Result == nil {
+	if env.Kind != kindResponse || env.ID != id || env.Error != nil || env.Result == nil {
 		r.t.Fatalf("Ping answered %+v", env)
 	}
 }
@@ -103,9 +102,9 @@ func (r *rawConn) ping() {
 // length prefix keeps the stream in step, so each is answered with invalid_params and
 // the connection continues (checked with a Ping after each).
 func TestFramingViolations(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
 	r := dialRaw(t, sock)
-	id := controlplane.NewID()
+	id := newID()
 	for _, tc := range []struct {
 		name   string
 		body   string
@@ -131,7 +130,7 @@ func TestFramingViolations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r.t = t
 			r.writeFrame([]byte(tc.body))
-			r.wantError(r.read(), tc.echoID, controlplane.CodeInvalidParams)
+			r.wantError(r.read(), tc.echoID, CodeInvalidParams)
 			r.ping()
 		})
 	}
@@ -141,14 +140,14 @@ func TestFramingViolations(t *testing.T) {
 // invalid_params); a length prefix one byte larger is answered with frame_too_large
 // and the connection closed, without the body being sent or read.
 func TestFrameCap(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
 	r := dialRaw(t, sock)
 	r.writeFrame(bytes.Repeat([]byte{' '}, limits.ControlMaxFrameSize))
-	r.wantError(r.read(), "", controlplane.CodeInvalidParams)
+	r.wantError(r.read(), "", CodeInvalidParams)
 	r.ping()
 
 	r.writeHeader(limits.ControlMaxFrameSize + 1)
-	r.wantError(r.read(), "", controlplane.CodeFrameTooLarge)
+	r.wantError(r.read(), "", CodeFrameTooLarge)
 	r.wantEOF()
 
 	// The daemon serves on.
@@ -161,15 +160,15 @@ func TestFrameCap(t *testing.T) {
 // TestDuplicateID: an id already in use by a request under way on the connection is
 // refused; the first request is still answered.
 func TestDuplicateID(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
 	r := dialRaw(t, sock)
-	id := controlplane.NewID()
+	id := newID()
 	req := mustJSON(map[string]any{"id": id, "kind": "request", "method": "Discover", "params": map[string]any{"timeout_ms": 1000}})
 	r.writeFrame(req)
 	r.writeFrame(req)
-	r.wantError(r.read(), id, controlplane.CodeInvalidParams) // an empty directory: no events
+	r.wantError(r.read(), id, CodeInvalidParams) // an empty directory: no events
 	env := r.read()
-	if env.Kind != controlplane.KindResponse || env.ID != id || env.Error != nil || string(env.Result) != "{}" {
+	if env.Kind != kindResponse || env.ID != id || env.Error != nil || string(env.Result) != "{}" {
 		t.Fatalf("Discover ended with %+v, want an empty result", env)
 	}
 	// Once answered, the id may be used again.
@@ -182,9 +181,9 @@ func TestDuplicateID(t *testing.T) {
 func TestIDs(t *testing.T) {
 	seen := make(map[string]bool)
 	for range 1000 {
-		id := controlplane.NewID()
-		if !controlplane.ValidID(id) || seen[id] || strings.ToLower(id) != id {
-			t.Fatalf("NewID() = %q (seen before: %v)", id, seen[id])
+		id := newID()
+		if !validID(id) || seen[id] || strings.ToLower(id) != id {
+			t.Fatalf("newID() = %q (seen before: %v)", id, seen[id])
 		}
 		seen[id] = true
 	}
@@ -201,8 +200,8 @@ func TestIDs(t *testing.T) {
 		{"g47ac10b-58cc-4372-a567-0e02b2c3d479", false},
 		{"", false},
 	} {
-		if got := controlplane.ValidID(tc.id); got != tc.ok {
-			t.Errorf("ValidID(%q) = %v, want %v", tc.id, got, tc.ok)
+		if got := validID(tc.id); got != tc.ok {
+			t.Errorf("validID(%q) = %v, want %v", tc.id, got, tc.ok)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func FuzzDecodeRequest(f *testing.F) {
 			}
 			return
 		}
-		if !ValidID(env.ID) || env.Kind != KindRequest || env.Method == "" {
+		if !validID(env.ID) || env.Kind != kindRequest || env.Method == "" {
 			t.Fatalf("accepted %+v", env)
 		}
 		var sp SendParams

@@ -247,7 +247,7 @@ func TestOversizedAnswer(t *testing.T) {
 	c := newServerConn(context.Background(), s, a)
 	done := make(chan struct{})
 	go func() { defer close(done); c.writer() }()
-	id := NewID()
+	id := newID()
 	c.respond(id, map[string]string{"big": strings.Repeat("x", maxFrame)}, nil)
 	close(c.out)
 	fr := frameReader{r: b}
@@ -258,7 +258,7 @@ func TestOversizedAnswer(t *testing.T) {
 	}
 	<-done
 	c.kill()
-	var got Envelope
+	var got envelope
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package controlplane_test
+package controlplane
 
 import "os"
 

@@ -170,7 +170,7 @@ func (c *serverConn) handshake() bool {
 	err := tc.HandshakeContext(ctx)
 	addr := c.raw.RemoteAddr()
 	if err != nil {
-		var re *RefusedError
+		var re *refusedError
 		switch {
 		case errors.As(err, &re):
 			r.refuse(addr, re.Client, re.Reason, nil)

@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"bufio"
@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/internal/certgen"
 )
 
@@ -36,18 +35,18 @@ const (
 func discoverClientTLSMain() int {
 	ctx := context.Background()
 	files := strings.Split(os.Getenv(remotePKIEnv), string(os.PathListSeparator))
-	cfg, err := controlplane.ClientTLSConfig(files[0], files[1], files[2])
+	cfg, err := ClientTLSConfig(files[0], files[1], files[2])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	c, err := controlplane.DialTLS(ctx, os.Getenv(remoteAddrEnv), cfg)
+	c, err := DialTLS(ctx, os.Getenv(remoteAddrEnv), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	defer c.Close()
-	err = c.Discover(ctx, time.Minute, func(ev controlplane.DiscoverEvent) error {
+	err = c.Discover(ctx, time.Minute, func(ev DiscoverEvent) error {
 		fmt.Println(ev.Change, ev.Adapter.Path)
 		return nil
 	})
@@ -83,7 +82,7 @@ func (lc *loadClient) run(stop <-chan struct{}) {
 		select {
 		case <-stop:
 		case slots <- struct{}{}:
-			id := controlplane.NewID()
+			id := newID()
 			value := fmt.Sprintf(`{"client":%d,"n":%d}`, lc.id, n)
 			lc.mu.Lock()
 			lc.want[id] = value
@@ -144,8 +143,8 @@ func (lc *loadClient) read(slots chan struct{}) {
 		var env struct {
 			ID     string
 			Kind   string
-			Result *controlplane.SendResult
-			Error  *controlplane.Error
+			Result *SendResult
+			Error  *Error
 		}
 		if err := json.Unmarshal(body, &env); err != nil {
 			lc.fail(err)
@@ -294,7 +293,7 @@ func TestRemoteLoad(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			st := waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Clients == 1 && st.InFlight == 0 })
+			st := waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Clients == 1 && st.InFlight == 0 })
 			if got := int(st.Calls - st2.Calls); got != n {
 				t.Errorf("%s: the daemon made %d calls, the clients had %d answered", tr.name, got, n)
 			}
@@ -324,14 +323,14 @@ func BenchmarkTransport(b *testing.B) {
 	cfg := p.client(b, "caller")
 	for _, tr := range []struct {
 		name string
-		dial func() *controlplane.Client
+		dial func() *Client
 	}{
-		{"unix", func() *controlplane.Client { return dial(b, d.sock) }},
-		{"tls", func() *controlplane.Client { return dialRemote(b, d.addr, cfg) }},
+		{"unix", func() *Client { return dial(b, d.sock) }},
+		{"tls", func() *Client { return dialRemote(b, d.addr, cfg) }},
 	} {
 		for _, m := range []string{"Ping", "Send"} {
 			b.Run(tr.name+"/"+m, func(b *testing.B) {
-				clients := make(chan *controlplane.Client, 8)
+				clients := make(chan *Client, 8)
 				for range 8 {
 					clients <- tr.dial()
 				}

@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"context"
@@ -16,8 +16,6 @@ import (
 	"github.com/adapterkit/adapterkit/internal/testkit"
 
 	"go.uber.org/goleak"
-
-	"github.com/adapterkit/adapterkit/controlplane"
 )
 
 // The test binary doubles as a daemon and as a client process for the tests about
@@ -49,11 +47,11 @@ func TestMain(m *testing.M) {
 func daemonMain() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	err := controlplane.Serve(ctx, controlplane.ServerConfig{
+	err := Serve(ctx, ServerConfig{
 		Socket: os.Getenv(socketEnv), Dirs: []string{os.Getenv(dirEnv)}, Version: "test",
 		OnReady: func() { fmt.Println("ready") },
 	})
-	var se *controlplane.ShutdownError
+	var se *ShutdownError
 	switch {
 	case err == nil:
 		return 0
@@ -69,13 +67,13 @@ func daemonMain() int {
 // path on its own line; the test kills it in the middle.
 func discoverClientMain() int {
 	ctx := context.Background()
-	c, err := controlplane.Dial(ctx, os.Getenv(socketEnv))
+	c, err := Dial(ctx, os.Getenv(socketEnv))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
 	defer c.Close()
-	err = c.Discover(ctx, time.Minute, func(ev controlplane.DiscoverEvent) error {
+	err = c.Discover(ctx, time.Minute, func(ev DiscoverEvent) error {
 		fmt.Println(ev.Change, ev.Adapter.Path)
 		return nil
 	})
@@ -138,7 +136,7 @@ func socketPath(t testing.TB) string {
 
 // startServer runs Serve in this process until the test ends, and checks that it
 // shut down cleanly (every adapter verified gone).
-func startServer(t testing.TB, cfg controlplane.ServerConfig) string {
+func startServer(t testing.TB, cfg ServerConfig) string {
 	t.Helper()
 	if cfg.Socket == "" {
 		cfg.Socket = socketPath(t)
@@ -147,7 +145,7 @@ func startServer(t testing.TB, cfg controlplane.ServerConfig) string {
 	ready := make(chan struct{})
 	cfg.OnReady = func() { close(ready) }
 	done := make(chan error, 1)
-	go func() { done <- controlplane.Serve(ctx, cfg) }()
+	go func() { done <- Serve(ctx, cfg) }()
 	select {
 	case <-ready:
 	case err := <-done:
@@ -168,11 +166,11 @@ func startServer(t testing.TB, cfg controlplane.ServerConfig) string {
 	return cfg.Socket
 }
 
-func dial(t testing.TB, sock string) *controlplane.Client {
+func dial(t testing.TB, sock string) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := controlplane.Dial(ctx, sock)
+	c, err := Dial(ctx, sock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +184,12 @@ func testCtx(t testing.TB) context.Context {
 	return ctx
 }
 
-// wantCode checks that err is a *controlplane.Error with the code.
-func wantCode(t testing.TB, err error, code controlplane.Code) *controlplane.Error {
+// wantCode checks that err is a *Error with the code.
+func wantCode(t testing.TB, err error, code Code) *Error {
 	t.Helper()
-	var e *controlplane.Error
+	var e *Error
 	if !errors.As(err, &e) {
-		t.Fatalf("error %v (%T), want a *controlplane.Error with code %s", err, err, code)
+		t.Fatalf("error %v (%T), want a *Error with code %s", err, err, code)
 	}
 	if e.Code != code {
 		t.Fatalf("code %s (%v), want %s", e.Code, e, code)

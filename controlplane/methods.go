@@ -11,7 +11,7 @@ import (
 )
 
 // dispatch answers one request. Every path ends with exactly one response.
-func (c *serverConn) dispatch(env Envelope) {
+func (c *serverConn) dispatch(env envelope) {
 	var (
 		result any
 		err    *Error
@@ -22,26 +22,26 @@ func (c *serverConn) dispatch(env Envelope) {
 		return
 	}
 	switch env.Method {
-	case MethodPing:
+	case methodPing:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
 			result = PingResult{ServerTime: time.Now().UTC()}
 		}
-	case MethodVersion:
+	case methodVersion:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
 			result = VersionResult{Daemon: c.srv.cfg.Version, Protocol: ProtocolVersion,
 				AdapterProtocol: limits.ProtocolVersion, Go: goruntime.Version()}
 		}
-	case MethodCapabilities:
+	case methodCapabilities:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
 			result, err = c.srv.set.capabilities(c.ctx)
 		}
-	case MethodStatus:
+	case methodStatus:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
 			result = c.srv.status()
 		}
-	case MethodSend:
+	case methodSend:
 		result, err = c.handleSend(env)
-	case MethodDiscover:
+	case methodDiscover:
 		result, err = c.handleDiscover(env)
 	default:
 		err = newError(CodeUnknownMethod, nil, "method %q is not in the control-plane schema", env.Method)
@@ -63,7 +63,7 @@ type sendWire struct {
 	TimeoutMS *int64    `json:"timeout_ms"`
 }
 
-func (c *serverConn) handleSend(env Envelope) (any, *Error) {
+func (c *serverConn) handleSend(env envelope) (any, *Error) {
 	var w sendWire
 	if err := decodeParams(env.Params, &w); err != nil {
 		return nil, err
@@ -113,7 +113,7 @@ type discoverResult struct{}
 // handleDiscover streams an event for every adapter found, then rescans every
 // RescanInterval and streams an event for every adapter new, changed or removed,
 // until the timeout; the final response has an empty result.
-func (c *serverConn) handleDiscover(env Envelope) (any, *Error) {
+func (c *serverConn) handleDiscover(env envelope) (any, *Error) {
 	var w discoverWire
 	if err := decodeParams(env.Params, &w); err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func (c *serverConn) handleDiscover(env Envelope) (any, *Error) {
 			return nil, newError(CodeTransportError, nil, "scanning the adapter directories: %v", err)
 		}
 		for _, ev := range diffScan(seen, res) {
-			if err := c.event(env.ID, MethodDiscover, ev); err != nil {
+			if err := c.event(env.ID, methodDiscover, ev); err != nil {
 				return nil, newError(CodeInternal, nil, "client dropped")
 			}
 		}

@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"encoding/json"
@@ -10,12 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/limits"
 )
 
 func TestPingVersionStatus(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}, Version: "9.9.9"})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}, Version: "9.9.9"})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 
@@ -31,7 +30,7 @@ func TestPingVersionStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Daemon != "9.9.9" || v.Protocol != controlplane.ProtocolVersion || v.AdapterProtocol != limits.ProtocolVersion || v.Go == "" {
+	if v.Daemon != "9.9.9" || v.Protocol != ProtocolVersion || v.AdapterProtocol != limits.ProtocolVersion || v.Go == "" {
 		t.Errorf("Version = %+v", v)
 	}
 
@@ -39,12 +38,12 @@ func TestPingVersionStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Health != controlplane.HealthOK || st.PID != os.Getpid() || st.Clients != 1 || len(st.Adapters) != 0 || st.Started.IsZero() {
+	if st.Health != HealthOK || st.PID != os.Getpid() || st.Clients != 1 || len(st.Adapters) != 0 || st.Started.IsZero() {
 		t.Errorf("Status before any Send = %+v", st)
 	}
 
 	// Status counts what Send opened: the adapter opened lazily, its call counted.
-	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo", Params: json.RawMessage(`{}`)}); err != nil {
+	if _, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo", Params: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
 	st, err = c.Status(ctx)
@@ -60,7 +59,7 @@ func TestPingVersionStatus(t *testing.T) {
 }
 
 func TestCapabilities(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")}})
 	c := dial(t, sock)
 	caps, err := c.Capabilities(testCtx(t))
 	if err != nil {
@@ -85,7 +84,7 @@ func TestCapabilities(t *testing.T) {
 
 func TestSend(t *testing.T) {
 	dir := adapterDir(t, "echo_v1.2.0", "thermometer_v1.0.0")
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{dir}})
+	sock := startServer(t, ServerConfig{Dirs: []string{dir}})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 	for _, tc := range []struct {
@@ -96,7 +95,7 @@ func TestSend(t *testing.T) {
 		{filepath.Join(dir, "thermometer_v1.0.0"), "example.device.read", `{"probe":"inlet"}`, `{"celsius":21.5}`},
 		{"echo", "example.echo.echo", ``, `{}`},
 	} {
-		res, err := c.Send(ctx, controlplane.SendParams{Adapter: tc.adapter, Method: tc.method, Params: json.RawMessage(tc.params), TimeoutMS: 10000})
+		res, err := c.Send(ctx, SendParams{Adapter: tc.adapter, Method: tc.method, Params: json.RawMessage(tc.params), TimeoutMS: 10000})
 		if err != nil {
 			t.Fatalf("Send %s %s: %v", tc.adapter, tc.method, err)
 		}
@@ -117,12 +116,12 @@ func TestSend(t *testing.T) {
 func TestSendErrors(t *testing.T) {
 	dir := adapterDir(t, "echo_v1.2.0")
 	other := adapterDir(t, "thermometer_v1.0.0") // not served
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{dir}})
+	sock := startServer(t, ServerConfig{Dirs: []string{dir}})
 	c := dial(t, sock)
 	ctx := testCtx(t)
-	type check func(t *testing.T, d controlplane.CallDetails)
+	type check func(t *testing.T, d CallDetails)
 	adapterCode := func(code string, uncertain, never bool) check {
-		return func(t *testing.T, d controlplane.CallDetails) {
+		return func(t *testing.T, d CallDetails) {
 			if d.AdapterCode != code || d.Uncertain != uncertain || d.NeverStarted != never || d.Adapter == "" {
 				t.Errorf("details %+v, want adapter_code %s uncertain %v never_started %v", d, code, uncertain, never)
 			}
@@ -131,29 +130,29 @@ func TestSendErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		params any
-		code   controlplane.Code
+		code   Code
 		check  check
 	}{
-		{"unknown adapter", map[string]any{"adapter": "nosuch", "method": "x.y"}, controlplane.CodeNotFound, nil},
-		{"version not found", map[string]any{"adapter": "echo@>= 2", "method": "example.echo.echo"}, controlplane.CodeNotFound, nil},
-		{"path outside the directories", map[string]any{"adapter": filepath.Join(other, "thermometer_v1.0.0"), "method": "example.device.read"}, controlplane.CodeNotFound, nil},
-		{"relative path", map[string]any{"adapter": "./echo_v1.2.0", "method": "example.echo.echo"}, controlplane.CodeInvalidParams, nil},
-		{"bad reference", map[string]any{"adapter": "Echo!", "method": "example.echo.echo"}, controlplane.CodeInvalidParams, nil},
-		{"method not advertised", map[string]any{"adapter": "echo", "method": "example.echo.nosuch"}, controlplane.CodeNotImplemented, adapterCode("unavailable", false, true)},
-		{"adapter says denied", map[string]any{"adapter": "echo", "method": "example.echo.fail", "params": map[string]any{"code": "denied", "message": "no"}}, controlplane.CodeTransportError, adapterCode("denied", false, false)},
-		{"adapter says invalid", map[string]any{"adapter": "echo", "method": "example.echo.fail", "params": map[string]any{"code": "invalid", "message": "bad"}}, controlplane.CodeInvalidParams, adapterCode("invalid", false, false)},
-		{"adapter code outside the eight", map[string]any{"adapter": "echo", "method": "example.echo.fail", "params": map[string]any{"code": "weird", "message": "x"}}, controlplane.CodeTransportError, adapterCode("failed", false, false)},
-		{"deadline", map[string]any{"adapter": "echo", "method": "example.echo.sleep", "params": map[string]any{"ms": 20000}, "timeout_ms": 200}, controlplane.CodeTransportError, adapterCode("deadline", true, false)},
-		{"missing adapter", map[string]any{"method": "example.echo.echo"}, controlplane.CodeInvalidParams, nil},
-		{"missing method", map[string]any{"adapter": "echo"}, controlplane.CodeInvalidParams, nil},
-		{"unknown field", map[string]any{"adapter": "echo", "method": "example.echo.echo", "extra": 1}, controlplane.CodeInvalidParams, nil},
-		{"mistyped field", map[string]any{"adapter": 7, "method": "example.echo.echo"}, controlplane.CodeInvalidParams, nil},
-		{"params not an object", map[string]any{"adapter": "echo", "method": "example.echo.echo", "params": []int{1}}, controlplane.CodeInvalidParams, nil},
-		{"timeout too long", map[string]any{"adapter": "echo", "method": "example.echo.echo", "timeout_ms": 30001}, controlplane.CodeInvalidParams, nil},
-		{"negative timeout", map[string]any{"adapter": "echo", "method": "example.echo.echo", "timeout_ms": -1}, controlplane.CodeInvalidParams, nil},
+		{"unknown adapter", map[string]any{"adapter": "nosuch", "method": "x.y"}, CodeNotFound, nil},
+		{"version not found", map[string]any{"adapter": "echo@>= 2", "method": "example.echo.echo"}, CodeNotFound, nil},
+		{"path outside the directories", map[string]any{"adapter": filepath.Join(other, "thermometer_v1.0.0"), "method": "example.device.read"}, CodeNotFound, nil},
+		{"relative path", map[string]any{"adapter": "./echo_v1.2.0", "method": "example.echo.echo"}, CodeInvalidParams, nil},
+		{"bad reference", map[string]any{"adapter": "Echo!", "method": "example.echo.echo"}, CodeInvalidParams, nil},
+		{"method not advertised", map[string]any{"adapter": "echo", "method": "example.echo.nosuch"}, CodeNotImplemented, adapterCode("unavailable", false, true)},
+		{"adapter says denied", map[string]any{"adapter": "echo", "method": "example.echo.fail", "params": map[string]any{"code": "denied", "message": "no"}}, CodeTransportError, adapterCode("denied", false, false)},
+		{"adapter says invalid", map[string]any{"adapter": "echo", "method": "example.echo.fail", "params": map[string]any{"code": "invalid", "message": "bad"}}, CodeInvalidParams, adapterCode("invalid", false, false)},
+		{"adapter code outside the eight", map[string]any{"adapter": "echo", "method": "example.echo.fail", "params": map[string]any{"code": "weird", "message": "x"}}, CodeTransportError, adapterCode("failed", false, false)},
+		{"deadline", map[string]any{"adapter": "echo", "method": "example.echo.sleep", "params": map[string]any{"ms": 20000}, "timeout_ms": 200}, CodeTransportError, adapterCode("deadline", true, false)},
+		{"missing adapter", map[string]any{"method": "example.echo.echo"}, CodeInvalidParams, nil},
+		{"missing method", map[string]any{"adapter": "echo"}, CodeInvalidParams, nil},
+		{"unknown field", map[string]any{"adapter": "echo", "method": "example.echo.echo", "extra": 1}, CodeInvalidParams, nil},
+		{"mistyped field", map[string]any{"adapter": 7, "method": "example.echo.echo"}, CodeInvalidParams, nil},
+		{"params not an object", map[string]any{"adapter": "echo", "method": "example.echo.echo", "params": []int{1}}, CodeInvalidParams, nil},
+		{"timeout too long", map[string]any{"adapter": "echo", "method": "example.echo.echo", "timeout_ms": 30001}, CodeInvalidParams, nil},
+		{"negative timeout", map[string]any{"adapter": "echo", "method": "example.echo.echo", "timeout_ms": -1}, CodeInvalidParams, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := c.Call(ctx, controlplane.MethodSend, tc.params, nil)
+			_, err := c.Call(ctx, methodSend, tc.params, nil)
 			e := wantCode(t, err, tc.code)
 			if e.Message == "" {
 				t.Error("error without a message")
@@ -168,7 +167,7 @@ func TestSendErrors(t *testing.T) {
 		})
 	}
 	// The adapter survived all of it.
-	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
+	if _, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -177,7 +176,7 @@ func TestSendErrors(t *testing.T) {
 // details name the violation; the restart policy brings it back for the next Send.
 func TestSendAdapterDied(t *testing.T) {
 	dir := adapterDir(t, "echo_v1.2.0")
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{dir}})
+	sock := startServer(t, ServerConfig{Dirs: []string{dir}})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 	st0 := sendAndStatus(t, c, "echo")
@@ -190,11 +189,11 @@ func TestSendAdapterDied(t *testing.T) {
 	}
 	// Calls fail until the supervisor restarted it; then they succeed again.
 	for {
-		_, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo", TimeoutMS: 10000})
+		_, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo", TimeoutMS: 10000})
 		if err == nil {
 			break
 		}
-		e := wantCode(t, err, controlplane.CodeTransportError)
+		e := wantCode(t, err, CodeTransportError)
 		if d, _ := e.CallDetails(); d.AdapterCode != "closed" {
 			t.Fatalf("details %+v, want adapter_code closed", d)
 		}
@@ -211,10 +210,10 @@ func TestSendAdapterDied(t *testing.T) {
 	}
 }
 
-func sendAndStatus(t *testing.T, c *controlplane.Client, adapter string) *controlplane.StatusResult {
+func sendAndStatus(t *testing.T, c *Client, adapter string) *StatusResult {
 	t.Helper()
 	ctx := testCtx(t)
-	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: adapter, Method: "example.echo.echo"}); err != nil {
+	if _, err := c.Send(ctx, SendParams{Adapter: adapter, Method: "example.echo.echo"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := c.Status(ctx)
@@ -228,31 +227,31 @@ func sendAndStatus(t *testing.T, c *controlplane.Client, adapter string) *contro
 }
 
 func TestUnknownMethodAndParams(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 	_, err := c.Call(ctx, "Frobnicate", nil, nil)
-	wantCode(t, err, controlplane.CodeUnknownMethod)
-	if controlplane.CodeOf(err) != controlplane.CodeUnknownMethod {
+	wantCode(t, err, CodeUnknownMethod)
+	if CodeOf(err) != CodeUnknownMethod {
 		t.Error("CodeOf(err) is not unknown_method")
 	}
 	_, err = c.Call(ctx, "ping", nil, nil) // method names are case-sensitive
-	wantCode(t, err, controlplane.CodeUnknownMethod)
-	for _, m := range []string{controlplane.MethodPing, controlplane.MethodVersion, controlplane.MethodCapabilities, controlplane.MethodStatus} {
+	wantCode(t, err, CodeUnknownMethod)
+	for _, m := range []string{methodPing, methodVersion, methodCapabilities, methodStatus} {
 		_, err := c.Call(ctx, m, map[string]any{"unexpected": true}, nil)
-		wantCode(t, err, controlplane.CodeInvalidParams)
+		wantCode(t, err, CodeInvalidParams)
 		if _, err := c.Call(ctx, m, json.RawMessage(`null`), nil); err != nil {
 			t.Errorf("%s with null params: %v", m, err)
 		}
 	}
 	for _, p := range []any{nil, map[string]any{"timeout_ms": 0}, map[string]any{"timeout_ms": "1"}, map[string]any{"timeout_ms": 600001}, map[string]any{"timeout_ms": 5, "x": 1}} {
-		_, err := c.Call(ctx, controlplane.MethodDiscover, p, func(json.RawMessage) error { return nil })
-		wantCode(t, err, controlplane.CodeInvalidParams)
+		_, err := c.Call(ctx, methodDiscover, p, func(json.RawMessage) error { return nil })
+		wantCode(t, err, CodeInvalidParams)
 	}
 	// A client refuses, without sending, a request over the cap.
-	_, err = c.Call(ctx, controlplane.MethodSend, map[string]any{"adapter": "echo", "method": "example.echo.echo",
+	_, err = c.Call(ctx, methodSend, map[string]any{"adapter": "echo", "method": "example.echo.echo",
 		"params": map[string]string{"x": strings.Repeat("x", limits.ControlMaxFrameSize)}}, nil)
-	wantCode(t, err, controlplane.CodeFrameTooLarge)
+	wantCode(t, err, CodeFrameTooLarge)
 	if _, err := c.Ping(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +261,7 @@ func TestUnknownMethodAndParams(t *testing.T) {
 // (invalid_params), not wrapped around into a negative or a tiny timeout that passes
 // the bound.
 func TestTimeoutOverflow(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 	for _, ms := range []int64{
@@ -270,10 +269,10 @@ func TestTimeoutOverflow(t *testing.T) {
 		18446744073710, // ×1e6 wraps to +448384 ns
 		math.MaxInt64,
 	} {
-		_, err := c.Call(ctx, controlplane.MethodSend, map[string]any{"adapter": "nosuch", "method": "x.y", "timeout_ms": ms}, nil)
-		wantCode(t, err, controlplane.CodeInvalidParams)
-		_, err = c.Call(ctx, controlplane.MethodDiscover, map[string]any{"timeout_ms": ms}, func(json.RawMessage) error { return nil })
-		wantCode(t, err, controlplane.CodeInvalidParams)
+		_, err := c.Call(ctx, methodSend, map[string]any{"adapter": "nosuch", "method": "x.y", "timeout_ms": ms}, nil)
+		wantCode(t, err, CodeInvalidParams)
+		_, err = c.Call(ctx, methodDiscover, map[string]any{"timeout_ms": ms}, func(json.RawMessage) error { return nil })
+		wantCode(t, err, CodeInvalidParams)
 	}
 }
 
@@ -281,27 +280,27 @@ func TestTimeoutOverflow(t *testing.T) {
 // take "Adapter" or "TIMEOUT_MS" for adapter and timeout_ms, but they are unknown
 // fields (invalid_params), as is a field given twice.
 func TestParamsFieldNamesExact(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t)}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 	for _, tc := range []struct {
 		method string
 		params string
 	}{
-		{controlplane.MethodSend, `{"Adapter":"nosuch","method":"x.y"}`},
-		{controlplane.MethodSend, `{"adapter":"nosuch","METHOD":"x.y"}`},
-		{controlplane.MethodSend, `{"adapter":"nosuch","method":"x.y","Timeout_ms":5}`},
-		{controlplane.MethodSend, `{"adapter":"echo","adapter":"nosuch","method":"x.y"}`},
-		{controlplane.MethodDiscover, `{"Timeout_MS":5}`},
-		{controlplane.MethodDiscover, `{"timeout_ms":600000,"timeout_ms":5}`},
+		{methodSend, `{"Adapter":"nosuch","method":"x.y"}`},
+		{methodSend, `{"adapter":"nosuch","METHOD":"x.y"}`},
+		{methodSend, `{"adapter":"nosuch","method":"x.y","Timeout_ms":5}`},
+		{methodSend, `{"adapter":"echo","adapter":"nosuch","method":"x.y"}`},
+		{methodDiscover, `{"Timeout_MS":5}`},
+		{methodDiscover, `{"timeout_ms":600000,"timeout_ms":5}`},
 	} {
 		_, err := c.Call(ctx, tc.method, json.RawMessage(tc.params), func(json.RawMessage) error { return nil })
-		var e *controlplane.Error
-		if !errors.As(err, &e) || e.Code != controlplane.CodeInvalidParams {
+		var e *Error
+		if !errors.As(err, &e) || e.Code != CodeInvalidParams {
 			t.Errorf("%s %s: %v, want invalid_params", tc.method, tc.params, err)
 		}
 	}
 	// The exact names still work.
-	_, err := c.Call(ctx, controlplane.MethodSend, json.RawMessage(`{"adapter":"nosuch","method":"x.y","params":{"A":1},"timeout_ms":5}`), nil)
-	wantCode(t, err, controlplane.CodeNotFound)
+	_, err := c.Call(ctx, methodSend, json.RawMessage(`{"adapter":"nosuch","method":"x.y","params":{"A":1},"timeout_ms":5}`), nil)
+	wantCode(t, err, CodeNotFound)
 }

@@ -20,15 +20,15 @@ const (
 	RoleCall Role = "call"
 )
 
-// SPKIPrefix starts an identity that pins a client certificate's public key:
+// spkiPrefix starts an identity that pins a client certificate's public key:
 // "spki:sha256/" followed by the standard base64 of the SHA-256 of its DER
 // SubjectPublicKeyInfo ([SPKIPin] computes it).
-const SPKIPrefix = "spki:sha256/"
+const spkiPrefix = "spki:sha256/"
 
 // SPKIPin returns the "spki:sha256/BASE64" identity of cert's public key.
 func SPKIPin(cert *x509.Certificate) string {
 	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
-	return SPKIPrefix + base64.StdEncoding.EncodeToString(sum[:])
+	return spkiPrefix + base64.StdEncoding.EncodeToString(sum[:])
 }
 
 // perms is what one connection may do.
@@ -48,9 +48,9 @@ func (p perms) allows(method string) bool {
 		return true
 	}
 	switch method {
-	case MethodPing, MethodVersion, MethodCapabilities, MethodDiscover, MethodStatus:
+	case methodPing, methodVersion, methodCapabilities, methodDiscover, methodStatus:
 		return p.role == RoleRead || p.role == RoleCall
-	case MethodSend:
+	case methodSend:
 		return p.role == RoleCall
 	}
 	return true
@@ -79,7 +79,7 @@ func checkAllow(allow map[string]Role) error {
 			b64, ok := strings.CutPrefix(pin, "sha256/")
 			sum, err := base64.StdEncoding.DecodeString(b64)
 			if !ok || err != nil || len(sum) != sha256.Size {
-				return fmt.Errorf("%w: remote: %q is not %sBASE64 of a 32-byte SHA-256", ErrConfig, name, SPKIPrefix)
+				return fmt.Errorf("%w: remote: %q is not %sBASE64 of a 32-byte SHA-256", ErrConfig, name, spkiPrefix)
 			}
 		}
 	}

@@ -1,10 +1,8 @@
-package controlplane_test
+package controlplane
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/adapterkit/adapterkit/controlplane"
 )
 
 // FuzzParseAllow: any text is a grant with a known role and a non-empty name, or an
@@ -14,11 +12,11 @@ func FuzzParseAllow(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		name, role, err := controlplane.ParseAllow(s)
+		name, role, err := ParseAllow(s)
 		if err != nil {
 			return
 		}
-		if name == "" || (role != controlplane.RoleRead && role != controlplane.RoleCall) || !strings.HasSuffix(s, "="+string(role)) {
+		if name == "" || (role != RoleRead && role != RoleCall) || !strings.HasSuffix(s, "="+string(role)) {
 			t.Fatalf("ParseAllow(%q) = %q, %q", s, name, role)
 		}
 	})

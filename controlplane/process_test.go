@@ -1,6 +1,6 @@
 //go:build linux
 
-package controlplane_test
+package controlplane
 
 import (
 	"bufio"
@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/testkit"
-
-	"github.com/adapterkit/adapterkit/controlplane"
 )
 
 // daemonProc is the test binary re-executed as a daemon (daemonMain).
@@ -96,10 +94,10 @@ func openAdapters(t *testing.T, sock string) ([]int, []string) {
 	t.Helper()
 	c := dial(t, sock)
 	ctx := testCtx(t)
-	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
+	if _, err := c.Send(ctx, SendParams{Adapter: "echo", Method: "example.echo.echo"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Send(ctx, controlplane.SendParams{Adapter: "thermometer", Method: "example.device.read", Params: []byte(`{"probe":"inlet"}`)}); err != nil {
+	if _, err := c.Send(ctx, SendParams{Adapter: "thermometer", Method: "example.device.read", Params: []byte(`{"probe":"inlet"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := c.Status(ctx)
@@ -133,10 +131,10 @@ func TestDaemonSIGTERM(t *testing.T) {
 	c := dial(t, sock)
 	inflight := make(chan error, 1)
 	go func() {
-		_, err := c.Send(context.Background(), controlplane.SendParams{Adapter: "echo", Method: "example.echo.sleep", Params: []byte(`{"ms":25000}`)})
+		_, err := c.Send(context.Background(), SendParams{Adapter: "echo", Method: "example.echo.sleep", Params: []byte(`{"ms":25000}`)})
 		inflight <- err
 	}()
-	waitStatus(t, dial(t, sock), func(st *controlplane.StatusResult) bool { return st.InFlight == 1 })
+	waitStatus(t, dial(t, sock), func(st *StatusResult) bool { return st.InFlight == 1 })
 	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +143,7 @@ func TestDaemonSIGTERM(t *testing.T) {
 	}
 	// The call under way was answered (cancelled at the adapter), not left hanging.
 	err := <-inflight
-	wantCode(t, err, controlplane.CodeTransportError)
+	wantCode(t, err, CodeTransportError)
 	testkit.Gone(t, pids...) // verified: gone when the daemon exited, no grace
 
 	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
@@ -205,7 +203,7 @@ func TestDaemonSIGKILL(t *testing.T) {
 			t.Errorf("the dead daemon's adapter cgroup %s is still there (%v)", p, err)
 		}
 	}
-	if st.Health != controlplane.HealthOK {
+	if st.Health != HealthOK {
 		t.Errorf("health %s after the sweep", st.Health)
 	}
 	if err := d2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -219,7 +217,7 @@ func TestDaemonSIGKILL(t *testing.T) {
 // TestClientKilledMidDiscover: a client process killed while its Discover streams
 // costs the daemon nothing: its connection is cleaned up and others are served.
 func TestClientKilledMidDiscover(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}})
 	c := dial(t, sock)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"=discover-client", socketEnv+"="+sock)
@@ -236,12 +234,12 @@ func TestClientKilledMidDiscover(t *testing.T) {
 		_ = cmd.Wait()
 		t.Fatalf("client printed %q, want a found event", sc.Text())
 	}
-	waitStatus(t, c, func(st *controlplane.StatusResult) bool { return st.Clients == 2 })
+	waitStatus(t, c, func(st *StatusResult) bool { return st.Clients == 2 })
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	waitStatus(t, c, func(st *controlplane.StatusResult) bool { return st.Clients == 1 })
+	waitStatus(t, c, func(st *StatusResult) bool { return st.Clients == 1 })
 	if _, err := c.Ping(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}

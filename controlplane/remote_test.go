@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"bytes"
@@ -18,7 +18,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/internal/certgen"
 )
 
@@ -58,7 +57,7 @@ func (p *pki) issue(t testing.TB, ca *certgen.Authority, s certgen.Spec) (certFi
 func (p *pki) client(t testing.TB, cn string) *tls.Config {
 	t.Helper()
 	cert, key := p.issue(t, p.ca, certgen.Spec{CommonName: cn})
-	cfg, err := controlplane.ClientTLSConfig(p.caFile, cert, key)
+	cfg, err := ClientTLSConfig(p.caFile, cert, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,19 +95,19 @@ func (l *logBuffer) String() string {
 type remoteDaemon struct {
 	sock, addr string
 	log        *logBuffer
-	owner      *controlplane.Client // on the socket
+	owner      *Client // on the socket
 }
 
 // startRemote starts a daemon with the echo adapter, allowing "caller" to call and
 // "reader" to read; edit may change the configuration.
-func startRemote(t testing.TB, p *pki, edit func(*controlplane.ServerConfig)) *remoteDaemon {
+func startRemote(t testing.TB, p *pki, edit func(*ServerConfig)) *remoteDaemon {
 	t.Helper()
 	d := &remoteDaemon{log: &logBuffer{}}
 	addrs := make(chan net.Addr, 1)
-	cfg := controlplane.ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")},
+	cfg := ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")},
 		Logger: hclog.New(&hclog.LoggerOptions{Output: d.log, Level: hclog.Info}),
-		Remote: &controlplane.RemoteConfig{Listen: "127.0.0.1:0", CertFile: p.certFile, KeyFile: p.keyFile,
-			ClientCAFile: p.caFile, Allow: map[string]controlplane.Role{"caller": controlplane.RoleCall, "reader": controlplane.RoleRead},
+		Remote: &RemoteConfig{Listen: "127.0.0.1:0", CertFile: p.certFile, KeyFile: p.keyFile,
+			ClientCAFile: p.caFile, Allow: map[string]Role{"caller": RoleCall, "reader": RoleRead},
 			OnListen: func(a net.Addr) { addrs <- a }}}
 	if edit != nil {
 		edit(&cfg)
@@ -119,11 +118,11 @@ func startRemote(t testing.TB, p *pki, edit func(*controlplane.ServerConfig)) *r
 	return d
 }
 
-func dialRemote(t testing.TB, addr string, cfg *tls.Config) *controlplane.Client {
+func dialRemote(t testing.TB, addr string, cfg *tls.Config) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := controlplane.DialTLS(ctx, addr, cfg)
+	c, err := DialTLS(ctx, addr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +130,7 @@ func dialRemote(t testing.TB, addr string, cfg *tls.Config) *controlplane.Client
 	return c
 }
 
-var echoSend = controlplane.SendParams{Adapter: "echo", Method: "example.echo.echo", Params: json.RawMessage(`{"a":1}`)}
+var echoSend = SendParams{Adapter: "echo", Method: "example.echo.echo", Params: json.RawMessage(`{"a":1}`)}
 
 // TestRemoteRoles: a call client may Send; a read client gets permission_denied on
 // Send and its connection stays usable; the socket's owner keeps every permission.
@@ -152,8 +151,8 @@ func TestRemoteRoles(t *testing.T) {
 	reader := dialRemote(t, d.addr, p.client(t, "reader"))
 	for range 2 { // denied twice: the connection stays usable after a denial
 		_, err = reader.Send(ctx, echoSend)
-		e := wantCode(t, err, controlplane.CodePermissionDenied)
-		if controlplane.CodeOf(err) != controlplane.CodePermissionDenied || !strings.Contains(e.Message, "read") {
+		e := wantCode(t, err, CodePermissionDenied)
+		if CodeOf(err) != CodePermissionDenied || !strings.Contains(e.Message, "read") {
 			t.Errorf("denial %v", e)
 		}
 		if _, err := reader.Ping(ctx); err != nil {
@@ -172,7 +171,7 @@ func TestRemoteRoles(t *testing.T) {
 	}
 	// A method outside the schema is unknown_method whatever the role.
 	_, err = reader.Call(ctx, "Nope", nil, nil)
-	wantCode(t, err, controlplane.CodeUnknownMethod)
+	wantCode(t, err, CodeUnknownMethod)
 
 	if _, err := d.owner.Send(ctx, echoSend); err != nil {
 		t.Fatalf("socket owner Send: %v", err)
@@ -198,13 +197,13 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 	}
 	withCert := func(ca *certgen.Authority, s certgen.Spec) *tls.Config {
 		cert, key := p.issue(t, ca, s)
-		cfg, err := controlplane.ClientTLSConfig(p.caFile, cert, key)
+		cfg, err := ClientTLSConfig(p.caFile, cert, key)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return cfg
 	}
-	noCert, err := controlplane.ClientTLSConfig(p.caFile, p.certFile, p.keyFile)
+	noCert, err := ClientTLSConfig(p.caFile, p.certFile, p.keyFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +239,7 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 			switch {
 			case tc.tls == nil:
 				// A well-formed control-plane Ping frame, in the clear.
-				body := mustJSON(map[string]any{"id": controlplane.NewID(), "kind": "request", "method": "Ping"})
+				body := mustJSON(map[string]any{"id": newID(), "kind": "request", "method": "Ping"})
 				frame := append([]byte{0, 0, 0, byte(len(body))}, body...)
 				if _, err := nc.Write(frame); err != nil {
 					t.Fatal(err)
@@ -258,7 +257,7 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 				if rerr = tc.HandshakeContext(ctx); rerr == nil {
 					// TLS 1.3: the daemon checks the client's certificate after the
 					// client's side is done, and answers with an alert.
-					c := controlplane.NewClient(tc)
+					c := newClient(tc)
 					_, rerr = c.Ping(ctx)
 					c.Close()
 				}
@@ -266,7 +265,7 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 			if rerr == nil {
 				t.Fatal("the daemon answered")
 			}
-			st := waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Remote.RefusedClients == uint64(i+1) })
+			st := waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Remote.RefusedClients == uint64(i+1) })
 			if st.RefusedClients != uint64(i+1) {
 				t.Errorf("RefusedClients %d, want %d", st.RefusedClients, i+1)
 			}
@@ -294,12 +293,12 @@ func TestRemoteSPKIPin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) {
-		cfg.Remote.Allow[controlplane.SPKIPin(c.Cert)] = controlplane.RoleCall
+	d := startRemote(t, p, func(cfg *ServerConfig) {
+		cfg.Remote.Allow[SPKIPin(c.Cert)] = RoleCall
 	})
 	cert := writePEM(t, p.dir, "pinned.pem", certgen.CertPEM(c.Cert))
 	key := writePEM(t, p.dir, "pinned.key", certgen.KeyPEM(c.Key))
-	cfg, err := controlplane.ClientTLSConfig(p.caFile, cert, key)
+	cfg, err := ClientTLSConfig(p.caFile, cert, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,8 +314,8 @@ func TestRemoteBounds(t *testing.T) {
 	p := newPKI(t)
 	// Two daemons: a handshake bound short enough for a quick test would refuse real
 	// clients on a loaded machine, so it has one without them.
-	quick := startRemote(t, p, func(cfg *controlplane.ServerConfig) { cfg.Remote.HandshakeTimeout = 200 * time.Millisecond })
-	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) {
+	quick := startRemote(t, p, func(cfg *ServerConfig) { cfg.Remote.HandshakeTimeout = 200 * time.Millisecond })
+	d := startRemote(t, p, func(cfg *ServerConfig) {
 		cfg.Remote.IdleTimeout = 2 * time.Second
 		cfg.MaxClients = 3
 	})
@@ -333,7 +332,7 @@ func TestRemoteBounds(t *testing.T) {
 		if n, err := nc.Read(make([]byte, 1)); n != 0 || err == nil {
 			t.Fatalf("read %d, %v: want the daemon to close the connection", n, err)
 		}
-		waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Remote.RefusedClients == 1 })
+		waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Remote.RefusedClients == 1 })
 		if !strings.Contains(d.log.String(), "no TLS handshake within 200ms") {
 			t.Errorf("log %s", d.log.String())
 		}
@@ -355,7 +354,7 @@ func TestRemoteBounds(t *testing.T) {
 			t.Fatal("idle client never closed")
 		}
 		<-busy.Done() // idle too, once its stream ended
-		waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Remote.DroppedClients == 2 && st.Clients == 1 })
+		waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Remote.DroppedClients == 2 && st.Clients == 1 })
 		if !strings.Contains(d.log.String(), "remote client idle; closed") {
 			t.Errorf("log %s", d.log.String())
 		}
@@ -369,7 +368,7 @@ func TestRemoteBounds(t *testing.T) {
 		}
 		before, _ := d.owner.Status(ctx)
 		// Refused once its handshake is done: the dial or the first request fails.
-		over, err := controlplane.DialTLS(ctx, d.addr, p.client(t, "reader"))
+		over, err := DialTLS(ctx, d.addr, p.client(t, "reader"))
 		if err == nil {
 			_, err = over.Ping(ctx)
 			over.Close()
@@ -377,7 +376,7 @@ func TestRemoteBounds(t *testing.T) {
 		if err == nil {
 			t.Fatal("a fourth client was served with MaxClients 3")
 		}
-		waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool {
+		waitStatus(t, d.owner, func(st *StatusResult) bool {
 			return st.Remote.RefusedClients == before.Remote.RefusedClients+1
 		})
 	})
@@ -388,7 +387,7 @@ func TestRemoteBounds(t *testing.T) {
 // than MaxClients is refused at once.
 func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 	p := newPKI(t)
-	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) {
+	d := startRemote(t, p, func(cfg *ServerConfig) {
 		cfg.MaxClients = 3
 		cfg.Remote.HandshakeTimeout = time.Minute
 	})
@@ -409,7 +408,7 @@ func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 	if n, err := nc.Read(make([]byte, 1)); n != 0 || err == nil {
 		t.Fatalf("fourth silent peer: read %d, %v; want it closed at once", n, err)
 	}
-	waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Remote.RefusedClients == 1 })
+	waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Remote.RefusedClients == 1 })
 	if !strings.Contains(d.log.String(), "too many handshakes under way (3)") {
 		t.Errorf("log %s", d.log.String())
 	}
@@ -448,22 +447,22 @@ func TestRemoteGarbage(t *testing.T) {
 	raw := &rawConn{t: t, nc: tc}
 	_ = tc.SetDeadline(time.Now().Add(30 * time.Second))
 	raw.writeFrame([]byte("not json at all"))
-	if env := raw.read(); env.Error == nil || env.Error.Code != controlplane.CodeInvalidParams {
+	if env := raw.read(); env.Error == nil || env.Error.Code != CodeInvalidParams {
 		t.Fatalf("garbage body answered %+v", env)
 	}
-	id := controlplane.NewID()
+	id := newID()
 	raw.writeFrame(mustJSON(map[string]any{"id": id, "kind": "request", "method": "Ping"}))
 	if env := raw.read(); env.ID != id || env.Error != nil {
 		t.Fatalf("Ping after garbage answered %+v", env)
 	}
 	raw.writeHeader(1 << 30)
-	if env := raw.read(); env.Error == nil || env.Error.Code != controlplane.CodeFrameTooLarge {
+	if env := raw.read(); env.Error == nil || env.Error.Code != CodeFrameTooLarge {
 		t.Fatalf("oversized frame answered %+v", env)
 	}
 	if _, err := tc.Read(make([]byte, 1)); err == nil {
 		t.Fatal("connection still open after an oversized frame")
 	}
-	st := waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Clients == 1 })
+	st := waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Clients == 1 })
 	if st.Remote.RefusedClients != 3 {
 		t.Errorf("refused %d, want 3 (one per garbage connection)", st.Remote.RefusedClients)
 	}
@@ -478,7 +477,7 @@ func TestRemoteGarbage(t *testing.T) {
 func TestRemoteReload(t *testing.T) {
 	p := newPKI(t)
 	reload := make(chan struct{})
-	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) { cfg.Remote.Reload = reload })
+	d := startRemote(t, p, func(cfg *ServerConfig) { cfg.Remote.Reload = reload })
 	ctx := testCtx(t)
 	connected := dialRemote(t, d.addr, p.client(t, "caller"))
 	if _, err := connected.Send(ctx, echoSend); err != nil {
@@ -520,7 +519,7 @@ func TestRemoteReload(t *testing.T) {
 	writePEM(t, p.dir, filepath.Base(p.certFile), certgen.CertPEM(c2.Cert))
 	writePEM(t, p.dir, filepath.Base(p.caFile), append(certgen.CertPEM(p.ca.Cert), certgen.CertPEM(ca2.Cert)...))
 	reload <- struct{}{}
-	st := waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Remote.Reloads == 1 })
+	st := waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Remote.Reloads == 1 })
 	if !st.Remote.CertNotAfter.Equal(c2.Cert.NotAfter.UTC()) {
 		t.Errorf("Status cert_not_after %v, want the new certificate's %v", st.Remote.CertNotAfter, c2.Cert.NotAfter)
 	}
@@ -554,23 +553,23 @@ func waitFor(t *testing.T, cond func() bool) {
 func TestRemoteConfig(t *testing.T) {
 	p := newPKI(t)
 	dir := adapterDir(t)
-	good := func() *controlplane.RemoteConfig {
-		return &controlplane.RemoteConfig{Listen: "127.0.0.1:0", CertFile: p.certFile, KeyFile: p.keyFile, ClientCAFile: p.caFile,
-			Allow: map[string]controlplane.Role{"x": controlplane.RoleRead}}
+	good := func() *RemoteConfig {
+		return &RemoteConfig{Listen: "127.0.0.1:0", CertFile: p.certFile, KeyFile: p.keyFile, ClientCAFile: p.caFile,
+			Allow: map[string]Role{"x": RoleRead}}
 	}
 	tests := []struct {
 		name string
-		edit func(*controlplane.RemoteConfig)
+		edit func(*RemoteConfig)
 		want error
 	}{
-		{"no listen address", func(r *controlplane.RemoteConfig) { r.Listen = "" }, controlplane.ErrConfig},
-		{"no client CA", func(r *controlplane.RemoteConfig) { r.ClientCAFile = "" }, controlplane.ErrConfig},
-		{"no allow", func(r *controlplane.RemoteConfig) { r.Allow = nil }, controlplane.ErrConfig},
-		{"unknown role", func(r *controlplane.RemoteConfig) { r.Allow["x"] = "admin" }, controlplane.ErrConfig},
-		{"bad pin", func(r *controlplane.RemoteConfig) { r.Allow["spki:sha256/abc"] = controlplane.RoleRead }, controlplane.ErrConfig},
-		{"missing key", func(r *controlplane.RemoteConfig) { r.KeyFile = filepath.Join(p.dir, "none") }, controlplane.ErrCertificate},
-		{"CA file without certificates", func(r *controlplane.RemoteConfig) { r.ClientCAFile = p.keyFile }, controlplane.ErrCertificate},
-		{"address in use", nil, controlplane.ErrSocket},
+		{"no listen address", func(r *RemoteConfig) { r.Listen = "" }, ErrConfig},
+		{"no client CA", func(r *RemoteConfig) { r.ClientCAFile = "" }, ErrConfig},
+		{"no allow", func(r *RemoteConfig) { r.Allow = nil }, ErrConfig},
+		{"unknown role", func(r *RemoteConfig) { r.Allow["x"] = "admin" }, ErrConfig},
+		{"bad pin", func(r *RemoteConfig) { r.Allow["spki:sha256/abc"] = RoleRead }, ErrConfig},
+		{"missing key", func(r *RemoteConfig) { r.KeyFile = filepath.Join(p.dir, "none") }, ErrCertificate},
+		{"CA file without certificates", func(r *RemoteConfig) { r.ClientCAFile = p.keyFile }, ErrCertificate},
+		{"address in use", nil, ErrSocket},
 	}
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -585,7 +584,7 @@ func TestRemoteConfig(t *testing.T) {
 			} else {
 				rc.Listen = busy.Addr().String()
 			}
-			err := controlplane.Serve(testCtx(t), controlplane.ServerConfig{Dirs: []string{dir}, Remote: rc})
+			err := Serve(testCtx(t), ServerConfig{Dirs: []string{dir}, Remote: rc})
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("Serve: %v, want %v", err, tc.want)
 			}
@@ -598,12 +597,12 @@ func TestParseAllow(t *testing.T) {
 	tests := []struct {
 		in   string
 		name string
-		role controlplane.Role
+		role Role
 		ok   bool
 	}{
-		{"alice=call", "alice", controlplane.RoleCall, true},
-		{"ops team=read", "ops team", controlplane.RoleRead, true},
-		{pin + "=read", pin, controlplane.RoleRead, true},
+		{"alice=call", "alice", RoleCall, true},
+		{"ops team=read", "ops team", RoleRead, true},
+		{pin + "=read", pin, RoleRead, true},
 		{pin, "", "", false},
 		{"alice", "", "", false},
 		{"=read", "", "", false},
@@ -612,7 +611,7 @@ func TestParseAllow(t *testing.T) {
 		{"spki:md5/" + strings.Repeat("A", 43) + "==call", "", "", false},
 	}
 	for _, tc := range tests {
-		name, role, err := controlplane.ParseAllow(tc.in)
+		name, role, err := ParseAllow(tc.in)
 		if (err == nil) != tc.ok || name != tc.name || role != tc.role {
 			t.Errorf("ParseAllow(%q) = %q, %q, %v", tc.in, name, role, err)
 		}
@@ -630,7 +629,7 @@ func TestRemoteOwnCertExpired(t *testing.T) {
 	if !strings.Contains(d.log.String(), "the daemon's certificate has expired") {
 		t.Errorf("log %s", d.log.String())
 	}
-	if _, err := controlplane.DialTLS(testCtx(t), d.addr, p.client(t, "caller")); err == nil {
+	if _, err := DialTLS(testCtx(t), d.addr, p.client(t, "caller")); err == nil {
 		t.Error("a client accepted an expired daemon certificate")
 	}
 }

@@ -40,7 +40,8 @@ type ServerConfig struct {
 	Stderr io.Writer
 	// Limits lowers the Adapter process protocol's bounds (nil: the protocol's).
 	Limits *limits.Limits
-	// Restart is the adapters' restart policy; nil means [DefaultRestart].
+	// Restart is the adapters' restart policy; nil means up to 10 restarts with the
+	// lifecycle package's backoff.
 	Restart *lifecycle.RestartPolicy
 	// Logger receives the daemon's logs; nil is silent.
 	Logger hclog.Logger
@@ -61,15 +62,15 @@ type ServerConfig struct {
 	OnReady func()
 }
 
-// DefaultRestart is the adapters' restart policy when ServerConfig.Restart is nil:
+// defaultRestart is the adapters' restart policy when ServerConfig.Restart is nil:
 // up to 10 restarts with the lifecycle package's backoff.
-var DefaultRestart = lifecycle.RestartPolicy{MaxRestarts: 10}
+var defaultRestart = lifecycle.RestartPolicy{MaxRestarts: 10}
 
 // Defaults of ServerConfig.
 const (
-	DefaultMaxClients     = 256
-	DefaultWriteTimeout   = 5 * time.Second
-	DefaultRescanInterval = 200 * time.Millisecond
+	defaultMaxClients     = 256
+	defaultWriteTimeout   = 5 * time.Second
+	defaultRescanInterval = 200 * time.Millisecond
 	// maxConnRequests caps the requests a single client may have under way; its
 	// further requests are not read until one ends.
 	maxConnRequests = 64
@@ -151,13 +152,13 @@ func newServer(cfg ServerConfig) (*server, error) {
 		cfg.Version = "devel"
 	}
 	if cfg.MaxClients <= 0 {
-		cfg.MaxClients = DefaultMaxClients
+		cfg.MaxClients = defaultMaxClients
 	}
 	if cfg.WriteTimeout <= 0 {
-		cfg.WriteTimeout = DefaultWriteTimeout
+		cfg.WriteTimeout = defaultWriteTimeout
 	}
 	if cfg.RescanInterval <= 0 {
-		cfg.RescanInterval = DefaultRescanInterval
+		cfg.RescanInterval = defaultRescanInterval
 	}
 	log := cfg.Logger
 	if log == nil {

@@ -1,4 +1,4 @@
-package controlplane_test
+package controlplane
 
 import (
 	"encoding/json"
@@ -6,13 +6,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/adapterkit/adapterkit/controlplane"
 )
 
 // Status carries each adapter's per-method figures, resource use and stderr tail.
 func TestStatusFigures(t *testing.T) {
-	sock := startServer(t, controlplane.ServerConfig{Dirs: []string{adapterDir(t, "thermometer_v1.0.0")}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "thermometer_v1.0.0")}})
 	c := dial(t, sock)
 	ctx := testCtx(t)
 	const oks, bad = 3, 2
@@ -21,14 +19,14 @@ func TestStatusFigures(t *testing.T) {
 		if i >= oks {
 			probe = "nosuch"
 		}
-		_, err := c.Send(ctx, controlplane.SendParams{Adapter: "thermometer", Method: "example.device.read",
+		_, err := c.Send(ctx, SendParams{Adapter: "thermometer", Method: "example.device.read",
 			Params: json.RawMessage(`{"probe":"` + probe + `"}`)})
 		if (err != nil) != (i >= oks) {
 			t.Fatalf("read %s: %v", probe, err)
 		}
 	}
 	// Standard error is read as it comes: wait until the last line has been.
-	var a controlplane.AdapterStatus
+	var a AdapterStatus
 	for end := time.Now().Add(10 * time.Second); ; {
 		st, err := c.Status(ctx)
 		if err != nil {

@@ -129,9 +129,9 @@ func (t *tlsServer) config() *tls.Config {
 	}
 }
 
-// RefusedError is why a remote client was refused at connect: its certificate did
+// refusedError is why a remote client was refused at connect: its certificate did
 // not verify, or no Allow entry names it.
-type RefusedError struct {
+type refusedError struct {
 	// Client names the certificate: its common name and SPKI pin ("" when the
 	// client sent none).
 	Client string
@@ -142,7 +142,7 @@ type RefusedError struct {
 	Err error
 }
 
-func (e *RefusedError) Error() string {
+func (e *refusedError) Error() string {
 	if e.Client == "" {
 		return "controlplane: client refused: " + e.Reason
 	}
@@ -150,22 +150,22 @@ func (e *RefusedError) Error() string {
 }
 
 // Unwrap returns the verification error.
-func (e *RefusedError) Unwrap() error { return e.Err }
+func (e *refusedError) Unwrap() error { return e.Err }
 
 // verify checks a client's chain against the current client CAs, and its identity
 // against Allow, returning its permissions.
 func (t *tlsServer) verify(chain []*x509.Certificate) (perms, error) {
 	if len(chain) == 0 {
-		return perms{}, &RefusedError{Reason: "no client certificate"}
+		return perms{}, &refusedError{Reason: "no client certificate"}
 	}
 	leaf := chain[0]
 	who := describeCert(leaf)
 	now := t.now()
 	switch {
 	case now.Before(leaf.NotBefore):
-		return perms{}, &RefusedError{Client: who, Reason: "certificate not valid before " + leaf.NotBefore.UTC().Format(time.RFC3339)}
+		return perms{}, &refusedError{Client: who, Reason: "certificate not valid before " + leaf.NotBefore.UTC().Format(time.RFC3339)}
 	case now.After(leaf.NotAfter):
-		return perms{}, &RefusedError{Client: who, Reason: "certificate expired at " + leaf.NotAfter.UTC().Format(time.RFC3339)}
+		return perms{}, &refusedError{Client: who, Reason: "certificate expired at " + leaf.NotAfter.UTC().Format(time.RFC3339)}
 	}
 	inter := x509.NewCertPool()
 	for _, c := range chain[1:] {
@@ -174,11 +174,11 @@ func (t *tlsServer) verify(chain []*x509.Certificate) (perms, error) {
 	_, err := leaf.Verify(x509.VerifyOptions{Roots: t.cur.Load().clientCA, Intermediates: inter,
 		CurrentTime: now, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
 	if err != nil {
-		return perms{}, &RefusedError{Client: who, Reason: "certificate does not verify: " + err.Error(), Err: err}
+		return perms{}, &refusedError{Client: who, Reason: "certificate does not verify: " + err.Error(), Err: err}
 	}
 	p, ok := grant(t.rc.Allow, leaf)
 	if !ok {
-		return perms{}, &RefusedError{Client: who, Reason: "verified, but no --allow entry names it"}
+		return perms{}, &refusedError{Client: who, Reason: "verified, but no --allow entry names it"}
 	}
 	return p, nil
 }

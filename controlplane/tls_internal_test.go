@@ -72,7 +72,7 @@ func TestReload(t *testing.T) {
 	if _, err := ts.verify(client(ca2)); err != nil {
 		t.Fatalf("a client of the new CA: %v", err)
 	}
-	var re *RefusedError
+	var re *refusedError
 	if _, err := ts.verify(client(ca1)); !errors.As(err, &re) || !strings.Contains(re.Reason, "does not verify") {
 		t.Fatalf("a client of the old CA after the reload: %v", err)
 	}
@@ -126,16 +126,16 @@ func TestPermsAllows(t *testing.T) {
 		method string
 		ok     bool
 	}{
-		{ownerPerms, MethodSend, true},
-		{perms{role: RoleRead}, MethodSend, false},
-		{perms{role: RoleCall}, MethodSend, true},
-		{perms{role: RoleRead}, MethodPing, true},
-		{perms{role: RoleRead}, MethodVersion, true},
-		{perms{role: RoleRead}, MethodCapabilities, true},
-		{perms{role: RoleRead}, MethodDiscover, true},
-		{perms{role: RoleRead}, MethodStatus, true},
+		{ownerPerms, methodSend, true},
+		{perms{role: RoleRead}, methodSend, false},
+		{perms{role: RoleCall}, methodSend, true},
+		{perms{role: RoleRead}, methodPing, true},
+		{perms{role: RoleRead}, methodVersion, true},
+		{perms{role: RoleRead}, methodCapabilities, true},
+		{perms{role: RoleRead}, methodDiscover, true},
+		{perms{role: RoleRead}, methodStatus, true},
 		{perms{role: RoleRead}, "Unknown", true}, // answered unknown_method
-		{perms{}, MethodPing, false},             // no role: nothing
+		{perms{}, methodPing, false},             // no role: nothing
 	} {
 		if got := tc.p.allows(tc.method); got != tc.ok {
 			t.Errorf("%+v allows %s = %v", tc.p, tc.method, got)

@@ -59,8 +59,8 @@ type AdapterCapabilities struct {
 	Error *Error `json:"error,omitempty"`
 }
 
-// DiscoverParams are the params of Discover.
-type DiscoverParams struct {
+// discoverParams are the params of Discover.
+type discoverParams struct {
 	// TimeoutMS is how long the stream lasts, in milliseconds: required, from 1 to
 	// MaxDiscoverTimeout.
 	TimeoutMS int64 `json:"timeout_ms"`

@@ -20,7 +20,7 @@ var (
 )
 
 // errNilContext refuses a nil context: runtime.ErrNilContext matches it.
-var errNilContext = sentinel.NilContext
+var errNilContext = sentinel.ErrNilContext
 
 // SHA256 returns the lower-case hex SHA-256 of the regular file at path.
 func SHA256(path string) (string, error) {
@@ -65,7 +65,7 @@ func sha256File(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", &os.PathError{Op: "sha256", Path: path, Err: sentinel.NotRegular}
+		return "", &os.PathError{Op: "sha256", Path: path, Err: sentinel.ErrNotRegular}
 	}
 	f, err := os.Open(path)
 	if err != nil {

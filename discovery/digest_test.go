@@ -52,7 +52,7 @@ func TestVerifySHA256(t *testing.T) {
 		{"empty digest", small, "", ErrInvalidDigest},
 		{"bad digest before missing file", filepath.Join(dir, "missing"), "x", ErrInvalidDigest},
 		{"missing file", filepath.Join(dir, "missing"), helloSum, fs.ErrNotExist},
-		{"directory", dir, helloSum, sentinel.NotRegular},
+		{"directory", dir, helloSum, sentinel.ErrNotRegular},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestSHA256(t *testing.T) {
 	if err != nil || got != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" {
 		t.Fatalf("got %q, %v", got, err)
 	}
-	if _, err := SHA256(filepath.Dir(p)); !errors.Is(err, sentinel.NotRegular) {
+	if _, err := SHA256(filepath.Dir(p)); !errors.Is(err, sentinel.ErrNotRegular) {
 		t.Fatalf("directory: %v", err)
 	}
 }

@@ -88,7 +88,7 @@ func (r *Rejected) Unwrap() error { return r.Err }
 var (
 	// ErrNotAbsolute: the directory is not an absolute path (platform.ErrNotAbsolute
 	// is the same value).
-	ErrNotAbsolute   = sentinel.NotAbsolute
+	ErrNotAbsolute   = sentinel.ErrNotAbsolute
 	ErrDirNotFound   = errors.New("directory does not exist")
 	ErrNotDirectory  = errors.New("not a directory")
 	ErrDirUnreadable = errors.New("directory cannot be read")

@@ -31,14 +31,14 @@ func FuzzParseFileName(f *testing.F) {
 			}
 			return
 		}
-		if !ValidName(name) || v == nil {
+		if !validName(name) || v == nil {
 			t.Fatalf("accepted invalid parts %q %v", name, v)
 		}
 		// The canonical name round-trips to the same adapter, and is the
 		// input itself up to the letter case of ".exe".
-		again, err := FileName(name, v, goos)
+		again, err := fileName(name, v, goos)
 		if err != nil {
-			t.Fatalf("FileName(%q, %v): %v", name, v, err)
+			t.Fatalf("fileName(%q, %v): %v", name, v, err)
 		}
 		stem, _ := cutExe(base)
 		againStem, _ := cutExe(again)
@@ -70,7 +70,7 @@ func FuzzParseRef(f *testing.F) {
 			}
 			return
 		}
-		if !ValidName(ref.Name) || ref.Raw != s || ref.String() != s {
+		if !validName(ref.Name) || ref.Raw != s || ref.String() != s {
 			t.Fatalf("accepted %q as %+v", s, ref)
 		}
 		if ref.Constraints == nil {

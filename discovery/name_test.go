@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseFileName(t *testing.T) {
-	long := strings.Repeat("a", MaxNameLen)
+	long := strings.Repeat("a", maxNameLen)
 	tests := []struct {
 		base, goos string
 		name, ver  string // on success
@@ -99,7 +99,7 @@ func TestFileName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"@"+tt.ver, func(t *testing.T) {
-			got, err := FileName(tt.name, version.Must(version.NewVersion(tt.ver)), tt.goos)
+			got, err := fileName(tt.name, version.Must(version.NewVersion(tt.ver)), tt.goos)
 			if tt.reason != 0 {
 				var rej *Rejected
 				if !errors.As(err, &rej) || rej.Reason != tt.reason {
@@ -113,7 +113,7 @@ func TestFileName(t *testing.T) {
 		})
 	}
 	var rej *Rejected
-	if _, err := FileName("x", nil, "linux"); !errors.As(err, &rej) || rej.Reason != BadVersion {
+	if _, err := fileName("x", nil, "linux"); !errors.As(err, &rej) || rej.Reason != BadVersion {
 		t.Fatalf("nil version: err = %v", err)
 	}
 }

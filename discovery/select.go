@@ -65,10 +65,10 @@ func (e *RefError) Error() string {
 func suggestRef(s string) string {
 	stem, _ := cutExe(s)
 	name, ver, found := strings.Cut(stem, versionSep)
-	if !found || !ValidName(name) {
+	if !found || !validName(name) {
 		return ""
 	}
-	if _, err := ParseVersion(ver); err != nil {
+	if _, err := parseVersion(ver); err != nil {
 		return ""
 	}
 	return name + "@" + ver
@@ -88,9 +88,9 @@ func (e *RefError) Unwrap() []error {
 // "x@1.4.0" (exactly 1.4.0). The string is split at its first '@'.
 func ParseRef(s string) (Ref, error) {
 	name, cons, hasCons := strings.Cut(s, "@")
-	if !ValidName(name) {
+	if !validName(name) {
 		return Ref{}, &RefError{Raw: s, Reason: ErrRefName,
-			Err:        fmt.Errorf("%q must be 1-%d of [a-z0-9-], not starting with '-'", name, MaxNameLen),
+			Err:        fmt.Errorf("%q must be 1-%d of [a-z0-9-], not starting with '-'", name, maxNameLen),
 			Suggestion: suggestRef(s)}
 	}
 	ref := Ref{Name: name, Raw: s}
@@ -119,7 +119,7 @@ type SelectOptions struct {
 var (
 	// ErrNotFound: no adapter with the name was found at all (platform.ErrNotFound
 	// is the same value).
-	ErrNotFound = sentinel.NotFound
+	ErrNotFound = sentinel.ErrNotFound
 	// ErrNoMatchingVersion: the name exists, but no version is eligible.
 	ErrNoMatchingVersion = errors.New("no version of the adapter matches")
 )

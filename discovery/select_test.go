@@ -159,7 +159,7 @@ func TestParseRef(t *testing.T) {
 		{in: " thermo", wantErr: ErrRefName},
 		{in: "thermo_v1.0.0", wantErr: ErrRefName},
 		{in: "-x", wantErr: ErrRefName},
-		{in: strings.Repeat("a", MaxNameLen+1), wantErr: ErrRefName},
+		{in: strings.Repeat("a", maxNameLen+1), wantErr: ErrRefName},
 		{in: "x@", wantErr: ErrRefConstraint},
 		{in: "x@  ", wantErr: ErrRefConstraint},
 		{in: "x@bogus", wantErr: ErrRefConstraint},

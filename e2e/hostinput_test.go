@@ -163,13 +163,12 @@ func TestHostInput(t *testing.T) {
 	t.Run("params", func(t *testing.T) {
 		before := s.requests(t)
 		// Typed params that do not encode, or not to a JSON object, fail before anything
-		// is sent: a never-started invalid *runtime.CallError around an EncodeError.
+		// is sent: a never-started invalid *runtime.CallError around an encode error (registry.ErrEncode).
 		for _, p := range []any{make(chan int), []int{1}, 7, func() {}, struct{ C chan int }{make(chan int)}} {
 			_, err := registry.Call(stepCtx(t), s.c, rogueEcho, p)
 			var ce *runtime.CallError
-			var ee *registry.EncodeError
-			if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) ||
-				!errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) {
+			if !errors.As(err, &ce) || runtime.CodeOf(err) != wire.CodeInvalid || !runtime.IsNeverStarted(err) ||
+				!errors.Is(err, registry.ErrEncode) {
 				t.Fatalf("Call(%T) = %v, want invalid, never started, encode error", p, err)
 			}
 		}
@@ -194,14 +193,14 @@ func TestHostInput(t *testing.T) {
 		}
 		for _, raw := range []string{`[1]`, `{"a":`, `{}{}`, "{\"a\":\"\xff\"}"} {
 			_, err := h.Call(stepCtx(t), "rogue.test.echo", json.RawMessage(raw))
-			if !(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalidParams) {
+			if runtime.CodeOf(err) != wire.CodeInvalid || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalidParams) {
 				t.Fatalf("Call(%q) = %v, want invalid params, never started", raw, err)
 			}
 		}
 		// R58, A3: a request above the frame limit is refused and the connection goes on.
 		huge := json.RawMessage(`{"pad":"` + strings.Repeat("x", limits.MaxFrameSize) + `"}`)
 		if _, err := h.Call(stepCtx(t), "rogue.test.echo", huge); !errors.Is(err, runtime.ErrRequestTooLarge) ||
-			!(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) {
+			runtime.CodeOf(err) != wire.CodeInvalid || !runtime.IsNeverStarted(err) {
 			t.Fatalf("oversized request = %v", err)
 		}
 		if n := s.requests(t); n != before+1 { // only the stats call between
@@ -214,7 +213,7 @@ func TestHostInput(t *testing.T) {
 		before := s.requests(t)
 		for _, m := range []string{"rogue.test.nope", "other.service.m", "", "system.adapter.initialize"} {
 			_, err := h.Call(stepCtx(t), m, nil)
-			if !(runtime.CodeOf(err) == wire.CodeUnavailable) || !errors.Is(err, runtime.ErrUnknownMethod) || !runtime.IsNeverStarted(err) {
+			if runtime.CodeOf(err) != wire.CodeUnavailable || !errors.Is(err, runtime.ErrUnknownMethod) || !runtime.IsNeverStarted(err) {
 				t.Fatalf("Call(%q) = %v, want unavailable, unknown method, never started", m, err)
 			}
 		}
@@ -238,7 +237,7 @@ func TestHostInput(t *testing.T) {
 		}{
 			{"Handle.Call", func() error { _, err := h.Call(nilCtx, "rogue.test.echo", nil); return err },
 				func(err error) bool {
-					return errors.Is(err, runtime.ErrNilContext) && (runtime.CodeOf(err) == wire.CodeInvalid) && runtime.IsNeverStarted(err)
+					return errors.Is(err, runtime.ErrNilContext) && runtime.CodeOf(err) == wire.CodeInvalid && runtime.IsNeverStarted(err)
 				}},
 			{"Registry.Open", func() error { _, err := reg.Open(nilCtx, rogue, nil); return err },
 				func(err error) bool { return errors.Is(err, runtime.ErrNilContext) }},
@@ -365,7 +364,7 @@ func TestHostInput(t *testing.T) {
 		if _, err := other.Discover(stepCtx(t)); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Discover after Close = %v", err)
 		}
-		if _, err := oh.Call(stepCtx(t), "rogue.test.echo", nil); !(runtime.CodeOf(err) == wire.CodeClosed) ||
+		if _, err := oh.Call(stepCtx(t), "rogue.test.echo", nil); runtime.CodeOf(err) != wire.CodeClosed ||
 			!runtime.IsNeverStarted(err) || !errors.Is(err, lifecycle.ErrGaveUp) {
 			t.Fatalf("call on a closed registry's handle = %v", err)
 		}

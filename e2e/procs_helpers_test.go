@@ -335,7 +335,7 @@ func provable(m platform.Mechanism) bool {
 // It reports whether the cleanup was verified.
 func (o *opened) checkCleanup(t testing.TB, cleanupErr error) bool {
 	t.Helper()
-	m := o.Mechanism()
+	m := o.Supervision().Mechanism
 	if !provable(m) && os.Geteuid() == 0 {
 		// Decided here, not by the code under test: as root (PID namespaces, cgroups)
 		// a mechanism that cannot prove the end is a regression, not a branch to take.

@@ -167,7 +167,7 @@ func TestCloseEndsWholeTree(t *testing.T) {
 				// R47: it never exits on its own, so the host must have waited the grace.
 				t.Fatalf("Close returned after %v, before the disconnect grace %v", closed, o.lim.Grace())
 			}
-			t.Logf("mechanism %v; Close took %v", o.Mechanism(), closed.Round(time.Millisecond))
+			t.Logf("mechanism %v; Close took %v", o.Supervision().Mechanism, closed.Round(time.Millisecond))
 		})
 	}
 }
@@ -223,13 +223,13 @@ func TestStdoutClosedProcessAlive(t *testing.T) {
 	if countEvents(o.record(t), "exit") != 0 {
 		t.Fatal("the adapter exited on its own: the host was meant to kill it")
 	}
-	if _, err := o.Call(ctxFor(t, 5*time.Second), "misbehave.proc.ping", nil); !(runtime.CodeOf(err) == wire.CodeClosed) {
+	if _, err := o.Call(ctxFor(t, 5*time.Second), "misbehave.proc.ping", nil); runtime.CodeOf(err) != wire.CodeClosed {
 		t.Fatalf("call after the violation = %v, want closed", err)
 	}
 	if err := o.Close(); err != ev.Cleanup {
 		t.Fatalf("Close = %v, want the cleanup result %v", err, ev.Cleanup)
 	}
-	t.Logf("adapter %d killed after closing its stdout; mechanism %v", adapter.pid, o.Mechanism())
+	t.Logf("adapter %d killed after closing its stdout; mechanism %v", adapter.pid, o.Supervision().Mechanism)
 }
 
 // R52, R64, A26: the adapter exits while its child still holds its stdin and stdout.
@@ -245,7 +245,7 @@ func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
 		}
 	}
 	_, err := o.Call(ctxFor(t, 10*time.Second), "misbehave.proc.exit", []byte(`{"code":7}`))
-	if !errors.Is(err, wire.ProcessExited) || !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsUncertain(err) {
+	if !errors.Is(err, wire.ProcessExited) || runtime.CodeOf(err) != wire.CodeClosed || !runtime.IsUncertain(err) {
 		t.Fatalf("call = %v, want closed, uncertain, process exited", err)
 	}
 	var ee *lifecycle.ExitError
@@ -310,7 +310,7 @@ func TestOneFailingAdapterDoesNotDisturbOthers(t *testing.T) {
 				})
 			}
 			err := tt.fail(t, victim)
-			if err != nil && (!(runtime.CodeOf(err) == wire.CodeClosed) || !errors.Is(err, tt.cause)) {
+			if err != nil && (runtime.CodeOf(err) != wire.CodeClosed || !errors.Is(err, tt.cause)) {
 				t.Fatalf("victim's call = %v, want closed by %v", err, tt.cause)
 			}
 			ev := victim.exitEvent(t)
@@ -536,7 +536,7 @@ func TestOpenCloseCycles(t *testing.T) {
 		if _, err := a.Call(ctxFor(t, 10*time.Second), "misbehave.proc.ping", nil); err != nil {
 			t.Fatalf("ping: %v", err)
 		}
-		mech = a.Mechanism()
+		mech = a.Supervision().Mechanism
 		checkWantedMechanism(t, mech.String())
 		if err := a.Close(); err != nil && provable(mech) {
 			t.Fatalf("Close under %v: %v", mech, err)

@@ -117,7 +117,7 @@ func TestRogueViolations(t *testing.T) {
 			if n := a.InFlight(); n != 0 {
 				t.Fatalf("%d calls still pending after the end", n)
 			}
-			if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !(runtime.CodeOf(err) == wire.CodeClosed) ||
+			if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); runtime.CodeOf(err) != wire.CodeClosed ||
 				!runtime.IsNeverStarted(err) || !errors.Is(err, tt.kind) {
 				t.Fatalf("call after the end = %v, want closed, never started, with the cause", err)
 			}
@@ -178,7 +178,7 @@ func TestRogueHandshake(t *testing.T) {
 		_, err := lifecycle.Open(context.Background(), lifecycle.Config{Path: rogue, Env: rogueEnv("noinit"), Limits: l})
 		var oe *lifecycle.OpenError
 		if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || oe.Cleanup != nil ||
-			!(runtime.CodeOf(err) == wire.CodeDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+			runtime.CodeOf(err) != wire.CodeDeadline || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Open = %v, want a handshake deadline, cleanup verified", err)
 		}
 		requireGone(t, rogue)
@@ -266,7 +266,7 @@ func TestRogueBusy(t *testing.T) {
 	a := openRogue(t, "busy", nil)
 	for i := 0; i < 3; i++ {
 		_, err := a.Call(stepCtx(t), "rogue.test.echo", nil)
-		if !(runtime.CodeOf(err) == wire.CodeBusy) || runtime.IsUncertain(err) || runtime.IsNeverStarted(err) {
+		if runtime.CodeOf(err) != wire.CodeBusy || runtime.IsUncertain(err) || runtime.IsNeverStarted(err) {
 			t.Fatalf("err = %v, want busy from the adapter", err)
 		}
 	}
@@ -289,7 +289,7 @@ func TestRogueNeverReplies(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		_, err := a.Call(ctx, "rogue.test.hang", nil)
 		cancel()
-		if !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsUncertain(err) || !errors.Is(err, context.DeadlineExceeded) {
+		if runtime.CodeOf(err) != wire.CodeDeadline || !runtime.IsUncertain(err) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("call %d = %v, want deadline, uncertain", i, err)
 		}
 	}
@@ -299,7 +299,7 @@ func TestRogueNeverReplies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	_, err := a.Call(ctx, "rogue.test.echo", nil)
 	cancel()
-	if !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsNeverStarted(err) {
+	if runtime.CodeOf(err) != wire.CodeDeadline || !runtime.IsNeverStarted(err) {
 		t.Fatalf("call without a slot = %v, want deadline, never started", err)
 	}
 	if a.Err() != nil {
@@ -325,11 +325,11 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := goCall(ctx, a.Adapter, "rogue.test.hang", "{}")
 	pollFor(t, "hang pending", func() bool { return a.InFlight() == 1 })
-	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !(runtime.CodeOf(err) == wire.CodeBusy) || !errors.Is(err, runtime.ErrNoSlot) {
+	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); runtime.CodeOf(err) != wire.CodeBusy || !errors.Is(err, runtime.ErrNoSlot) {
 		t.Fatalf("call with the only slot held = %v, want busy (no slot)", err)
 	}
 	cancel()
-	if o := await(t, ch); !(runtime.CodeOf(o.err) == wire.CodeAborted) || !runtime.IsUncertain(o.err) {
+	if o := await(t, ch); runtime.CodeOf(o.err) != wire.CodeAborted || !runtime.IsUncertain(o.err) {
 		t.Fatalf("cancelled call = %v", o.err)
 	}
 	pollFor(t, "the adapter's reply to release the slot", func() bool { return a.InFlight() == 0 })
@@ -358,7 +358,7 @@ func TestRogueIDExhausted(t *testing.T) {
 		}
 	}
 	_, err := a.Call(stepCtx(t), "rogue.test.echo", nil)
-	if !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsNeverStarted(err) || !errors.Is(err, wire.IDExhausted) {
+	if runtime.CodeOf(err) != wire.CodeClosed || !runtime.IsNeverStarted(err) || !errors.Is(err, wire.IDExhausted) {
 		t.Fatalf("call beyond the last id = %v", err)
 	}
 	for _, h := range hangs {
@@ -496,7 +496,7 @@ func TestRogueIDTopOfRange(t *testing.T) {
 		}
 	}
 	_, err = c.Call(stepCtx(t), "rogue.test.echo", nil)
-	if !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsNeverStarted(err) || !errors.Is(err, wire.IDExhausted) {
+	if runtime.CodeOf(err) != wire.CodeClosed || !runtime.IsNeverStarted(err) || !errors.Is(err, wire.IDExhausted) {
 		t.Fatalf("call beyond 2^53-1 = %v", err)
 	}
 	requireClosedBy(t, <-hang, wire.IDExhausted)

@@ -225,7 +225,7 @@ func TestSDKExactness(t *testing.T) {
 		if len(big) != 1<<20+2 || string(big[:3]) != `"xx` {
 			t.Fatalf("big: %d bytes", len(big))
 		}
-		if _, err := h.Call(ctx, "example.echo.big", json.RawMessage(`{"bytes":4194304}`)); !(runtime.CodeOf(err) == wire.CodeInvalid) {
+		if _, err := h.Call(ctx, "example.echo.big", json.RawMessage(`{"bytes":4194304}`)); runtime.CodeOf(err) != wire.CodeInvalid {
 			t.Fatalf("big beyond the frame: %v, want invalid", err)
 		}
 	})
@@ -275,7 +275,7 @@ func TestSDKErrors(t *testing.T) {
 				t.Fatalf("fail %s: message %q", tc.code, shortMsg(err))
 			}
 		}
-		if _, err := h.Call(ctx, "example.echo.sleep", json.RawMessage(`{"ms":"1"}`)); !(runtime.CodeOf(err) == wire.CodeInvalid) {
+		if _, err := h.Call(ctx, "example.echo.sleep", json.RawMessage(`{"ms":"1"}`)); runtime.CodeOf(err) != wire.CodeInvalid {
 			t.Fatalf("sleep with a string: %v, want invalid", err)
 		}
 	})
@@ -307,7 +307,7 @@ func TestSDKCancelThroughHost(t *testing.T) {
 		ccancel()
 		select {
 		case err := <-done:
-			if !(runtime.CodeOf(err) == wire.CodeAborted) {
+			if runtime.CodeOf(err) != wire.CodeAborted {
 				t.Fatalf("cancelled sleep: %v, want aborted", err)
 			}
 		case <-time.After(sdkWait):

@@ -273,7 +273,7 @@ func soakCall(h *registry.Handle, rng *rand.Rand, i, kind int, tally *soakTally)
 		value, err = h.Call(cctx, "rogue.test.sleep", json.RawMessage(`{"ms":10000,"token":"`+token+`"}`))
 		stop.Stop()
 		ccancel()
-		if (runtime.CodeOf(err) == wire.CodeAborted) && errors.Is(err, context.Canceled) {
+		if runtime.CodeOf(err) == wire.CodeAborted && errors.Is(err, context.Canceled) {
 			tally.add(kind, "aborted/"+started(err))
 			return
 		}
@@ -281,7 +281,7 @@ func soakCall(h *registry.Handle, rng *rand.Rand, i, kind int, tally *soakTally)
 		dctx, dcancel := context.WithTimeout(ctx, time.Duration(1+rng.IntN(3))*time.Millisecond)
 		value, err = h.Call(dctx, "rogue.test.sleep", json.RawMessage(`{"ms":10000,"token":"`+token+`"}`))
 		dcancel()
-		if (runtime.CodeOf(err) == wire.CodeDeadline) && errors.Is(err, context.DeadlineExceeded) {
+		if runtime.CodeOf(err) == wire.CodeDeadline && errors.Is(err, context.DeadlineExceeded) {
 			tally.add(kind, "deadline/"+started(err))
 			return
 		}
@@ -305,7 +305,7 @@ func soakCall(h *registry.Handle, rng *rand.Rand, i, kind int, tally *soakTally)
 // them apart.
 func crashCause(err error) string {
 	switch {
-	case !(runtime.CodeOf(err) == wire.CodeClosed):
+	case runtime.CodeOf(err) != wire.CodeClosed:
 		return ""
 	case errors.Is(err, wire.ProcessExited):
 		return "exit"

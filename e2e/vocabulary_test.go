@@ -41,8 +41,6 @@ func TestOneErrorVocabulary(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"stream closed", registry.ErrStreamClosed, runtime.ErrClosed},
-		{"client closed", controlplane.ErrClientClosed, runtime.ErrClosed},
 		{"host violation", &wire.ViolationError{Kind: wire.HostFrame}, wire.ErrHostViolation},
 		{"adapter violation", &wire.ViolationError{Kind: wire.Output}, wire.Output},
 		{"adapter violation is not the host's", &wire.ViolationError{Kind: wire.Output}, nil},

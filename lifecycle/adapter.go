@@ -385,9 +385,6 @@ func (a *Adapter) PackageDir() string { return a.pkgDir }
 // Pid returns the adapter process's id.
 func (a *Adapter) Pid() int { return a.tree.Pid() }
 
-// Mechanism says how the adapter's tree is supervised.
-func (a *Adapter) Mechanism() platform.Mechanism { return a.tree.Mechanism() }
-
 // Supervision says how the adapter's tree is supervised and why any stronger mechanism
 // is not in effect (see platform.Supervision); decided when this process was started.
 func (a *Adapter) Supervision() platform.Supervision { return a.tree.Supervision() }
@@ -402,14 +399,3 @@ func (a *Adapter) Done() <-chan struct{} { return a.done }
 
 // Err returns nil while the connection is open, else why it ended.
 func (a *Adapter) Err() error { return a.conn.Err() }
-
-// CleanupErr returns nil when the tree was proven gone (or has not ended yet), else
-// why it could not be verified.
-func (a *Adapter) CleanupErr() error {
-	select {
-	case <-a.done:
-		return a.cleanupErr
-	default:
-		return nil
-	}
-}

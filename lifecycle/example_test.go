@@ -35,7 +35,7 @@ func ExampleOpen() {
 	}
 	v, err := a.Call(ctx, "example.device.read", []byte(`{"probe":"inlet"}`))
 	switch {
-	case (runtime.CodeOf(err) == wire.CodeUnavailable):
+	case runtime.CodeOf(err) == wire.CodeUnavailable:
 		log.Print("not advertised")
 	case runtime.IsUncertain(err):
 		log.Print("the adapter may have acted: ", err)

@@ -50,7 +50,7 @@ func TestOpenCallCloseVerified(t *testing.T) {
 	if err := res.CanRelease(a.PackageDir()); !errors.Is(err, lifecycle.ErrReserved) {
 		t.Fatalf("CanRelease while open = %v, want ErrReserved", err)
 	}
-	t.Logf("mechanism: %v", a.Mechanism())
+	t.Logf("mechanism: %v", a.Supervision().Mechanism)
 	if err := a.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -61,7 +61,7 @@ func TestOpenCallCloseVerified(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := a.Call(ctxT(t), "test.proc.ok", nil); !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsNeverStarted(err) {
+	if _, err := a.Call(ctxT(t), "test.proc.ok", nil); runtime.CodeOf(err) != wire.CodeClosed || !runtime.IsNeverStarted(err) {
 		t.Fatalf("call after close = %v, want closed, never started", err)
 	}
 }
@@ -80,7 +80,7 @@ func TestProcessExitMidCall(t *testing.T) {
 	a := open(t, "normal", func(c *lifecycle.Config) { c.OnExit = func(ev lifecycle.ExitEvent) { exited <- ev } })
 	defer a.Close()
 	_, err := a.Call(ctxT(t), "test.proc.exit", []byte(`{"code":3}`))
-	if !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsUncertain(err) || !errors.Is(err, wire.ProcessExited) {
+	if runtime.CodeOf(err) != wire.CodeClosed || !runtime.IsUncertain(err) || !errors.Is(err, wire.ProcessExited) {
 		t.Fatalf("err = %v, want closed, uncertain, process exited", err)
 	}
 	var ee *lifecycle.ExitError
@@ -129,7 +129,7 @@ func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
 			select {
 			case ev := <-exited:
 				if ev.Cleanup != nil {
-					t.Fatalf("cleanup not verified: %v (mechanism %v)", ev.Cleanup, a.Mechanism())
+					t.Fatalf("cleanup not verified: %v (mechanism %v)", ev.Cleanup, a.Supervision().Mechanism)
 				}
 			case <-time.After(10 * time.Second):
 				t.Fatal("host hung: OnExit not called")
@@ -273,8 +273,8 @@ func TestSuperviseRestarts(t *testing.T) {
 			t.Fatalf("round %d: not restarted", round)
 		}
 	}
-	if s.Restarts() != 2 || exits.Load() != 2 {
-		t.Fatalf("restarts = %d, exits = %d", s.Restarts(), exits.Load())
+	if s.Stats().Restarts != 2 || exits.Load() != 2 {
+		t.Fatalf("restarts = %d, exits = %d", s.Stats().Restarts, exits.Load())
 	}
 	// The policy is used up: the next crash is final.
 	_, _ = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":1}`))

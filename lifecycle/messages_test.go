@@ -49,7 +49,7 @@ func TestGaveUpMessages(t *testing.T) {
 				}
 			}
 			_, err = s.Call(ctxT(t), "test.proc.ok", nil)
-			if !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) || !(runtime.CodeOf(err) == wire.CodeClosed) {
+			if !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) || runtime.CodeOf(err) != wire.CodeClosed {
 				t.Fatalf("call after giving up: %v", err)
 			}
 			msg := err.Error()

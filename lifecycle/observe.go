@@ -64,4 +64,4 @@ func (a *Adapter) ended() {
 func (a *Adapter) Stats() Stats { return a.obs.stats(a, 0) }
 
 // Stats returns a snapshot of the supervised adapter's figures, across its restarts.
-func (s *Supervisor) Stats() Stats { return s.cfg.obs.stats(s.Current(), s.Restarts()) }
+func (s *Supervisor) Stats() Stats { return s.cfg.obs.stats(s.Current(), s.restartCount()) }

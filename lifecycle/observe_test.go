@@ -300,13 +300,13 @@ func TestCallFiguresExact(t *testing.T) {
 	for range cancels {
 		cctx, cancel := context.WithCancel(ctx)
 		time.AfterFunc(20*time.Millisecond, cancel)
-		if _, err := a.Call(cctx, "test.obs.hang", nil); !(runtime.CodeOf(err) == wire.CodeAborted) || !runtime.IsUncertain(err) {
+		if _, err := a.Call(cctx, "test.obs.hang", nil); runtime.CodeOf(err) != wire.CodeAborted || !runtime.IsUncertain(err) {
 			t.Fatalf("cancel: %v", err)
 		}
 	}
 	for range deadlines {
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		if _, err := a.Call(dctx, "test.obs.hang", nil); !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsUncertain(err) {
+		if _, err := a.Call(dctx, "test.obs.hang", nil); runtime.CodeOf(err) != wire.CodeDeadline || !runtime.IsUncertain(err) {
 			t.Fatalf("deadline: %v", err)
 		}
 		cancel()

@@ -81,7 +81,7 @@ func TestPinCheckedAtRestart(t *testing.T) {
 	if !errors.Is(err, lifecycle.ErrGaveUp) || !errors.Is(err, discovery.ErrDigestMismatch) {
 		t.Fatalf("call after the refused restart = %v", err)
 	}
-	if s.Current() != nil || s.Restarts() != 1 {
-		t.Fatalf("current %v, restarts %d: want none running after one refused restart", s.Current(), s.Restarts())
+	if s.Current() != nil || s.Stats().Restarts != 1 {
+		t.Fatalf("current %v, restarts %d: want none running after one refused restart", s.Current(), s.Stats().Restarts)
 	}
 }

@@ -239,8 +239,8 @@ func (s *Supervisor) Current() *Adapter {
 	return s.cur
 }
 
-// Restarts returns how many restarts were attempted.
-func (s *Supervisor) Restarts() int {
+// restartCount returns how many restarts were attempted (Stats().Restarts).
+func (s *Supervisor) restartCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.restarts
@@ -292,7 +292,7 @@ func (s *Supervisor) call(ctx context.Context, method string, params json.RawMes
 		res, err := a.conn.Call(ctx, method, params)
 		// A call that found the adapter ending before anything was sent is safe to
 		// make again, on the restarted adapter; anything sent is the caller's to decide.
-		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && (runtime.CodeOf(err) == wire.CodeClosed) {
+		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && runtime.CodeOf(err) == wire.CodeClosed {
 			continue
 		}
 		return res, err

@@ -127,8 +127,8 @@ func TestSuperviseCurrentClosedByHost(t *testing.T) {
 	if cur := s.Current(); cur != nil {
 		t.Fatalf("an adapter (pid %d) runs after the host closed the supervised one", cur.Pid())
 	}
-	if s.Restarts() != 0 {
-		t.Fatalf("%d restarts after a close by the host", s.Restarts())
+	if s.Stats().Restarts != 0 {
+		t.Fatalf("%d restarts after a close by the host", s.Stats().Restarts)
 	}
 	select {
 	case ev := <-exits:

@@ -84,8 +84,8 @@ func TestV1ChildBornInCgroups(t *testing.T) {
 	if filepath.Dir(v1.mem.path) != memParent || filepath.Dir(v1.pids.path) != pidsParent {
 		t.Fatalf("v1 cgroups %s %s, want under %s and %s", v1.mem.path, v1.pids.path, memParent, pidsParent)
 	}
-	if tree.CgroupPath() != "" && filepath.Base(tree.CgroupPath()) != filepath.Base(v1.mem.path) {
-		t.Errorf("v1 name %s differs from the v2 one %s", filepath.Base(v1.mem.path), tree.CgroupPath())
+	if tree.cgroupPath() != "" && filepath.Base(tree.cgroupPath()) != filepath.Base(v1.mem.path) {
+		t.Errorf("v1 name %s differs from the v2 one %s", filepath.Base(v1.mem.path), tree.cgroupPath())
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", tree.Pid()))
 	if err != nil {

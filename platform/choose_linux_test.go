@@ -71,7 +71,7 @@ func TestFailureDoesNotLatch(t *testing.T) {
 		t.Fatalf("with PID namespaces refused: %s", sup)
 	}
 	second := startHelper(t, Config{}, "block")
-	if !second.Mechanism().Has(MechPidNamespace) {
+	if !second.Supervision().Mechanism.Has(MechPidNamespace) {
 		t.Fatalf("the next start stayed weakened: %s", second.Supervision())
 	}
 	t.Logf("first: %s; second: %s", sup, second.Supervision())

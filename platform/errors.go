@@ -15,12 +15,12 @@ import (
 var (
 	// ErrNotAbsolute: Config.Path is not an absolute path (refused, never resolved).
 	// discovery.ErrNotAbsolute is the same value.
-	ErrNotAbsolute = sentinel.NotAbsolute
+	ErrNotAbsolute = sentinel.ErrNotAbsolute
 	// ErrNotFound: nothing exists at Config.Path. discovery.ErrNotFound, for a name no
 	// directory holds, is the same value.
-	ErrNotFound = sentinel.NotFound
+	ErrNotFound = sentinel.ErrNotFound
 	// ErrNotRegular: Config.Path names a directory, device, pipe or other non-regular file.
-	ErrNotRegular = sentinel.NotRegular
+	ErrNotRegular = sentinel.ErrNotRegular
 	// ErrNotExecutable: the file has no execute permission (POSIX).
 	ErrNotExecutable = errors.New("adapter file is not executable")
 	// ErrNotExe: on Windows only an explicit ".exe" is launched: no .bat, .cmd, .com,
@@ -39,12 +39,12 @@ var ErrUnverified = errors.New("process tree end not verified")
 // ErrLimitUnsupported is matched (errors.Is) by a [*LimitError].
 var ErrLimitUnsupported = errors.New("resource limit not supported")
 
-// errClosed is returned by operations on a Tree after Close: wire.CodeClosed, the
+// errClosed is returned by operations on a Tree after Close: runtime.ErrClosed, the
 // module's one "closed by the host" error, matches it.
-var errClosed = sentinel.Closed
+var errClosed = sentinel.ErrClosed
 
 // errNilContext refuses a nil context: runtime.ErrNilContext matches it.
-var errNilContext = sentinel.NilContext
+var errNilContext = sentinel.ErrNilContext
 
 // LaunchError reports why Start did not start an adapter. Err is one of the sentinel
 // errors above, possibly joined with the underlying system error, so errors.Is works with

@@ -172,7 +172,7 @@ func runHelper(mode string, args []string) int {
 		}
 		line, _ := bufio.NewReader(tree.Stdout()).ReadString('\n')
 		record(args[0], "host")
-		fmt.Printf("%s %s\n", strings.TrimSpace(line), tree.Mechanism())
+		fmt.Printf("%s %s\n", strings.TrimSpace(line), tree.Supervision().Mechanism)
 		blockForever()
 	case "sweep": // a second host on the machine: sweep, report one line per item
 		rep, err := Sweep(context.Background(), nil)

@@ -125,7 +125,7 @@ func TestHostOptionsChildSubreaper(t *testing.T) {
 		t.Fatal("ChildSubreaper not in effect")
 	}
 	tree, pids := startNsTree(t, IsolationProcessGroup)
-	if m := tree.Mechanism(); !m.Has(MechSubreaper) || m.Proves() {
+	if m := tree.Supervision().Mechanism; !m.Has(MechSubreaper) || m.Proves() {
 		t.Fatalf("mechanism %v, want subreaper without proof", m)
 	}
 	daemon := pids["daemon"]
@@ -163,7 +163,7 @@ func TestChildSubreaperReapsCgroupOrphans(t *testing.T) {
 	requireCgroup(t)
 	setHostOptions(t, HostOptions{ChildSubreaper: true})
 	tree, pids := startNsTree(t, IsolationNoPIDNamespace)
-	if m := tree.Mechanism(); !m.Has(MechCgroup | MechSubreaper) {
+	if m := tree.Supervision().Mechanism; !m.Has(MechCgroup | MechSubreaper) {
 		t.Fatalf("mechanism %v, want cgroup and subreaper", m)
 	}
 	daemon := pids["daemon"]

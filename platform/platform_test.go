@@ -50,7 +50,7 @@ func shutdown(t *testing.T, tree *Tree) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	_ = tree.Kill(ctx)
-	if err := tree.Verify(ctx); err != nil && mechanismProves(tree.Mechanism()) {
+	if err := tree.Verify(ctx); err != nil && mechanismProves(tree.Supervision().Mechanism) {
 		t.Errorf("Verify: %v", err)
 	}
 	select {
@@ -176,7 +176,7 @@ func TestStdinStdoutPlumbing(t *testing.T) {
 	if st := tree.ExitState(); st == nil || !st.Success() {
 		t.Fatalf("exit state %v", st)
 	}
-	if err := tree.Signal(os.Kill); !errors.Is(err, os.ErrProcessDone) {
+	if err := tree.signal(os.Kill); !errors.Is(err, os.ErrProcessDone) {
 		t.Fatalf("Signal after exit: %v", err)
 	}
 }
@@ -201,10 +201,10 @@ func TestStderr(t *testing.T) {
 		}
 		tree.Stdin().Close()
 		if err := tree.Verify(ctxBound(t)); err != nil {
-			if mechanismProves(tree.Mechanism()) || os.Geteuid() == 0 {
+			if mechanismProves(tree.Supervision().Mechanism) || os.Geteuid() == 0 {
 				t.Fatal(err) // as root the default isolation proves the end
 			}
-			t.Skipf("%s cannot prove the end, so Close drops what stderr still held: %v", tree.Mechanism(), err)
+			t.Skipf("%s cannot prove the end, so Close drops what stderr still held: %v", tree.Supervision().Mechanism, err)
 		}
 		if err := tree.Close(); err != nil { // waits for the copy to end
 			t.Fatal(err)

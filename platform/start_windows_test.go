@@ -167,8 +167,8 @@ func TestJobKillsWholeTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tree.Close()
-	if !tree.Mechanism().Has(MechJobObject) || tree.LimitErr() != nil {
-		t.Fatalf("mechanism %v, limit error %v", tree.Mechanism(), tree.LimitErr())
+	if !tree.Supervision().Mechanism.Has(MechJobObject) || tree.LimitErr() != nil {
+		t.Fatalf("mechanism %v, limit error %v", tree.Supervision().Mechanism, tree.LimitErr())
 	}
 	if line, err := bufio.NewReader(tree.Stdout()).ReadString('\n'); err != nil || strings.TrimSpace(line) != "ready" {
 		t.Fatalf("adapter said %q, %v", line, err)

@@ -180,12 +180,9 @@ func (t *Tree) Stdout() io.ReadCloser { return t.stdout }
 // Pid is the direct child's process id, as seen by the host.
 func (t *Tree) Pid() int { return t.pid }
 
-// CgroupPath is the filesystem path of the tree's own cgroup (Linux), or "" when none
+// cgroupPath is the filesystem path of the tree's own cgroup (Linux), or "" when none
 // is used. It is removed by Close once the tree has ended.
-func (t *Tree) CgroupPath() string { return t.sys.cgroupPath() }
-
-// Mechanism reports what supervises this tree.
-func (t *Tree) Mechanism() Mechanism { return t.mech }
+func (t *Tree) cgroupPath() string { return t.sys.cgroupPath() }
 
 // Supervision reports the mechanisms supervising this tree and, for each stronger one
 // that is not in effect, why (decided by this tree's Start alone).
@@ -212,9 +209,9 @@ func (t *Tree) Exited() <-chan struct{} { return t.exited }
 // ExitState is the direct child's exit state, nil before Exited is closed.
 func (t *Tree) ExitState() *os.ProcessState { return t.state.Load() }
 
-// Signal sends sig to the direct child only. It returns os.ErrProcessDone once the
+// signal sends sig to the direct child only. It returns os.ErrProcessDone once the
 // child has been reaped.
-func (t *Tree) Signal(sig os.Signal) error {
+func (t *Tree) signal(sig os.Signal) error {
 	select {
 	case <-t.exited:
 		return os.ErrProcessDone

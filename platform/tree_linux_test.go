@@ -138,8 +138,8 @@ func TestMechanismChosen(t *testing.T) {
 	}
 	for _, is := range isolations {
 		tree := startHelper(t, Config{Isolation: is.iso}, "block")
-		if tree.Mechanism() != want[is.iso] {
-			t.Errorf("%s: mechanism %s, want %s", is.name, tree.Mechanism(), want[is.iso])
+		if tree.Supervision().Mechanism != want[is.iso] {
+			t.Errorf("%s: mechanism %s, want %s", is.name, tree.Supervision().Mechanism, want[is.iso])
 		}
 	}
 }
@@ -238,7 +238,7 @@ func TestSignalIgnoredThenKilled(t *testing.T) {
 			if line := readLine(t, tree.Stdout()); line != "ready" {
 				t.Fatalf("helper said %q", line)
 			}
-			if err := tree.Signal(syscall.SIGTERM); err != nil {
+			if err := tree.signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
 			}
 			tree.Stdin().Close()
@@ -298,7 +298,7 @@ func TestCgroupChosenAndRemoved(t *testing.T) {
 	requireRoot(t)
 	own := requireCgroup(t)
 	tree := startHelper(t, Config{}, "block")
-	path := tree.CgroupPath()
+	path := tree.cgroupPath()
 	if filepath.Dir(path) != own || !strings.HasPrefix(filepath.Base(path), cgroupPrefix) {
 		t.Fatalf("cgroup %q not a per-adapter cgroup under %q", path, own)
 	}
@@ -321,7 +321,7 @@ func TestCgroupParentOption(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = unix.Rmdir(parent) })
 	tree := startHelper(t, Config{CgroupParent: parent}, "block")
-	if got := filepath.Dir(tree.CgroupPath()); got != parent {
+	if got := filepath.Dir(tree.cgroupPath()); got != parent {
 		t.Fatalf("cgroup under %q, want %q", got, parent)
 	}
 	shutdown(t, tree)
@@ -333,7 +333,7 @@ func TestResourceLimits(t *testing.T) {
 	var le *LimitError
 	hasErr := errors.As(tree.LimitErr(), &le)
 	v1 := tree.sys.v1
-	if tree.CgroupPath() == "" && v1 == nil {
+	if tree.cgroupPath() == "" && v1 == nil {
 		if !hasErr || !slices.Equal(le.Limits, []string{"memory", "processes"}) {
 			t.Fatalf("without a cgroup both limits must be reported unsupported, got %v", tree.LimitErr())
 		}
@@ -351,8 +351,8 @@ func TestResourceLimits(t *testing.T) {
 		{"memory", "memory.max", strconv.FormatInt(res.MemoryBytes, 10)},
 		{"processes", "pids.max", strconv.Itoa(res.MaxProcesses)},
 	} {
-		b, err := os.ReadFile(filepath.Join(tree.CgroupPath(), c.file))
-		if tree.CgroupPath() == "" || err != nil {
+		b, err := os.ReadFile(filepath.Join(tree.cgroupPath(), c.file))
+		if tree.cgroupPath() == "" || err != nil {
 			b, err = os.ReadFile(v1files[c.limit])
 		}
 		applied := err == nil && strings.TrimSpace(string(b)) == c.want

@@ -191,7 +191,7 @@ func runNSHost(scenario string, args []string) int {
 	}
 	sup := tree.Supervision()
 	rep.Mechanism, rep.Supervision, rep.Dropped, rep.TreePid = sup.Mechanism.String(), sup.String(), sup.Dropped, tree.Pid()
-	rep.CgroupPath = tree.CgroupPath()
+	rep.CgroupPath = tree.cgroupPath()
 	out := bufio.NewReader(tree.Stdout())
 	switch scenario {
 	case "probe":

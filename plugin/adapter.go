@@ -180,19 +180,20 @@ func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
 // Errors about the adapter itself, returned by Serve before it reads anything.
 var (
-	// ErrInvalidAdapter is the cause of every *AdapterError.
+	// ErrInvalidAdapter is matched (errors.Is) by the error of an adapter that cannot be
+	// served: an invalid catalog or a registration mistake, which the error names.
 	ErrInvalidAdapter = errors.New("plugin: invalid adapter definition")
 )
 
-// AdapterError says why an Adapter cannot be served: an invalid catalog (Err is then a
+// adapterError says why an Adapter cannot be served: an invalid catalog (Err is then a
 // *proto.CatalogError) or a registration mistake. errors.Is(err, ErrInvalidAdapter)
 // holds, and so does errors.Is(err, proto.ErrInvalidCatalog) for a catalog problem.
-type AdapterError struct {
+type adapterError struct {
 	Reason string
 	Err    error
 }
 
-func (e *AdapterError) Error() string {
+func (e *adapterError) Error() string {
 	if e.Err != nil {
 		return "plugin: invalid adapter: " + e.Reason + ": " + e.Err.Error()
 	}
@@ -200,7 +201,7 @@ func (e *AdapterError) Error() string {
 }
 
 // Unwrap returns ErrInvalidAdapter and the underlying error.
-func (e *AdapterError) Unwrap() []error {
+func (e *adapterError) Unwrap() []error {
 	if e.Err != nil {
 		return []error{ErrInvalidAdapter, e.Err}
 	}
@@ -208,32 +209,32 @@ func (e *AdapterError) Unwrap() []error {
 }
 
 // Catalog builds the catalog the adapter advertises and validates it. It is
-// what Serve answers initialize with. The error is an *AdapterError.
+// what Serve answers initialize with. The error is an *adapterError.
 func (a *Adapter) Catalog() (*wire.Catalog, error) {
 	c := &wire.Catalog{Protocol: limits.ProtocolVersion, Services: make([]wire.Service, 0, len(a.Services))}
 	for i, s := range a.Services {
 		if s == nil {
-			return nil, &AdapterError{Reason: fmt.Sprintf("service %d is nil", i)}
+			return nil, &adapterError{Reason: fmt.Sprintf("service %d is nil", i)}
 		}
 		if s.problem != nil {
-			return nil, &AdapterError{Reason: "service " + s.id, Err: s.problem}
+			return nil, &adapterError{Reason: "service " + s.id, Err: s.problem}
 		}
 		if s.contract != nil {
 			for _, m := range s.contract.Methods() {
 				if _, ok := s.handlers[m]; !ok {
-					return nil, &AdapterError{Reason: "service " + s.id, Err: fmt.Errorf("method %q of the contract has no handler", m)}
+					return nil, &adapterError{Reason: "service " + s.id, Err: fmt.Errorf("method %q of the contract has no handler", m)}
 				}
 			}
 		}
 		c.Services = append(c.Services, wire.Service{ID: s.id, Version: s.version, Methods: s.Methods()})
 	}
 	if err := proto.ValidateCatalog(c); err != nil {
-		return nil, &AdapterError{Reason: "catalog", Err: err}
+		return nil, &adapterError{Reason: "catalog", Err: err}
 	}
 	if a.Configuration != nil {
 		v := reflect.ValueOf(a.Configuration)
 		if v.Kind() != reflect.Pointer || v.IsNil() {
-			return nil, &AdapterError{Reason: fmt.Sprintf("Configuration must be a non-nil pointer, not %T", a.Configuration)}
+			return nil, &adapterError{Reason: fmt.Sprintf("Configuration must be a non-nil pointer, not %T", a.Configuration)}
 		}
 	}
 	return c, nil

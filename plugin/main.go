@@ -13,12 +13,12 @@ import (
 
 // Exit statuses of [Main].
 const (
-	// ExitHostFault: the adapter definition is invalid, the host violated the
+	// exitHostFault: the adapter definition is invalid, the host violated the
 	// protocol, or the output failed.
-	ExitHostFault = 1
-	// ExitNotStartedByHost: stdin is a terminal, or the input began with text: a person
+	exitHostFault = 1
+	// exitNotStartedByHost: stdin is a terminal, or the input began with text: a person
 	// ran the adapter by hand. Main then explains what the program is and how to try it.
-	ExitNotStartedByHost = 2
+	exitNotStartedByHost = 2
 )
 
 // Main serves the adapter over the process's stdin and stdout and exits the process; it
@@ -30,7 +30,7 @@ const (
 // output handle on Windows) are redirected to stderr, so that stray prints of the
 // adapter or its libraries never reach the protocol stream. It then serves with
 // [Adapter.Serve] and exits with status 0 when the host disconnected cleanly, or
-// with status [ExitHostFault] after writing the cause to stderr, once: an invalid
+// with status 1 after writing the cause to stderr, once: an invalid
 // adapter definition (the catalog is checked before anything is read), a host
 // violation, or a failed output. When a.Logger is nil, diagnostics go to [Logger] (JSON
 // records on stderr).
@@ -38,20 +38,19 @@ const (
 // An adapter is started by a host, never by a person; Main recognises when it is run
 // by hand — stdin is a terminal, or the first bytes read are text rather than a frame
 // header (`echo hi | ./adapter`) — and then says on stderr that this program is an
-// adapter, with the adapterctl commands that try it, and exits with status
-// [ExitNotStartedByHost].
+// adapter, with the adapterctl commands that try it, and exits with status 2.
 func Main(a *Adapter) {
 	tuneGC()
 	ad := *a
 	ad.reportsCause = true
 	if isTerminal(os.Stdin) {
 		fmt.Fprint(os.Stderr, byHand(&ad, "stdin is a terminal"))
-		os.Exit(ExitNotStartedByHost)
+		os.Exit(exitNotStartedByHost)
 	}
 	out, err := protectStdout()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "adapter:", err)
-		os.Exit(ExitHostFault)
+		os.Exit(exitHostFault)
 	}
 	if ad.Logger == nil {
 		ad.Logger = Logger()
@@ -60,12 +59,12 @@ func Main(a *Adapter) {
 	switch {
 	case err == nil:
 		os.Exit(0)
-	case errors.Is(err, ErrTextInput):
+	case errors.Is(err, errTextInput):
 		fmt.Fprint(os.Stderr, byHand(&ad, "the input is text, not protocol frames ("+textDetail(err)+")"))
-		os.Exit(ExitNotStartedByHost)
+		os.Exit(exitNotStartedByHost)
 	}
 	fmt.Fprintln(os.Stderr, "adapter:", err)
-	os.Exit(ExitHostFault)
+	os.Exit(exitHostFault)
 }
 
 // byHand explains, for a person who ran the adapter themselves, what it is and how to

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/adapterkit/adapterkit/plugin"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -56,8 +54,8 @@ func TestMainTerminalInvalidAdapter(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = waitChild(cmd)
-	if code := cmd.ProcessState.ExitCode(); code != plugin.ExitNotStartedByHost {
-		t.Errorf("exit status %d, want %d", code, plugin.ExitNotStartedByHost)
+	if code := cmd.ProcessState.ExitCode(); code != 2 {
+		t.Errorf("exit status %d, want %d", code, 2)
 	}
 	for _, want := range []string{"stdin is a terminal", "a host would refuse it as it is", "invalid catalog (R21)"} {
 		if !strings.Contains(stderr.String(), want) {

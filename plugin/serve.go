@@ -27,12 +27,12 @@ import (
 // of one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
 // which errors.Is(err, wire.ErrHostViolation) matches; its Err is the detail.
 var (
-	// ErrTextInput: the input began with text instead of a frame header, the mark of
+	// errTextInput: the input began with text instead of a frame header, the mark of
 	// a person typing at the adapter or piping text into it rather than a host starting
 	// it (the detail of a *wire.ViolationError).
-	ErrTextInput = errors.New("plugin: the input is text, not protocol frames")
-	// ErrIDNotIncreasing: a request's id is not above every id received before.
-	ErrIDNotIncreasing = errors.New("request id does not increase")
+	errTextInput = errors.New("plugin: the input is text, not protocol frames")
+	// errIDNotIncreasing: a request's id is not above every id received before.
+	errIDNotIncreasing = errors.New("request id does not increase")
 	// ErrShutdownIncomplete: at the end of the connection some handlers did not return,
 	// or the replies could not be written, within the cleanup bound. Serve returned
 	// anyway; those goroutines are abandoned.
@@ -84,7 +84,7 @@ type conn struct {
 // protocol, out fails, or ctx is done.
 //
 // Before reading anything it builds and validates the catalog; an invalid adapter is
-// refused with an *AdapterError and nothing is read or written.
+// refused with an *adapterError and nothing is read or written.
 //
 // At the end every handler's context is cancelled; Serve waits for the handlers and
 // their replies within the process cleanup bound (about 1 s for handlers, then a short
@@ -100,7 +100,7 @@ type conn struct {
 // whole process.
 func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if ctx == nil {
-		return fmt.Errorf("plugin: Serve: %w", sentinel.NilContext)
+		return fmt.Errorf("plugin: Serve: %w", sentinel.ErrNilContext)
 	}
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		pf, err := protectStdout()
@@ -133,7 +133,7 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 	}
 	value, err := proto.AppendCatalog(nil, cat)
 	if err != nil {
-		return nil, &AdapterError{Reason: "encoding the catalog", Err: err}
+		return nil, &adapterError{Reason: "encoding the catalog", Err: err}
 	}
 	c := &conn{
 		a:        a,
@@ -216,7 +216,7 @@ func (c *conn) readLoop(in io.Reader) error {
 			var fe *proto.FrameError
 			if first && errors.As(err, &fe) {
 				if _, ok := fe.Text(); ok {
-					return &wire.ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
+					return &wire.ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", errTextInput, err)}
 				}
 			}
 			return &wire.ViolationError{Kind: wire.HostFrame, Err: err}
@@ -286,7 +286,7 @@ func envelopeMessage(ee *proto.EnvelopeError) string {
 // order enforces strictly increasing request ids (A14).
 func (c *conn) order(id uint64) error {
 	if id <= c.lastID {
-		return &wire.ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", ErrIDNotIncreasing, id, c.lastID)}
+		return &wire.ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", errIDNotIncreasing, id, c.lastID)}
 	}
 	c.lastID = id
 	return nil

@@ -92,9 +92,8 @@ func TestInvalidCatalogRefusedBeforeServing(t *testing.T) {
 			a.Services = tt.services
 			var out bytes.Buffer
 			err := a.Serve(context.Background(), errReader{t}, &out)
-			var ae *plugin.AdapterError
-			if !errors.As(err, &ae) || !errors.Is(err, plugin.ErrInvalidAdapter) {
-				t.Fatalf("Serve returned %v, want an *AdapterError", err)
+			if !errors.Is(err, plugin.ErrInvalidAdapter) {
+				t.Fatalf("Serve returned %v, want ErrInvalidAdapter", err)
 			}
 			if out.Len() != 0 {
 				t.Fatalf("Serve wrote %q", out.Bytes())
@@ -413,7 +412,7 @@ func TestNonIncreasingID(t *testing.T) {
 			h.send(`{"type":"request","v":1,"id":5,"method":"test.svc.echo","params":{}}`)
 			expectResult(t, h.recv(), 5, `{}`)
 			h.send(tt.second)
-			errorsAsViolation(t, h.ended(), plugin.ErrIDNotIncreasing)
+			errorsAsViolation(t, h.ended(), wire.HostIDNotAbove)
 		})
 	}
 }

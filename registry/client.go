@@ -42,12 +42,6 @@ func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
 	return &Client{h: h, svc: svc, sizes: sizes}, nil
 }
 
-// Service returns the contract the client is bound to.
-func (c *Client) Service() *contract.Service { return c.svc }
-
-// Handle returns the adapter the client is bound to.
-func (c *Client) Handle() *Handle { return c.h }
-
 // ErrNotInService is the cause of the error of a call, through a Client, of a method
 // that is not one of its service's: nothing is sent.
 var ErrNotInService = errors.New("registry: method is not one of the client's service")
@@ -104,7 +98,7 @@ func notInService(svc *contract.Service, method string) error {
 
 // encodeParams appends a call's params (a typed call's, or a stream's) to dst; a value
 // that does not encode to a JSON object fails before anything is sent, as a
-// never-started *runtime.CallError with code invalid that wraps an *EncodeError.
+// never-started *runtime.CallError with code invalid that wraps an *encodeError.
 func encodeParams(method string, dst []byte, p any) (json.RawMessage, error) {
 	b, err := appendObject(dst, p)
 	if err != nil {

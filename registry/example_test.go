@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/platform"
@@ -148,12 +146,4 @@ func ExampleNewStream() {
 	fmt.Printf("%q %v\n", out, err)
 	_, err = registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams(started))
 	fmt.Println(err)
-}
-
-// WithLogLevel sets the level of the adapters' own loggers (plugin.Logger) in an
-// environment.
-func ExampleWithLogLevel() {
-	env := registry.WithLogLevel([]string{"TZ=UTC"}, hclog.Debug)
-	fmt.Println(env)
-	// Output: [TZ=UTC ADAPTERKIT_LOG_LEVEL=debug]
 }

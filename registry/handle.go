@@ -51,7 +51,7 @@ func (h *Handle) Status() Status {
 	if a == nil || a.Err() != nil {
 		return Status{}
 	}
-	return Status{Running: true, Pid: a.Pid(), Mechanism: a.Mechanism(), Supervision: a.Supervision(), InFlight: a.InFlight(), LimitErr: a.LimitErr()}
+	return Status{Running: true, Pid: a.Pid(), Mechanism: a.Supervision().Mechanism, Supervision: a.Supervision(), InFlight: a.InFlight(), LimitErr: a.LimitErr()}
 }
 
 // Catalog returns the running adapter's catalog, or nil when none is running.

@@ -1,9 +1,6 @@
 package registry
 
 import (
-	"slices"
-	"strings"
-
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
@@ -18,16 +15,8 @@ func (r *Registry) observe(cfg *lifecycle.Config) {
 	cfg.LogTail = r.cfg.LogTail
 	cfg.Observer = r.cfg.Observer
 	if lvl := r.cfg.AdapterLogLevel; lvl != hclog.NoLevel {
-		cfg.Env = WithLogLevel(cfg.Env, lvl)
+		cfg.Env = proto.WithLogLevel(cfg.Env, lvl.String())
 	}
-}
-
-// WithLogLevel returns env with $ADAPTERKIT_LOG_LEVEL  set to
-// level, replacing an earlier value; env itself is not modified.
-func WithLogLevel(env []string, level hclog.Level) []string {
-	prefix := proto.LogLevelEnv + "="
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, prefix) })
-	return append(out, prefix+level.String())
 }
 
 // Stats returns a snapshot of the adapter's figures: calls by method, restarts, exits,

@@ -72,11 +72,3 @@ func TestRegistryLogsAndStats(t *testing.T) {
 		t.Errorf("%d reading records under thermometer, want 2:\n%s", n, out.String())
 	}
 }
-
-func TestWithLogLevel(t *testing.T) {
-	in := []string{"A=1", "ADAPTERKIT_LOG_LEVEL=error", "B=2"}
-	got := registry.WithLogLevel(in, hclog.Trace)
-	if strings.Join(got, " ") != "A=1 B=2 ADAPTERKIT_LOG_LEVEL=trace" || in[1] != "ADAPTERKIT_LOG_LEVEL=error" {
-		t.Errorf("WithLogLevel = %q (input now %q)", got, in)
-	}
-}

@@ -429,10 +429,10 @@ func appendObject(dst []byte, v any) (json.RawMessage, error) {
 	}
 	b, err := codec.Append(dst, v)
 	if err != nil {
-		return nil, &EncodeError{Err: err}
+		return nil, &encodeError{Err: err}
 	}
 	if len(b) == len(dst) || b[len(dst)] != '{' {
-		return nil, &EncodeError{Err: fmt.Errorf("%T encodes to %s", v, truncate(b))}
+		return nil, &encodeError{Err: fmt.Errorf("%T encodes to %s", v, truncate(b))}
 	}
 	return b, nil
 }
@@ -454,13 +454,14 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// ErrEncode is the cause of every *EncodeError.
+// ErrEncode is matched (errors.Is) by the error of a configuration or params value that
+// does not encode to a JSON object; the error says why.
 var ErrEncode = errors.New("registry: value does not encode to a JSON object")
 
-// EncodeError is a configuration or params value that does not encode to a JSON object.
-type EncodeError struct{ Err error }
+// encodeError is a configuration or params value that does not encode to a JSON object.
+type encodeError struct{ Err error }
 
-func (e *EncodeError) Error() string { return ErrEncode.Error() + ": " + e.Err.Error() }
+func (e *encodeError) Error() string { return ErrEncode.Error() + ": " + e.Err.Error() }
 
 // Unwrap returns ErrEncode and the cause.
-func (e *EncodeError) Unwrap() []error { return []error{ErrEncode, e.Err} }
+func (e *encodeError) Unwrap() []error { return []error{ErrEncode, e.Err} }

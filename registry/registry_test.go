@@ -106,7 +106,7 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 	// Cancel reaches the adapter: aborted, outcome uncertain (R32).
 	ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
 	defer cancel()
-	if _, err := e.Sleep(ctx, 10000); !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsUncertain(err) {
+	if _, err := e.Sleep(ctx, 10000); runtime.CodeOf(err) != wire.CodeDeadline || !runtime.IsUncertain(err) {
 		t.Fatalf("Sleep past deadline = %v", err)
 	}
 	if err := h.Close(); err != nil {
@@ -209,8 +209,7 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 	loose, echoAny := bindOne[any, json.RawMessage](t, h, "echo")
 	for _, p := range []any{map[string]any{"c": make(chan int)}, struct{ F func() }{func() {}}, []int{1}, 7} {
 		_, err = registry.Call(ctxT(t), loose, echoAny, p)
-		var ee *registry.EncodeError
-		if !errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !(runtime.CodeOf(err) == wire.CodeInvalid) {
+		if !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || runtime.CodeOf(err) != wire.CodeInvalid {
 			t.Fatalf("params %T = %v, want an encode error, invalid, never started", p, err)
 		}
 	}
@@ -230,16 +229,16 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 		t.Fatalf("raw = %s, %v", raw, err)
 	}
 	// R41: a method the adapter does not advertise never reaches it.
-	if _, err := h.Call(ctxT(t), "example.echo.nope", nil); !(runtime.CodeOf(err) == wire.CodeUnavailable) || !runtime.IsNeverStarted(err) {
+	if _, err := h.Call(ctxT(t), "example.echo.nope", nil); runtime.CodeOf(err) != wire.CodeUnavailable || !runtime.IsNeverStarted(err) {
 		t.Fatalf("unknown method = %v", err)
 	}
 	// The adapter's error arrives typed with its code.
 	failc, fail := bindOne[map[string]string, struct{}](t, h, "fail")
 	_, err = registry.Call(ctxT(t), failc, fail, map[string]string{"code": "denied", "message": "no"})
-	if !(runtime.CodeOf(err) == wire.CodeDenied) || runtime.IsUncertain(err) {
+	if runtime.CodeOf(err) != wire.CodeDenied || runtime.IsUncertain(err) {
 		t.Fatalf("fail = %v", err)
 	}
-	if _, err := h.Call(ctxT(t), "example.echo.fail", json.RawMessage(`{"code":"denied","message":"no"}`)); !(runtime.CodeOf(err) == wire.CodeDenied) {
+	if _, err := h.Call(ctxT(t), "example.echo.fail", json.RawMessage(`{"code":"denied","message":"no"}`)); runtime.CodeOf(err) != wire.CodeDenied {
 		t.Fatalf("fail, raw = %v", err)
 	}
 	// Configuration must be a JSON object.

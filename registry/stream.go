@@ -23,7 +23,7 @@ import (
 // concurrently with Read.
 type Stream struct {
 	ctx    context.Context
-	cancel context.CancelCauseFunc // Close cancels with ErrStreamClosed
+	cancel context.CancelCauseFunc // Close cancels with errStreamClosed
 	read   func(ctx context.Context) (streamChunk, error)
 	method string
 	buf    []byte
@@ -81,20 +81,22 @@ type streamChunk struct {
 	EOF  bool   `json:"eof"`
 }
 
-// ErrStreamClosed is returned by Read after Close (and by a Read that Close cut short).
+// errStreamClosed is returned by Read after Close (and by a Read that Close cut short).
 // A Read stopped by the end of the stream's context returns the call's error instead
 // (aborted or deadline, see runtime.CallError). errors.Is matches runtime.ErrClosed too.
-var ErrStreamClosed = fmt.Errorf("registry: stream %w", runtime.ErrClosed)
+var errStreamClosed = fmt.Errorf("registry: stream %w", runtime.ErrClosed)
 
 // Read returns the next bytes of the stream, waiting for them as long as the stream's
-// context allows; io.EOF once the adapter said eof and everything was read.
+// context allows; io.EOF once the adapter said eof and everything was read. After Close
+// (or when Close cut it short) it returns an error matching runtime.ErrClosed; stopped
+// by the end of the stream's context, the call's error (aborted or deadline).
 func (s *Stream) Read(p []byte) (int, error) {
 	for len(s.buf) == 0 {
 		if s.eof {
 			return 0, io.EOF
 		}
 		if s.closed() {
-			return 0, ErrStreamClosed
+			return 0, errStreamClosed
 		}
 		if context.Cause(s.ctx) == runtime.ErrNilContext {
 			return 0, runtime.ErrNilContext
@@ -102,7 +104,7 @@ func (s *Stream) Read(p []byte) (int, error) {
 		chunk, err := s.read(s.ctx)
 		if err != nil {
 			if s.closed() {
-				return 0, ErrStreamClosed
+				return 0, errStreamClosed
 			}
 			return 0, err
 		}
@@ -121,11 +123,11 @@ func (s *Stream) Read(p []byte) (int, error) {
 }
 
 // closed reports whether Close ended the stream's context (rather than its parent).
-func (s *Stream) closed() bool { return context.Cause(s.ctx) == ErrStreamClosed }
+func (s *Stream) closed() bool { return context.Cause(s.ctx) == errStreamClosed }
 
 // Close ends the stream: a read under way is cancelled, and later reads fail with
-// ErrStreamClosed.
+// errStreamClosed.
 func (s *Stream) Close() error {
-	s.closeOnce.Do(func() { s.cancel(ErrStreamClosed) })
+	s.closeOnce.Do(func() { s.cancel(errStreamClosed) })
 	return nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// A Stream's Read says why it stopped: ErrStreamClosed only after Close, and the
+// A Stream's Read says why it stopped: runtime.ErrClosed only after Close, and the
 // context's own error (aborted) when the caller's context ended. The echo method
 // answers every read with no data and no eof, so Read keeps polling until stopped.
 func TestStreamReadStopCauses(t *testing.T) {
@@ -38,8 +38,8 @@ func TestStreamReadStopCauses(t *testing.T) {
 		}()
 		cancel()
 		err := <-done
-		if errors.Is(err, registry.ErrStreamClosed) || !(runtime.CodeOf(err) == wire.CodeAborted) || !errors.Is(err, context.Canceled) {
-			t.Fatalf("Read after the caller's cancel = %v, want aborted (context canceled), not ErrStreamClosed", err)
+		if errors.Is(err, runtime.ErrClosed) || runtime.CodeOf(err) != wire.CodeAborted || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Read after the caller's cancel = %v, want aborted (context canceled), not closed", err)
 		}
 	})
 	t.Run("closed", func(t *testing.T) {
@@ -52,11 +52,11 @@ func TestStreamReadStopCauses(t *testing.T) {
 		if err := st.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-done; !errors.Is(err, registry.ErrStreamClosed) {
-			t.Fatalf("Read racing Close = %v, want ErrStreamClosed", err)
+		if err := <-done; !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("Read racing Close = %v, want runtime.ErrClosed", err)
 		}
-		if _, err := st.Read(make([]byte, 8)); !errors.Is(err, registry.ErrStreamClosed) {
-			t.Fatalf("Read after Close = %v, want ErrStreamClosed", err)
+		if _, err := st.Read(make([]byte, 8)); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("Read after Close = %v, want runtime.ErrClosed", err)
 		}
 	})
 }

@@ -77,7 +77,7 @@ func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*
 	case stateEnded:
 		return nil, c.closedNotStarted(method)
 	case stateInitializing, stateReady:
-		return nil, refused(method, wire.CodeInvalid, "initialize was already called", ErrAlreadyInitialized)
+		return nil, refused(method, wire.CodeInvalid, "initialize was already called", errAlreadyInitialized)
 	}
 	value, err := c.roundTrip(ctx, method, proto.AppendInitializeParams(nil, configuration), true)
 	if err != nil {
@@ -135,7 +135,7 @@ func (c *Conn) setState(from, to connState) bool {
 // for the reply, returning the result value (which the caller owns) or a *CallError.
 //
 // Refused without sending anything (never started): a call before a successful
-// Initialize (invalid, ErrNotInitialized), a method the catalog does not advertise
+// Initialize (invalid), a method the catalog does not advertise
 // (unavailable "Unknown method", ErrUnknownMethod), params that are not one object
 // (invalid, ErrInvalidParams), a request whose frame would exceed the frame limit
 // (invalid, ErrRequestTooLarge), an already expired ctx (deadline), no free
@@ -154,7 +154,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	}
 	cs := c.cat.Load()
 	if cs == nil {
-		return nil, refused(method, wire.CodeInvalid, "the connection is not initialized", ErrNotInitialized)
+		return nil, refused(method, wire.CodeInvalid, "the connection is not initialized", errNotInitialized)
 	}
 	if _, ok := cs.methods[method]; !ok {
 		return nil, refused(method, wire.CodeUnavailable, proto.MessageUnknownMethod, ErrUnknownMethod)

@@ -362,7 +362,7 @@ func TestCallErrorText(t *testing.T) {
 	if code := runtime.CodeOf(errors.New("plain")); code != "" {
 		t.Error("CodeOf found a code in a plain error")
 	}
-	if (runtime.CodeOf(tests[0].err) == wire.CodeBusy) || runtime.IsUncertain(tests[0].err) || runtime.IsNeverStarted(tests[0].err) {
+	if runtime.CodeOf(tests[0].err) == wire.CodeBusy || runtime.IsUncertain(tests[0].err) || runtime.IsNeverStarted(tests[0].err) {
 		t.Error("CallError reports an outcome it does not have")
 	}
 	if wire.Violation(0).String() == "" {
@@ -420,7 +420,7 @@ func TestNilContext(t *testing.T) {
 		t.Fatalf("Initialize(nil) = %v", err)
 	}
 	f.handshake(c)
-	if _, err := c.Call(nilCtx, read, nil); !errors.Is(err, runtime.ErrNilContext) || !(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) {
+	if _, err := c.Call(nilCtx, read, nil); !errors.Is(err, runtime.ErrNilContext) || runtime.CodeOf(err) != wire.CodeInvalid || !runtime.IsNeverStarted(err) {
 		t.Fatalf("Call(nil) = %v", err)
 	}
 	if c.Err() != nil || c.InFlight() != 0 {

@@ -16,11 +16,11 @@ var (
 	// something the host closed: a process tree (package platform), a supervisor
 	// (lifecycle), a registry, handle or stream (registry). errors.Is(err, ErrClosed)
 	// holds for all of them.
-	ErrClosed = sentinel.Closed
-	// ErrNotInitialized refuses a call before a successful initialize.
-	ErrNotInitialized = errors.New("runtime: connection not initialized")
-	// ErrAlreadyInitialized refuses a second initialize.
-	ErrAlreadyInitialized = errors.New("runtime: connection already initialized or initializing")
+	ErrClosed = sentinel.ErrClosed
+	// errNotInitialized refuses a call before a successful initialize.
+	errNotInitialized = errors.New("runtime: connection not initialized")
+	// errAlreadyInitialized refuses a second initialize.
+	errAlreadyInitialized = errors.New("runtime: connection already initialized or initializing")
 	// ErrUnknownMethod refuses a method the catalog does not advertise.
 	ErrUnknownMethod = errors.New("runtime: method not advertised by the adapter")
 	// ErrRequestTooLarge refuses a request whose frame would exceed the frame limit.
@@ -38,7 +38,7 @@ var (
 	// initialize) returns it as the Cause of a never-started *CallError with code
 	// invalid; an open or start returns it inside its typed error
 	// (lifecycle.OpenError, platform.LaunchError); anything else returns it as it is.
-	ErrNilContext = sentinel.NilContext
+	ErrNilContext = sentinel.ErrNilContext
 )
 
 // CallError is the error of a call (or of initialize). It says what is known: the code,

@@ -65,7 +65,7 @@ func ExampleConn() {
 
 	// A method the catalog does not advertise never reaches the adapter.
 	_, err = conn.Call(ctx, "example.device.erase", nil)
-	fmt.Println((runtime.CodeOf(err) == wire.CodeUnavailable), runtime.IsNeverStarted(err))
+	fmt.Println(runtime.CodeOf(err) == wire.CodeUnavailable, runtime.IsNeverStarted(err))
 
 	fmt.Println(conn.Close(), conn.Err())
 	<-adapterDone // the adapter saw the end of its input and returned

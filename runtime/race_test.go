@@ -36,7 +36,7 @@ func TestCancelRacesReply(t *testing.T) {
 					if json.Unmarshal(r.v, &s) != nil || s != "v"+strconv.Itoa(i) {
 						t.Fatalf("value %s", r.v)
 					}
-				} else if !(runtime.CodeOf(r.err) == wire.CodeAborted) || !runtime.IsUncertain(r.err) {
+				} else if runtime.CodeOf(r.err) != wire.CodeAborted || !runtime.IsUncertain(r.err) {
 					t.Fatalf("err %v", r.err)
 				}
 				eventually(t, "slot released", func() bool { return c.InFlight() == 0 })

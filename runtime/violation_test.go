@@ -184,7 +184,7 @@ func TestOnPeerGoneBrokenInput(t *testing.T) {
 		if ret != nil {
 			want = wire.ProcessExited
 		}
-		if !(runtime.CodeOf(err) == wire.CodeClosed) || !errors.Is(err, want) || !errors.Is(ended(t, c), want) {
+		if runtime.CodeOf(err) != wire.CodeClosed || !errors.Is(err, want) || !errors.Is(ended(t, c), want) {
 			t.Fatalf("hook returned %v: err = %v, cause = %v", ret, err, c.Err())
 		}
 	}

@@ -326,7 +326,7 @@ func (c *checker) exitOnEOF(ctx context.Context, s *session) {
 	}
 	vctx, cancel := context.WithTimeout(ctx, limits.ProcessCleanup)
 	defer cancel()
-	mech := s.tree.Mechanism()
+	mech := s.tree.Supervision().Mechanism
 	err := s.tree.Verify(vctx)
 	var ue *platform.UnverifiedError
 	provable := mech&(platform.MechCgroup|platform.MechPidNamespace|platform.MechJobObject) != 0

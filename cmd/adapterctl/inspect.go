@@ -62,7 +62,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	}
 	cat := a.Catalog()
 	out := inspectOutput{
-		Name: t.Name, Path: t.Path, Pid: a.Pid(), Supervision: a.Mechanism().String(),
+		Name: t.Name, Path: t.Path, Pid: a.Pid(), Supervision: a.Supervision().Mechanism.String(),
 		Protocol: cat.Protocol, Services: slices.Clone(cat.Services),
 	}
 	if out.Services == nil {

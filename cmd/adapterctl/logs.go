@@ -5,8 +5,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/registry"
 )
 
 // logOpts are the -v and --log-level flags of call, inspect and check: the adapter's
@@ -50,7 +50,7 @@ func (o *logOpts) applyLogs(w io.Writer, name string, cfg *lifecycle.Config) err
 	}
 	cfg.StderrLogger = hclog.New(&hclog.LoggerOptions{Output: &lockedWriter{w: w}, Level: level, DisableTime: true})
 	cfg.StderrLevel = hclog.Info
-	cfg.Env = registry.WithLogLevel(cfg.Env, level)
+	cfg.Env = proto.WithLogLevel(cfg.Env, level.String())
 	return nil
 }
 

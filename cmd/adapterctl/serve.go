@@ -18,7 +18,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
-	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 const serveHelp = `
@@ -107,7 +107,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	if level != hclog.Off {
 		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
 		// records are logged under the daemon's logger, named after each adapter.
-		environ = registry.WithLogLevel(environ, level)
+		environ = proto.WithLogLevel(environ, level.String())
 	}
 	if len(dirs) == 0 {
 		if dirs, _ = o.searchDirs(); len(dirs) == 0 {

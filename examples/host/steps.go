@@ -48,7 +48,7 @@ func (d *demo) thermometer() {
 	defer cancel()
 	_, err = registry.Call(ctx, dev, device.Read, device.ReadParams{Probe: "slow"})
 	var ce *runtime.CallError
-	if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeDeadline) {
+	if !errors.As(err, &ce) || runtime.CodeOf(err) != wire.CodeDeadline {
 		d.fail(label, fmt.Errorf("slow read: want a deadline error, got %v", err))
 		return
 	}
@@ -69,7 +69,7 @@ func (d *demo) echo() {
 	}
 	_, err = registry.Call(d.ctx, c, echoapi.Fail, echoapi.FailParams{Code: "denied", Message: "not for you"})
 	var ce *runtime.CallError
-	if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeDenied) {
+	if !errors.As(err, &ce) || runtime.CodeOf(err) != wire.CodeDenied {
 		d.fail(label, fmt.Errorf("fail: want a denied error, got %v", err))
 		return
 	}

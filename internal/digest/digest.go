@@ -78,7 +78,7 @@ func FileAt(path string) (string, error) {
 		return "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", &os.PathError{Op: "sha256", Path: path, Err: sentinel.NotRegular}
+		return "", &os.PathError{Op: "sha256", Path: path, Err: sentinel.ErrNotRegular}
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -96,14 +96,14 @@ const digestChunk = 256 << 10
 // (opening a FIFO to hash it would block: check the path first).
 func File(ctx context.Context, f *os.File) (string, error) {
 	if ctx == nil {
-		return "", sentinel.NilContext
+		return "", sentinel.ErrNilContext
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", &os.PathError{Op: "sha256", Path: f.Name(), Err: sentinel.NotRegular}
+		return "", &os.PathError{Op: "sha256", Path: f.Name(), Err: sentinel.ErrNotRegular}
 	}
 	h := sha256.New()
 	// To the end of the file, whatever its size was at Stat; ReadAt leaves the file's

@@ -3,6 +3,7 @@ package proto_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
@@ -146,4 +147,15 @@ func ExampleAppendRequest() {
 	// Output:
 	// 00 00 00 59
 	// {"type":"request","v":1,"id":2,"method":"example.device.read","params":{"probe":"inlet"}}
+}
+
+func TestWithLogLevel(t *testing.T) {
+	env := []string{"TZ=UTC", "ADAPTERKIT_LOG_LEVEL=info", "HOME=/x"}
+	got := proto.WithLogLevel(env, "debug")
+	if want := []string{"TZ=UTC", "HOME=/x", "ADAPTERKIT_LOG_LEVEL=debug"}; !slices.Equal(got, want) {
+		t.Fatalf("WithLogLevel = %v, want %v", got, want)
+	}
+	if env[1] != "ADAPTERKIT_LOG_LEVEL=info" {
+		t.Fatal("WithLogLevel modified its argument")
+	}
 }

@@ -1,6 +1,8 @@
 package proto
 
 import (
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/adapterkit/adapterkit/limits"
@@ -55,3 +57,11 @@ const (
 // an adapter's own logger (trace, debug, info, warn, error or off; default info): the
 // Go SDK's plugin.Logger and the other languages' SDKs read it, registry sets it.
 const LogLevelEnv = "ADAPTERKIT_LOG_LEVEL"
+
+// WithLogLevel returns env with $ADAPTERKIT_LOG_LEVEL set to level (an hclog level
+// name), replacing an earlier value; env itself is not modified.
+func WithLogLevel(env []string, level string) []string {
+	prefix := LogLevelEnv + "="
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, prefix) })
+	return append(out, prefix+level)
+}

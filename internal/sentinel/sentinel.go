@@ -9,20 +9,20 @@ package sentinel
 import "errors"
 
 var (
-	// Closed is the one "closed by the host" error: a use of a connection, process
-	// tree, supervisor, registry or handle after the host closed it (wire.CodeClosed).
-	Closed = errors.New("closed by the host")
-	// NilContext refuses a nil context.Context instead of panicking in the caller's
+	// ErrClosed is the one "closed by the host" error: a use of a connection, process
+	// tree, supervisor, registry or handle after the host closed it (runtime.ErrClosed).
+	ErrClosed = errors.New("closed by the host")
+	// ErrNilContext refuses a nil context.Context instead of panicking in the caller's
 	// goroutine (runtime.ErrNilContext).
-	NilContext = errors.New("nil context")
-	// NotAbsolute refuses a relative path where an absolute one is required: an
+	ErrNilContext = errors.New("nil context")
+	// ErrNotAbsolute refuses a relative path where an absolute one is required: an
 	// adapter's path, a directory to scan (platform.ErrNotAbsolute,
 	// discovery.ErrNotAbsolute).
-	NotAbsolute = errors.New("path is not absolute")
-	// NotFound: no adapter exists at a path or under a name (platform.ErrNotFound,
+	ErrNotAbsolute = errors.New("path is not absolute")
+	// ErrNotFound: no adapter exists at a path or under a name (platform.ErrNotFound,
 	// discovery.ErrNotFound).
-	NotFound = errors.New("adapter not found")
-	// NotRegular: a path names a directory, device, pipe or other non-regular file
+	ErrNotFound = errors.New("adapter not found")
+	// ErrNotRegular: a path names a directory, device, pipe or other non-regular file
 	// where an executable file is required (platform.ErrNotRegular).
-	NotRegular = errors.New("adapter path is not a regular file")
+	ErrNotRegular = errors.New("adapter path is not a regular file")
 )

@@ -50,11 +50,11 @@ func (v Violation) String() string {
 // Error returns the same text as String.
 func (v Violation) Error() string { return v.String() }
 
-// ByHost reports whether the host committed the violation (seen by an adapter).
-func (v Violation) ByHost() bool { return v >= HostFrame && v <= HostIDNotAbove }
+// byHost reports whether the host committed the violation (seen by an adapter).
+func (v Violation) byHost() bool { return v >= HostFrame && v <= HostIDNotAbove }
 
 // Is makes errors.Is(v, ErrHostViolation) true for the host's kinds.
-func (v Violation) Is(target error) bool { return target == ErrHostViolation && v.ByHost() }
+func (v Violation) Is(target error) bool { return target == ErrHostViolation && v.byHost() }
 
 // ErrHostViolation is matched (errors.Is) by every *ViolationError of a host's kind;
 // package plugin re-exports it as wire.ErrHostViolation.

@@ -92,7 +92,7 @@ func run(path, pids string, n int, modes []string, call bool) error {
 		}
 		adapters = append(adapters, a)
 	}
-	fmt.Printf("ready %s\n", adapters[0].Mechanism())
+	fmt.Printf("ready %s\n", adapters[0].Supervision().Mechanism)
 
 	var wg sync.WaitGroup
 	if call {
