@@ -46,7 +46,7 @@ var familyTypes = []reflect.Type{
 // Each self-encoding type, written by hand: the value comes back, and the text is what
 // the type writes (encoding/json's, with pointer receivers honoured everywhere).
 func TestSelfEncoding(t *testing.T) {
-	at := time.Date(2026, 12, 3, 8, 7, 15, 123456789, time.FixedZone("", -(3*3600 + 30*60)))
+	at := time.Date(2026, 12, 3, 8, 7, 15, 123456789, time.FixedZone("", -(3*3600+30*60)))
 	addr := netip.MustParseAddr("fe80::1%eth0")
 	v := family{
 		Stamped: Stamped{At: at, Addr: addr, Level: 2, Wait: 90 * time.Second},
