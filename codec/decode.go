@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // maxDepth bounds nesting, as encoding/json and the wire scanner do.
@@ -53,7 +53,7 @@ func (d *decoder) lit(word string) *Error {
 
 // str consumes a string and returns its raw contents and whether it has escapes.
 func (d *decoder) str() ([]byte, bool, *Error) {
-	end, esc, err := wire.ScanString(d.b, d.i)
+	end, esc, err := proto.ScanString(d.b, d.i)
 	if err != nil {
 		return nil, false, &Error{Kind: KindSyntax, Detail: err.Error()}
 	}
@@ -64,14 +64,14 @@ func (d *decoder) str() ([]byte, bool, *Error) {
 
 func stringOf(raw []byte, escaped bool) string {
 	if escaped {
-		return wire.Unquote(raw)
+		return proto.Unquote(raw)
 	}
 	return string(raw)
 }
 
 // number consumes a number and returns its literal.
 func (d *decoder) number() ([]byte, *Error) {
-	end, err := wire.ScanNumber(d.b, d.i)
+	end, err := proto.ScanNumber(d.b, d.i)
 	if err != nil {
 		return nil, &Error{Kind: KindSyntax, Detail: err.Error()}
 	}
@@ -219,7 +219,7 @@ func (d *decoder) unmarshal(p *plan, v reflect.Value) *Error {
 		}
 		text := raw // UnmarshalText copies what it keeps
 		if esc {
-			text = []byte(wire.Unquote(raw))
+			text = []byte(proto.Unquote(raw))
 		}
 		if uerr := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(text); uerr != nil {
 			return refused(p.t, "a string", uerr)
@@ -312,7 +312,7 @@ func (d *decoder) object(p *plan, v reflect.Value) *Error {
 			return err
 		}
 		if esc {
-			key = []byte(wire.Unquote(key))
+			key = []byte(proto.Unquote(key))
 		}
 		n := p.fieldIndex(key)
 		if n < 0 {

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // The direct encoder writes what encoding/json (without HTML escaping) writes, straight
@@ -187,7 +187,7 @@ func newEncoder(t reflect.Type) encFunc {
 				if s == "" {
 					s = "0"
 				}
-				if end, err := wire.ScanNumber([]byte(s), 0); err != nil || end != len(s) {
+				if end, err := proto.ScanNumber([]byte(s), 0); err != nil || end != len(s) {
 					return nil, errStd // encoding/json's error
 				}
 				return append(dst, s...), nil
@@ -438,4 +438,4 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
 
 // appendString appends s as a JSON string exactly as encoding/json does without HTML
 // escaping (the wire package's escaper, shared with the envelopes).
-func appendString(dst []byte, s string) []byte { return wire.AppendString(dst, s) }
+func appendString(dst []byte, s string) []byte { return proto.AppendString(dst, s) }

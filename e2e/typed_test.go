@@ -14,6 +14,7 @@ import (
 	"github.com/adapterkit/adapterkit/e2e/typedapi"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // sameEvent reports whether b is a: its times the same instants at the same offsets
@@ -105,7 +106,7 @@ func TestTypedRoundTrip(t *testing.T) {
 	} {
 		_, err := h.Call(stepCtx(t), "e2e.typed.event", json.RawMessage(params))
 		var ce *runtime.CallError
-		if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrInvalid) || ce.Message != msg {
+		if !errors.As(err, &ce) || ce.Code != wire.CodeInvalid || ce.Message != msg {
 			t.Errorf("%s: %v\nwant invalid %q", params, err, msg)
 		}
 	}
