@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestSelfEncodingRefusals(t *testing.T) {
 // What cannot make the trip is named, with its field, before any value is sent.
 func TestCheckType(t *testing.T) {
 	type marshalOnly struct{ span2 }
-	for _, typ := range append(slices2(familyTypes), reflect.TypeFor[outer](), reflect.TypeFor[node](),
+	for _, typ := range append(slices.Clone(familyTypes), reflect.TypeFor[outer](), reflect.TypeFor[node](),
 		reflect.TypeFor[any](), reflect.TypeFor[json.RawMessage](), reflect.TypeFor[map[string]any](),
 		reflect.TypeFor[struct {
 			Done chan int `json:"-"`
@@ -177,15 +178,13 @@ func TestCheckType(t *testing.T) {
 	}
 }
 
-func slices2(ts []reflect.Type) []reflect.Type { return append([]reflect.Type(nil), ts...) }
-
 // span2 writes itself but cannot read itself back.
-type span2 struct{ a int }
+type span2 struct{ A int }
 
 func (span2) MarshalJSON() ([]byte, error) { return []byte(`1`), nil }
 
 // textOnly writes itself as text but cannot read itself back.
-type textOnly struct{ a int }
+type textOnly struct{ A int }
 
 func (textOnly) MarshalText() ([]byte, error) { return []byte(`x`), nil }
 

@@ -47,7 +47,9 @@ func TestTypedRoundTrip(t *testing.T) {
 			t.Errorf("close not verified: %v", err)
 		}
 	})
-	h, err := reg.Open(stepCtx(t), bin, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	h, err := reg.Open(ctx, bin, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +81,7 @@ func TestTypedRoundTrip(t *testing.T) {
 			ByLevel: map[typedapi.Level]int64{}, Level: typedapi.Mid},
 	}
 	for name, e := range cases {
-		got, err := registry.Call(stepCtx(t), c, typedapi.EventMethod, e)
+		got, err := registry.Call(ctx, c, typedapi.EventMethod, e)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -89,7 +91,7 @@ func TestTypedRoundTrip(t *testing.T) {
 	}
 	// The adapter's own view of what it received: the values a local call gives.
 	full := cases["full"]
-	st, err := registry.Call(stepCtx(t), c, typedapi.StampMethod, full)
+	st, err := registry.Call(ctx, c, typedapi.StampMethod, full)
 	want := typedapi.Stamp{Year: 2026, Offset: -(3*3600 + 30*60), Is4: true, Level: "high",
 		Seconds: time.Duration(math.MaxInt64).Seconds(), Len: 256, Kind: "map[string]interface {}", Echo: math.MaxInt64}
 	if err != nil || st != want {
@@ -104,14 +106,14 @@ func TestTypedRoundTrip(t *testing.T) {
 		`{"host":"1.2.3"}`:     `params: field "host": netip.Addr refuses a string: ParseAddr("1.2.3"): IPv4 address too short`,
 		`{"by_addr":{"x":""}}`: `params: field "by_addr[x]": netip.Addr refuses the key: ParseAddr("x"): unable to parse IP`,
 	} {
-		_, err := h.Call(stepCtx(t), "e2e.typed.event", json.RawMessage(params))
+		_, err := h.Call(ctx, "e2e.typed.event", json.RawMessage(params))
 		var ce *runtime.CallError
 		if !errors.As(err, &ce) || ce.Code != wire.CodeInvalid || ce.Message != msg {
 			t.Errorf("%s: %v\nwant invalid %q", params, err, msg)
 		}
 	}
 	// A value that does not encode (a level without a name) fails before it is sent.
-	if _, err := registry.Call(stepCtx(t), c, typedapi.EventMethod, typedapi.Event{Level: 9}); !errors.Is(err, registry.ErrEncode) ||
+	if _, err := registry.Call(ctx, c, typedapi.EventMethod, typedapi.Event{Level: 9}); !errors.Is(err, registry.ErrEncode) ||
 		!runtime.IsNeverStarted(err) {
 		t.Fatalf("unnamed level: %v, want an encode error, never started", err)
 	}
