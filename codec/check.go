@@ -2,6 +2,7 @@ package codec
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -14,12 +15,14 @@ import (
 //	field "src": io.Reader cannot be received: only an empty interface can be filled
 //
 // Refused: channels, functions, complex numbers and unsafe pointers (encoding/json
-// refuses them) and uintptr (an address in this process); interfaces with methods (the decoder cannot know what to make); map
-// keys other than strings, integers and TextMarshalers with UnmarshalText; a type that
-// writes itself with MarshalJSON (or MarshalText) but cannot read itself back with
-// UnmarshalJSON (or UnmarshalText or UnmarshalJSON), or reads itself from a string
-// with UnmarshalText while it is written as something else; the json tag option
-// ",string". An empty interface is accepted: it receives JSON's own shapes (see the
+// refuses them) and uintptr (an address in this process); interfaces with methods (the
+// decoder cannot know what to make); map keys other than strings, integers and
+// TextMarshalers with UnmarshalText; a type that writes itself with MarshalJSON (or
+// MarshalText) but cannot read itself back with UnmarshalJSON (or UnmarshalText or
+// UnmarshalJSON), or reads itself from a string with UnmarshalText while it is written
+// as something else; an embedded pointer to a struct; two fields of one object (an
+// embedded struct's included) with the same name; the json tag option ",string". An
+// empty interface is accepted: it receives JSON's own shapes (see the
 // package documentation), which is what a caller of a field of type any means.
 //
 // package contract calls it when a method is declared, so that a type that would fail
@@ -84,7 +87,7 @@ func (c *checker) check(t reflect.Type, path string) *Error {
 		}
 		return c.check(t.Elem(), path)
 	case reflect.Struct:
-		return c.fields(t, path)
+		return c.fields(t, path, map[string]bool{})
 	}
 	return nil
 }
@@ -105,8 +108,9 @@ func keyKindWritten(kt reflect.Type) keyKind {
 	return keyUint
 }
 
-// fields checks the fields of struct t that encoding/json writes.
-func (c *checker) fields(t reflect.Type, path string) *Error {
+// fields checks the fields of struct t that encoding/json writes; names holds the
+// member names taken so far in the object (embedded structs are inlined into it).
+func (c *checker) fields(t reflect.Type, path string, names map[string]bool) *Error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -123,7 +127,7 @@ func (c *checker) fields(t reflect.Type, path string) *Error {
 				if f.Type.Kind() == reflect.Pointer {
 					return unsupported(path, f.Type, "cannot be received: embed the struct, not a pointer to it")
 				}
-				if err := c.check(f.Type, path); err != nil { // inlined: its fields are t's
+				if err := c.fields(f.Type, path, names); err != nil { // inlined: its fields are t's
 					return err
 				}
 				continue
@@ -139,6 +143,12 @@ func (c *checker) fields(t reflect.Type, path string) *Error {
 		if path != "" {
 			at = path + "." + name
 		}
+		if names[name] {
+			// encoding/json keeps one of them by its own rules (or neither), the decoder
+			// by mapstructure's: refused rather than sent to a field it was not read from.
+			return unsupported(at, f.Type, "cannot be sent: two fields of the object are named "+strconv.Quote(name))
+		}
+		names[name] = true
 		for _, o := range strings.Split(opts, ",") {
 			if o == "string" {
 				return unsupported(at, f.Type, `cannot be received: the json tag option ",string" is not supported`)

@@ -69,6 +69,7 @@
 // [CheckType] refuses, with one line naming the field and the type, the Go types
 // that cannot make the trip at all: channels, functions, complex numbers, uintptr and
 // unsafe pointers, interfaces with methods, unsupported map keys, a type that writes
-// itself but cannot read itself back, embedded struct pointers, the ",string" tag
-// option. package contract applies it when a method is declared.
+// itself but cannot read itself back, embedded struct pointers, two fields of one
+// object with the same name, the ",string" tag option. package contract applies it
+// when a method is declared.
 package codec

@@ -301,6 +301,7 @@ type encField struct {
 	key       string // `"name":`, escaped
 	index     []int
 	omitEmpty bool
+	omitZero  func(reflect.Value) bool // for omitzero: the value is zero
 	fn        encFunc
 }
 
@@ -321,13 +322,16 @@ func structEncoder(t reflect.Type) encFunc {
 			}
 			name, opts, _ := strings.Cut(tag, ",")
 			omit := false
+			var omitZero func(reflect.Value) bool
 			for _, o := range strings.Split(opts, ",") {
 				switch o {
 				case "omitempty":
 					omit = true
+				case "omitzero":
+					omitZero = zeroTest(f.Type)
 				case "", "squash", "remain":
 				default:
-					return false // omitzero, string, ...
+					return false // string, ...
 				}
 			}
 			if f.Anonymous {
@@ -356,7 +360,7 @@ func structEncoder(t reflect.Type) encFunc {
 				return false
 			}
 			names[name] = true
-			fields = append(fields, encField{key: string(appendString(nil, name)) + ":", index: index, omitEmpty: omit, fn: buildEncoder(f.Type)})
+			fields = append(fields, encField{key: string(appendString(nil, name)) + ":", index: index, omitEmpty: omit, omitZero: omitZero, fn: buildEncoder(f.Type)})
 		}
 		return true
 	}
@@ -372,7 +376,7 @@ func structEncoder(t reflect.Type) encFunc {
 			for _, j := range f.index[1:] {
 				fv = fv.Field(j)
 			}
-			if f.omitEmpty && isEmpty(fv) {
+			if f.omitEmpty && isEmpty(fv) || f.omitZero != nil && f.omitZero(fv) {
 				continue
 			}
 			if !first {
@@ -399,6 +403,27 @@ func validTagName(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// zeroTest returns how omitzero tells that a value of type t is zero, as encoding/json
+// does: its IsZero method if it has one (also with a pointer receiver), else the Go zero
+// value.
+func zeroTest(t reflect.Type) func(reflect.Value) bool {
+	isZeroer := reflect.TypeFor[interface{ IsZero() bool }]()
+	switch {
+	case t.Implements(isZeroer):
+		return func(v reflect.Value) bool {
+			if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
+				return true
+			}
+			return v.Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(isZeroer):
+		return func(v reflect.Value) bool {
+			return addressable(v).Addr().Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	}
+	return reflect.Value.IsZero
 }
 
 func isEmpty(v reflect.Value) bool {

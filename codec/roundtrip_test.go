@@ -56,7 +56,7 @@ func TestSelfEncoding(t *testing.T) {
 		When: &at, Blob: []byte{0, 255}, Temp: celsius{-40000}, Temps: map[string]celsius{"in": {21500}},
 		Span: span{-1, 2}, Spans: []span{{3, 4}}, Any: map[string]any{"n": 1.5, "l": []any{"x", true, nil}},
 		Lvls: []level{0, 2}, Addrs: []*netip.Addr{&addr, nil}, Next: &family{Big: 18446744073709551615},
-		Ratio: 0.1, Big: 9007199254740993, Raw: json.RawMessage(`{"k":[1, 2]}`),
+		Ratio: 0.1, Big: 9007199254740993, Raw: json.RawMessage(`{"k":[1, 2]}`), Count: 3,
 	}
 	b, err := Append(nil, v)
 	if err != nil {
@@ -67,7 +67,7 @@ func TestSelfEncoding(t *testing.T) {
 		`"by_level":{"mid":"m"}`, `"by_addr":{"10.0.0.1":7}`, `"by_id":{"-9223372036854775808":{`, `"by_u8":{"255":true}`,
 		`"temp":{"mC":-40000}`, `"temps":{"in":{"mC":21500}}`, `"ptemp":null`, `"span":"-1..2"`, `"spans":["3..4"]`,
 		`"blob":"AP8="`, `"lvls":["low","high"]`, `"addrs":["fe80::1%eth0",null]`, `"big":9007199254740993`,
-		`"raw":{"k":[1,2]}`,
+		`"raw":{"k":[1,2]}`, `"count":3}`,
 	} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s\nlacks %s", b, want)
@@ -165,6 +165,13 @@ func TestCheckType(t *testing.T) {
 		{reflect.TypeFor[struct {
 			N int64 `json:"n,string"`
 		}](), `field "n": int64 cannot be received: the json tag option ",string" is not supported`},
+		{reflect.TypeFor[struct {
+			Stamped
+			W int `json:"wait"`
+		}](), `field "wait": int cannot be sent: two fields of the object are named "wait"`},
+		{reflect.TypeFor[struct {
+			*Stamped
+		}](), `*codec.Stamped cannot be received: embed the struct, not a pointer to it`},
 	} {
 		err := CheckType(c.typ)
 		var e *Error

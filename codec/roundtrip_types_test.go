@@ -122,6 +122,8 @@ type family struct {
 	Ratio float32            `json:"ratio"`
 	Big   uint64             `json:"big"`
 	Raw   json.RawMessage    `json:"raw"`
+	Since time.Time          `json:"since,omitzero"` // left out when IsZero
+	Count int                `json:"count,omitzero"`
 }
 
 // viaRef goes through the mapstructure path (an array, an unexported embedded struct)
