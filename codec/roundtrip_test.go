@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -233,7 +234,13 @@ func FuzzRoundTrip(f *testing.F) {
 		case shape[0] < 64:
 			typ = familyTypes[int(shape[0])%len(familyTypes)]
 		default:
-			typ = generated(shapeOf(shape[1:]))
+			seed := shapeSeed(shape[1:])
+			if cached, ok := generatedTypes.Load(seed); ok {
+				typ = cached.(reflect.Type)
+			} else {
+				typ = generated(shapeOf(seed))
+				generatedTypes.Store(seed, typ)
+			}
 		}
 		if err := CheckType(typ); err != nil {
 			t.Fatalf("%v: %v", typ, err)
@@ -244,14 +251,21 @@ func FuzzRoundTrip(f *testing.F) {
 	})
 }
 
-// shapeOf makes the bytes generated builds a type from out of 12 bits of key, so that
-// the fuzzer meets at most 4096 generated types.
-func shapeOf(key []byte) []byte {
+// generatedTypes caches FuzzRoundTrip's generated types by seed.
+var generatedTypes sync.Map // uint32 -> reflect.Type
+
+// shapeSeed takes 12 bits of key, so that the fuzzer meets at most 4096 generated types.
+func shapeSeed(key []byte) uint32 {
 	var seed uint32
 	for i, c := range key[:min(len(key), 2)] {
 		seed |= uint32(c) << (8 * i)
 	}
-	x := seed&0xfff | 0x1000
+	return seed & 0xfff
+}
+
+// shapeOf makes the bytes generated builds a type from out of a seed.
+func shapeOf(seed uint32) []byte {
+	x := seed | 0x1000
 	out := make([]byte, 64)
 	for i := range out {
 		x ^= x << 13

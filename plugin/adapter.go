@@ -118,8 +118,10 @@ func (s *Service) Methods() []string { return append([]string(nil), s.methods...
 // e.g. `params: field "warehouse" is not known (known: sku, qty)`. P may be
 // json.RawMessage, which receives the params unchanged without any decoding; it
 // aliases the request's frame: treat it as read-only (it may be kept after the handler
-// returns). The result R is encoded with encoding/json (HTML characters are not
-// escaped); a json.RawMessage result is checked to be one JSON value and sent as is.
+// returns). The result R is encoded by package codec, as encoding/json encodes it (its
+// MarshalJSON or MarshalText honoured) but with HTML characters not escaped; types
+// that encode themselves are decoded by their UnmarshalJSON or UnmarshalText on the
+// other side. A json.RawMessage result is checked to be one JSON value and sent as is.
 //
 // P and R must make that trip and come back the same value (codec.CheckType): a type
 // that cannot (a chan or func field, an interface with methods...) makes Serve refuse
