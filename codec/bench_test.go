@@ -111,3 +111,16 @@ func BenchmarkAppendStamped(b *testing.B) {
 		}
 	}
 }
+
+// The same with encoding/json alone, for comparison (what Append did for such a struct
+// before it called Marshal methods itself).
+func BenchmarkAppendStampedStd(b *testing.B) {
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = appendStd(buf[:0], stampedValue); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

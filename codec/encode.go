@@ -94,18 +94,24 @@ func marshalEncoder(t reflect.Type) encFunc {
 	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
 		return nil
 	}
-	byPtr := func(v reflect.Value, iface reflect.Type) any {
-		if v.Type().Implements(iface) {
-			return v.Interface()
+	// byPtr returns what to call the method on: a pointer when the value is addressable
+	// (not boxed anew) or the method needs one (onValue false), else the value.
+	byPtr := func(v reflect.Value, onValue bool) any {
+		if v.CanAddr() || !onValue {
+			return addressable(v).Addr().Interface()
 		}
-		return addressable(v).Addr().Interface()
+		return v.Interface()
 	}
 	switch {
 	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
+		onValue := t.Implements(marshalerType)
 		return func(dst []byte, v reflect.Value) ([]byte, error) {
-			b, err := byPtr(v, marshalerType).(json.Marshaler).MarshalJSON()
+			b, err := byPtr(v, onValue).(json.Marshaler).MarshalJSON()
 			if err != nil {
 				return nil, &json.MarshalerError{Type: t, Err: err}
+			}
+			if plainJSON(b) {
+				return append(dst, b...), nil // already as Compact would write it
 			}
 			// As encoding/json: the text must be one JSON value; it is written compact,
 			// with U+2028 and U+2029 escaped.
@@ -116,8 +122,9 @@ func marshalEncoder(t reflect.Type) encFunc {
 			return buf.Bytes(), nil
 		}
 	case t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType):
+		onValue := t.Implements(textMarshalerType)
 		return func(dst []byte, v reflect.Value) ([]byte, error) {
-			b, err := byPtr(v, textMarshalerType).(encoding.TextMarshaler).MarshalText()
+			b, err := byPtr(v, onValue).(encoding.TextMarshaler).MarshalText()
 			if err != nil {
 				return nil, fmt.Errorf("json: error calling MarshalText for type %v: %w", t, err)
 			}
@@ -125,6 +132,33 @@ func marshalEncoder(t reflect.Type) encFunc {
 		}
 	}
 	return nil
+}
+
+// plainJSON reports whether b is a JSON value that json.Compact would leave as it is
+// and that needs no check beyond this look: a string of printable ASCII without
+// escapes (a time, an address, an id) or an integer.
+func plainJSON(b []byte) bool {
+	n := len(b)
+	if n >= 2 && b[0] == '"' && b[n-1] == '"' {
+		for _, c := range b[1 : n-1] {
+			if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	if n > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 1 && b[0] == '0' {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // keyEncoder returns how a map key of type kt becomes a member name, as encoding/json
@@ -135,12 +169,13 @@ func keyEncoder(kt reflect.Type) func(k reflect.Value) (string, error) {
 	case kt.Kind() == reflect.String:
 		return func(k reflect.Value) (string, error) { return k.String(), nil }
 	case kt.Implements(textMarshalerType) || kt.Kind() != reflect.Pointer && reflect.PointerTo(kt).Implements(textMarshalerType):
+		onValue := kt.Implements(textMarshalerType)
 		return func(k reflect.Value) (string, error) {
 			if k.Kind() == reflect.Pointer && k.IsNil() {
 				return "", nil
 			}
 			var m any
-			if kt.Implements(textMarshalerType) {
+			if onValue {
 				m = k.Interface()
 			} else {
 				m = addressable(k).Addr().Interface()

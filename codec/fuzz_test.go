@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -86,6 +87,14 @@ func FuzzEncode(f *testing.F) {
 			want, err := appendStd(nil, s)
 			if got := appendString(nil, s); err != nil || string(got) != string(want) {
 				t.Fatalf("string %q: direct %s, encoding/json %s (%v)", s, got, want, err)
+			}
+		}
+		// What a MarshalJSON returns is written as it is only when json.Compact would
+		// write it so.
+		if plainJSON(data) {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, data); err != nil || buf.String() != string(data) {
+				t.Fatalf("plain %q: json.Compact gives %q, %v", data, buf.Bytes(), err)
 			}
 		}
 		typ := targets[int(which)%len(targets)]
