@@ -95,7 +95,7 @@ func BenchmarkDecodeStamped(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var s Stamped
-		if err := Decode(stampedText, &s, RefuseUnknown); err != nil {
+		if err := DecodeValue(stampedText, &s, RefuseUnknown); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -102,7 +102,7 @@ func TestSelfEncodingRefusals(t *testing.T) {
 		{`{"temps":{"a":{"mC":1.5}}}`, `field "temps[a]": codec.celsius refuses an object: field "mC": expected an integer, got the number 1.5`},
 	} {
 		var v family
-		err := Decode([]byte(c.in), &v, RefuseUnknown)
+		err := DecodeValue([]byte(c.in), &v, RefuseUnknown)
 		var e *Error
 		if !errors.As(err, &e) || (e.Kind != KindType && e.Kind != KindRange) || err.Error() != c.msg {
 			t.Errorf("%s:\n got %v\nwant %s", c.in, err, c.msg)
@@ -114,7 +114,7 @@ func TestSelfEncodingRefusals(t *testing.T) {
 	}
 	// null leaves a self-decoding value as it is, as it does any other.
 	v := family{Stamped: Stamped{Level: 1}}
-	if err := Decode([]byte(`{"level":null,"at":null}`), &v, RefuseUnknown); err != nil || v.Level != 1 || !v.At.IsZero() {
+	if err := DecodeValue([]byte(`{"level":null,"at":null}`), &v, RefuseUnknown); err != nil || v.Level != 1 || !v.At.IsZero() {
 		t.Fatalf("%v %+v", err, v)
 	}
 }

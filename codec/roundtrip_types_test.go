@@ -50,7 +50,7 @@ func (c *celsius) UnmarshalJSON(b []byte) error {
 	var x struct {
 		MC *int64 `json:"mC"`
 	}
-	if err := Decode(b, &x, RefuseUnknown); err != nil {
+	if err := DecodeValue(b, &x, RefuseUnknown); err != nil {
 		return err
 	}
 	if x.MC == nil {
