@@ -19,8 +19,9 @@ import (
 )
 
 // The direct encoder writes what encoding/json (without HTML escaping) writes, straight
-// into the caller's buffer, for the types whose encoding it knows; anything else (a
-// type with its own MarshalJSON or MarshalText, arrays, omitzero or string options,
+// into the caller's buffer, calling a type's own MarshalJSON or MarshalText as
+// encoding/json does (and also where encoding/json skips one with a pointer receiver:
+// see addressable); anything else (the string option, embedded struct pointers,
 // embedded structs with conflicting names, NaN...) makes Append use encoding/json for
 // the whole value. FuzzEncode checks both give the same bytes.
 
