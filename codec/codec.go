@@ -117,8 +117,12 @@ func Append(dst []byte, v any) ([]byte, error) {
 	if !rv.IsValid() {
 		return append(dst, "null"...), nil
 	}
-	if out, ok := encoderFor(rv.Type()).fn(dst, rv); ok {
+	out, err := encoderFor(rv.Type()).fn(dst, rv)
+	switch {
+	case err == nil:
 		return out, nil
+	case err != errStd:
+		return dst, fmt.Errorf("codec: %w", err)
 	}
 	return appendStd(dst, v)
 }

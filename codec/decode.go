@@ -1,9 +1,12 @@
 package codec
 
 import (
+	"encoding"
 	"encoding/base64"
+	"encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
@@ -114,6 +117,9 @@ func (d *decoder) value(p *plan, v reflect.Value) *Error {
 	if c == 'n' {
 		return d.lit("null")
 	}
+	if p.um != umNone {
+		return d.unmarshal(p, v)
+	}
 	switch p.kind {
 	case reflect.Struct:
 		if c != '{' {
@@ -197,6 +203,47 @@ func (d *decoder) value(p *plan, v reflect.Value) *Error {
 		return setNumber(lit, v)
 	}
 	return d.mismatch(p)
+}
+
+// unmarshal hands the value at d.i (not null) to the type's own UnmarshalJSON, or the
+// contents of the string at d.i to its UnmarshalText. v is addressable: the decoders
+// only ever hold struct fields, slice elements and fresh values.
+func (d *decoder) unmarshal(p *plan, v reflect.Value) *Error {
+	if p.um == umText {
+		if d.b[d.i] != '"' {
+			return d.mismatch(p)
+		}
+		raw, esc, err := d.str()
+		if err != nil {
+			return err
+		}
+		text := raw // UnmarshalText copies what it keeps
+		if esc {
+			text = []byte(proto.Unquote(raw))
+		}
+		if uerr := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(text); uerr != nil {
+			return refused(p.t, "a string", uerr)
+		}
+		return nil
+	}
+	start := d.i
+	var err *Error
+	switch c := d.b[d.i]; {
+	case c == '"':
+		_, _, err = d.str()
+	case c == '-' || (c >= '0' && c <= '9'):
+		_, err = d.number()
+	default:
+		_, err = d.any(false)
+	}
+	if err != nil {
+		return err
+	}
+	text := d.b[start:d.i] // UnmarshalJSON copies what it keeps
+	if uerr := v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(text); uerr != nil {
+		return refused(p.t, got(text), uerr)
+	}
+	return nil
 }
 
 // objectStart consumes an object's '{' and reports whether the object is empty (then
@@ -336,9 +383,9 @@ func (d *decoder) mapValue(p *plan, v reflect.Value) *Error {
 		if err := d.value(p.elem, e); err != nil {
 			return err.under("[" + k + "]")
 		}
-		kv := reflect.ValueOf(k)
-		if kt != kv.Type() {
-			kv = kv.Convert(kt)
+		kv, kerr := mapKey(p.key, kt, k)
+		if kerr != nil {
+			return kerr.under("[" + k + "]")
 		}
 		dup := false
 		if fresh {
@@ -359,6 +406,32 @@ func (d *decoder) mapValue(p *plan, v reflect.Value) *Error {
 			return err
 		}
 	}
+}
+
+// mapKey returns the key of type kt that the member name k stands for.
+func mapKey(kk keyKind, kt reflect.Type, k string) (reflect.Value, *Error) {
+	switch kk {
+	case keyText:
+		kp := reflect.New(kt)
+		if err := kp.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(k)); err != nil {
+			return reflect.Value{}, refused(kt, "the key", err)
+		}
+		return kp.Elem(), nil
+	case keyInt, keyUint:
+		kv := reflect.New(kt).Elem()
+		if !isInteger(strings.TrimPrefix(k, "-")) {
+			return kv, typeErr("expected an integer key, got " + strconv.Quote(k))
+		}
+		if err := setNumber([]byte(k), kv); err != nil {
+			return kv, err
+		}
+		return kv, nil
+	}
+	kv := reflect.ValueOf(k)
+	if kt != kv.Type() {
+		kv = kv.Convert(kt)
+	}
+	return kv, nil
 }
 
 // array decodes an array into the slice v.

@@ -1,9 +1,12 @@
 package codec
 
 import (
+	"bytes"
 	"encoding"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"slices"
@@ -16,13 +19,15 @@ import (
 )
 
 // The direct encoder writes what encoding/json (without HTML escaping) writes, straight
-// into the caller's buffer, for the types whose encoding it knows; anything else (a
-// type with its own MarshalJSON or MarshalText, arrays, omitzero or string options,
+// into the caller's buffer, calling a type's own MarshalJSON or MarshalText as
+// encoding/json does (and also where encoding/json skips one with a pointer receiver:
+// see addressable); anything else (the string option, embedded struct pointers,
 // embedded structs with conflicting names, NaN...) makes Append use encoding/json for
 // the whole value. FuzzEncode checks both give the same bytes.
 
-// encFunc appends v; false means "use encoding/json for the whole value".
-type encFunc func(dst []byte, v reflect.Value) ([]byte, bool)
+// encFunc appends v; errStd means "use encoding/json for the whole value", any other
+// error is the value's own (a MarshalJSON that failed).
+type encFunc func(dst []byte, v reflect.Value) ([]byte, error)
 
 type encEntry struct{ fn encFunc }
 
@@ -31,7 +36,7 @@ var (
 	encMu             sync.Mutex
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-	noEncode          = func([]byte, reflect.Value) ([]byte, bool) { return nil, false }
+	noEncode          = func([]byte, reflect.Value) ([]byte, error) { return nil, errStd }
 )
 
 // encoderFor returns the encoder of t, building it once.
@@ -46,7 +51,7 @@ func encoderFor(t reflect.Type) *encEntry {
 	return e.(*encEntry)
 }
 
-func (e *encEntry) call(dst []byte, v reflect.Value) ([]byte, bool) { return e.fn(dst, v) }
+func (e *encEntry) call(dst []byte, v reflect.Value) ([]byte, error) { return e.fn(dst, v) }
 
 // buildEncoder is called with encMu held; a recursive type finds its own entry, whose
 // fn is set before any value is encoded.
@@ -65,108 +70,262 @@ func marshals(t reflect.Type) bool {
 		reflect.PointerTo(t).Implements(marshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)
 }
 
+// errStd means "use encoding/json for the whole value".
+var errStd = errors.New("codec: use encoding/json")
+
+// addressable returns v, or a copy of v that is addressable, so that a method with a
+// pointer receiver can be called. encoding/json calls such a MarshalJSON or
+// MarshalText only on addressable values (not, for instance, on a map's values or on a
+// struct passed by value); the codec calls it wherever the type appears, so that a
+// value is written as its type says, as the decoder (which always holds an addressable
+// value) reads it back.
+func addressable(v reflect.Value) reflect.Value {
+	if v.CanAddr() {
+		return v
+	}
+	c := reflect.New(v.Type()).Elem()
+	c.Set(v)
+	return c
+}
+
+// marshalEncoder encodes the types that encode themselves: MarshalJSON first, then
+// MarshalText, each on the type or its pointer (a pointer type is encoded as its
+// element, so only non-pointer types get here). nil when t does not.
+func marshalEncoder(t reflect.Type) encFunc {
+	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
+		return nil
+	}
+	// byPtr returns what to call the method on: a pointer when the value is addressable
+	// (not boxed anew) or the method needs one (onValue false), else the value.
+	byPtr := func(v reflect.Value, onValue bool) any {
+		if v.CanAddr() || !onValue {
+			return addressable(v).Addr().Interface()
+		}
+		return v.Interface()
+	}
+	switch {
+	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
+		onValue := t.Implements(marshalerType)
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
+			b, err := byPtr(v, onValue).(json.Marshaler).MarshalJSON()
+			if err != nil {
+				return nil, &json.MarshalerError{Type: t, Err: err}
+			}
+			if plainJSON(b) {
+				return append(dst, b...), nil // already as Compact would write it
+			}
+			// As encoding/json: the text must be one JSON value; it is written compact,
+			// with U+2028 and U+2029 escaped.
+			buf := bytes.NewBuffer(dst)
+			if err := json.Compact(buf, b); err != nil {
+				return nil, &json.MarshalerError{Type: t, Err: err}
+			}
+			return buf.Bytes(), nil
+		}
+	case t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType):
+		onValue := t.Implements(textMarshalerType)
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
+			b, err := byPtr(v, onValue).(encoding.TextMarshaler).MarshalText()
+			if err != nil {
+				return nil, fmt.Errorf("json: error calling MarshalText for type %v: %w", t, err)
+			}
+			return appendString(dst, string(b)), nil
+		}
+	}
+	return nil
+}
+
+// plainJSON reports whether b is a JSON value that json.Compact would leave as it is
+// and that needs no check beyond this look: a string of printable ASCII without
+// escapes (a time, an address, an id) or an integer.
+func plainJSON(b []byte) bool {
+	n := len(b)
+	if n >= 2 && b[0] == '"' && b[n-1] == '"' {
+		for _, c := range b[1 : n-1] {
+			if c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+				return false
+			}
+		}
+		return true
+	}
+	if n > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 1 && b[0] == '0' {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// keyEncoder returns how a map key of type kt becomes a member name, as encoding/json
+// writes it: a string kind as it is, a TextMarshaler's text, an integer in decimal;
+// nil for key types encoding/json refuses.
+func keyEncoder(kt reflect.Type) func(k reflect.Value) (string, error) {
+	switch {
+	case kt.Kind() == reflect.String:
+		return func(k reflect.Value) (string, error) { return k.String(), nil }
+	case kt.Implements(textMarshalerType) || kt.Kind() != reflect.Pointer && reflect.PointerTo(kt).Implements(textMarshalerType):
+		onValue := kt.Implements(textMarshalerType)
+		return func(k reflect.Value) (string, error) {
+			if k.Kind() == reflect.Pointer && k.IsNil() {
+				return "", nil
+			}
+			var m any
+			if onValue {
+				m = k.Interface()
+			} else {
+				m = addressable(k).Addr().Interface()
+			}
+			b, err := m.(encoding.TextMarshaler).MarshalText()
+			if err != nil {
+				return "", fmt.Errorf("json: error calling MarshalText for type %v: %w", kt, err)
+			}
+			return string(b), nil
+		}
+	}
+	switch kt.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return func(k reflect.Value) (string, error) { return strconv.FormatInt(k.Int(), 10), nil }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return func(k reflect.Value) (string, error) { return strconv.FormatUint(k.Uint(), 10), nil }
+	}
+	return nil
+}
+
 func newEncoder(t reflect.Type) encFunc {
-	if marshals(t) {
-		return noEncode
+	if m := marshalEncoder(t); m != nil {
+		return m
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(dst []byte, v reflect.Value) ([]byte, bool) {
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
 			if v.Bool() {
-				return append(dst, "true"...), true
+				return append(dst, "true"...), nil
 			}
-			return append(dst, "false"...), true
+			return append(dst, "false"...), nil
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(dst []byte, v reflect.Value) ([]byte, bool) { return strconv.AppendInt(dst, v.Int(), 10), true }
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return func(dst []byte, v reflect.Value) ([]byte, bool) { return strconv.AppendUint(dst, v.Uint(), 10), true }
+		return func(dst []byte, v reflect.Value) ([]byte, error) { return strconv.AppendInt(dst, v.Int(), 10), nil }
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return func(dst []byte, v reflect.Value) ([]byte, error) { return strconv.AppendUint(dst, v.Uint(), 10), nil }
 	case reflect.Float32, reflect.Float64:
 		bits := t.Bits()
-		return func(dst []byte, v reflect.Value) ([]byte, bool) { return appendFloat(dst, v.Float(), bits) }
+		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendFloat(dst, v.Float(), bits) }
 	case reflect.String:
 		if t == numberType {
-			return func(dst []byte, v reflect.Value) ([]byte, bool) {
+			return func(dst []byte, v reflect.Value) ([]byte, error) {
 				s := v.String()
 				if s == "" {
 					s = "0"
 				}
 				if end, err := proto.ScanNumber([]byte(s), 0); err != nil || end != len(s) {
-					return nil, false // encoding/json's error
+					return nil, errStd // encoding/json's error
 				}
-				return append(dst, s...), true
+				return append(dst, s...), nil
 			}
 		}
-		return func(dst []byte, v reflect.Value) ([]byte, bool) { return appendString(dst, v.String()), true }
+		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendString(dst, v.String()), nil }
 	case reflect.Pointer:
 		elem := buildEncoder(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, bool) {
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
-				return append(dst, "null"...), true
+				return append(dst, "null"...), nil
 			}
 			return elem(dst, v.Elem())
 		}
 	case reflect.Interface:
-		return func(dst []byte, v reflect.Value) ([]byte, bool) {
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
-				return append(dst, "null"...), true
+				return append(dst, "null"...), nil
 			}
 			e := v.Elem()
 			return encoderFor(e.Type()).fn(dst, e)
 		}
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 && !marshals(t.Elem()) {
-			return func(dst []byte, v reflect.Value) ([]byte, bool) {
+		if isBytes(t) {
+			return func(dst []byte, v reflect.Value) ([]byte, error) {
 				if v.IsNil() {
-					return append(dst, "null"...), true
+					return append(dst, "null"...), nil
 				}
 				b := v.Bytes()
 				dst = append(dst, '"')
 				dst = base64.StdEncoding.AppendEncode(dst, b)
-				return append(dst, '"'), true
+				return append(dst, '"'), nil
 			}
 		}
 		elem := buildEncoder(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, bool) {
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
-				return append(dst, "null"...), true
+				return append(dst, "null"...), nil
 			}
 			dst = append(dst, '[')
 			for i := range v.Len() {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				var ok bool
-				if dst, ok = elem(dst, v.Index(i)); !ok {
-					return nil, false
+				var err error
+				if dst, err = elem(dst, v.Index(i)); err != nil {
+					return nil, err
 				}
 			}
-			return append(dst, ']'), true
+			return append(dst, ']'), nil
 		}
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String {
+		key := keyEncoder(t.Key())
+		if key == nil {
 			return noEncode
 		}
 		elem := buildEncoder(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, bool) {
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
 			if v.IsNil() {
-				return append(dst, "null"...), true
+				return append(dst, "null"...), nil
 			}
-			keys := v.MapKeys()
-			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+			type member struct {
+				name string
+				v    reflect.Value
+			}
+			members := make([]member, 0, v.Len())
+			for it := v.MapRange(); it.Next(); {
+				name, err := key(it.Key())
+				if err != nil {
+					return nil, err
+				}
+				members = append(members, member{name, it.Value()})
+			}
+			slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.name, b.name) })
 			dst = append(dst, '{')
-			for i, k := range keys {
+			for i, m := range members {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
-				dst = appendString(dst, k.String())
+				dst = appendString(dst, m.name)
 				dst = append(dst, ':')
-				var ok bool
-				if dst, ok = elem(dst, v.MapIndex(k)); !ok {
-					return nil, false
+				var err error
+				if dst, err = elem(dst, m.v); err != nil {
+					return nil, err
 				}
 			}
-			return append(dst, '}'), true
+			return append(dst, '}'), nil
+		}
+	case reflect.Array:
+		elem := buildEncoder(t.Elem())
+		return func(dst []byte, v reflect.Value) ([]byte, error) {
+			dst = append(dst, '[')
+			for i := range v.Len() {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				var err error
+				if dst, err = elem(dst, v.Index(i)); err != nil {
+					return nil, err
+				}
+			}
+			return append(dst, ']'), nil
 		}
 	case reflect.Struct:
 		return structEncoder(t)
@@ -178,6 +337,7 @@ type encField struct {
 	key       string // `"name":`, escaped
 	index     []int
 	omitEmpty bool
+	omitZero  func(reflect.Value) bool // for omitzero: the value is zero
 	fn        encFunc
 }
 
@@ -198,20 +358,29 @@ func structEncoder(t reflect.Type) encFunc {
 			}
 			name, opts, _ := strings.Cut(tag, ",")
 			omit := false
+			var omitZero func(reflect.Value) bool
 			for _, o := range strings.Split(opts, ",") {
 				switch o {
 				case "omitempty":
 					omit = true
+				case "omitzero":
+					omitZero = zeroTest(f.Type)
 				case "", "squash", "remain":
 				default:
-					return false // omitzero, string, ...
+					return false // string, ...
 				}
 			}
 			if f.Anonymous {
-				if !f.IsExported() || f.Type.Kind() != reflect.Struct {
+				if f.Type.Kind() != reflect.Struct {
+					if !f.IsExported() && f.Type.Kind() != reflect.Pointer {
+						continue // encoding/json ignores it
+					}
+					return false // an embedded pointer: encoding/json's rules
+				}
+				if !f.IsExported() && name != "" {
 					return false
 				}
-				if name == "" {
+				if name == "" { // inlined, exported or not: its exported fields are t's
 					if !walk(f.Type, index) {
 						return false
 					}
@@ -227,14 +396,14 @@ func structEncoder(t reflect.Type) encFunc {
 				return false
 			}
 			names[name] = true
-			fields = append(fields, encField{key: string(appendString(nil, name)) + ":", index: index, omitEmpty: omit, fn: buildEncoder(f.Type)})
+			fields = append(fields, encField{key: string(appendString(nil, name)) + ":", index: index, omitEmpty: omit, omitZero: omitZero, fn: buildEncoder(f.Type)})
 		}
 		return true
 	}
 	if !walk(t, nil) {
 		return noEncode
 	}
-	return func(dst []byte, v reflect.Value) ([]byte, bool) {
+	return func(dst []byte, v reflect.Value) ([]byte, error) {
 		dst = append(dst, '{')
 		first := true
 		for i := range fields {
@@ -243,7 +412,7 @@ func structEncoder(t reflect.Type) encFunc {
 			for _, j := range f.index[1:] {
 				fv = fv.Field(j)
 			}
-			if f.omitEmpty && isEmpty(fv) {
+			if f.omitEmpty && isEmpty(fv) || f.omitZero != nil && f.omitZero(fv) {
 				continue
 			}
 			if !first {
@@ -251,12 +420,12 @@ func structEncoder(t reflect.Type) encFunc {
 			}
 			first = false
 			dst = append(dst, f.key...)
-			var ok bool
-			if dst, ok = f.fn(dst, fv); !ok {
-				return nil, false
+			var err error
+			if dst, err = f.fn(dst, fv); err != nil {
+				return nil, err
 			}
 		}
-		return append(dst, '}'), true
+		return append(dst, '}'), nil
 	}
 }
 
@@ -272,6 +441,27 @@ func validTagName(s string) bool {
 	return s != ""
 }
 
+// zeroTest returns how omitzero tells that a value of type t is zero, as encoding/json
+// does: its IsZero method if it has one (also with a pointer receiver), else the Go zero
+// value.
+func zeroTest(t reflect.Type) func(reflect.Value) bool {
+	isZeroer := reflect.TypeFor[interface{ IsZero() bool }]()
+	switch {
+	case t.Implements(isZeroer):
+		return func(v reflect.Value) bool {
+			if (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) && v.IsNil() {
+				return true
+			}
+			return v.Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(isZeroer):
+		return func(v reflect.Value) bool {
+			return addressable(v).Addr().Interface().(interface{ IsZero() bool }).IsZero()
+		}
+	}
+	return reflect.Value.IsZero
+}
+
 func isEmpty(v reflect.Value) bool {
 	switch v.Kind() {
 	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
@@ -285,9 +475,9 @@ func isEmpty(v reflect.Value) bool {
 }
 
 // appendFloat formats as encoding/json does (ES6 number formatting).
-func appendFloat(dst []byte, f float64, bits int) ([]byte, bool) {
+func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, false
+		return nil, errStd
 	}
 	abs := math.Abs(f)
 	format := byte('f')
@@ -304,7 +494,7 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, bool) {
 			dst = dst[:n-1]
 		}
 	}
-	return dst, true
+	return dst, nil
 }
 
 // appendString appends s as a JSON string exactly as encoding/json does without HTML

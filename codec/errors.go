@@ -2,6 +2,7 @@ package codec
 
 import (
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
 )
@@ -100,6 +101,16 @@ func (e *Error) under(seg string) *Error {
 }
 
 func typeErr(detail string) *Error { return &Error{kind: kindType, Detail: detail} }
+
+// refused is the error for a value that the type's own UnmarshalJSON or UnmarshalText
+// (or a map key's UnmarshalText) refuses: what is a JSON description of the value
+// ("a string", "the number 7"), and the method's error is kept, on one line, e.g.
+//
+//	field "at": time.Time refuses a string: parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"
+func refused(t reflect.Type, what string, err error) *Error {
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	return &Error{Kind: KindType, Detail: t.String() + " refuses " + what + ": " + msg}
+}
 
 // got describes a JSON value for an error message: its kind, and a short excerpt for
 // numbers and literals.

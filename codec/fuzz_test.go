@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -88,14 +89,22 @@ func FuzzEncode(f *testing.F) {
 				t.Fatalf("string %q: direct %s, encoding/json %s (%v)", s, got, want, err)
 			}
 		}
+		// What a MarshalJSON returns is written as it is only when json.Compact would
+		// write it so.
+		if plainJSON(data) {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, data); err != nil || buf.String() != string(data) {
+				t.Fatalf("plain %q: json.Compact gives %q, %v", data, buf.Bytes(), err)
+			}
+		}
 		typ := targets[int(which)%len(targets)]
 		v := reflect.New(typ)
 		if decodeFast(data, planFor(typ), v.Elem(), IgnoreUnknown) != nil {
 			return
 		}
 		want, werr := appendStd(nil, v.Elem().Interface())
-		got, ok := encoderFor(typ).fn(nil, v.Elem())
-		if !ok {
+		got, gerr := encoderFor(typ).fn(nil, v.Elem())
+		if gerr != nil {
 			if werr == nil && typ != reflect.TypeFor[json.Number]() && typ != reflect.TypeFor[outer]() {
 				t.Fatalf("%v from %q: the direct encoder gave up; encoding/json wrote %s", typ, data, want)
 			}

@@ -15,11 +15,14 @@ var (
 
 // expected names what a value of type t is in JSON, for error messages.
 func expected(t reflect.Type) string {
+	if unmarshalOf(t) == umText {
+		return "a string"
+	}
 	switch t.Kind() {
 	case reflect.Bool:
 		return "true or false"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		return "an integer"
 	case reflect.Float32, reflect.Float64:
 		return "a number"
@@ -31,7 +34,7 @@ func expected(t reflect.Type) string {
 	case reflect.Struct, reflect.Map:
 		return "an object"
 	case reflect.Slice:
-		if t.Elem().Kind() == reflect.Uint8 {
+		if isBytes(t) {
 			return "a base64 string"
 		}
 		return "an array"
@@ -41,6 +44,12 @@ func expected(t reflect.Type) string {
 		return expected(t.Elem())
 	}
 	return "any value"
+}
+
+// isBytes reports whether the slice type t is written as base64, as encoding/json
+// writes a slice of bytes (not of a byte type that encodes itself).
+func isBytes(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8 && !marshals(t.Elem())
 }
 
 // mismatch is the error for a JSON value lit of the wrong kind for t.
@@ -71,7 +80,7 @@ func parseNumber(lit string, t reflect.Type) (number, *Error) {
 			return n, intErr(lit, t, err)
 		}
 		n.i = i
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		u, err := strconv.ParseUint(lit, 10, t.Bits())
 		if err != nil {
 			if len(lit) > 1 && lit[0] == '-' && isInteger(lit[1:]) {
@@ -134,7 +143,7 @@ func setNumber(lit []byte, v reflect.Value) *Error {
 	switch v.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		v.SetInt(n.i)
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
 		v.SetUint(n.u)
 	case reflect.Float32, reflect.Float64:
 		v.SetFloat(n.f)

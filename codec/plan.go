@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -19,6 +20,11 @@ type plan struct {
 	fast  bool
 	local bool  // this type alone is supported by the direct decoder
 	elem  *plan // pointer, slice and map element
+	// um: the type decodes itself (UnmarshalJSON or UnmarshalText, on the type or its
+	// pointer); the decoders then hand it the value and look no further into it.
+	um unmarshal
+	// key: how a map's member names become its keys.
+	key keyKind
 	// struct fields, flattened through embedded structs, in declaration order
 	fields []field
 	known  []string // field names, for unknown-member errors
@@ -30,12 +36,70 @@ type field struct {
 	p     *plan
 }
 
+// unmarshal is how a type decodes itself, if it does.
+type unmarshal uint8
+
+const (
+	umNone unmarshal = iota
+	umJSON           // json.Unmarshaler: given the value's JSON text
+	umText           // encoding.TextUnmarshaler: given a string's contents
+)
+
+// keyKind is how a map key is read from a member name, the inverse of how the encoder
+// writes it (as encoding/json does): a string kind as it is, then a TextUnmarshaler,
+// then an integer in decimal.
+type keyKind uint8
+
+const (
+	keyString keyKind = iota
+	keyText
+	keyInt
+	keyUint
+)
+
+// unmarshalOf returns how values of t decode themselves. Pointer receivers count: the
+// decoders always hold an addressable value. A pointer type decodes as its element (null
+// leaves it nil), and an interface is filled, not asked.
+func unmarshalOf(t reflect.Type) unmarshal {
+	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
+		return umNone
+	}
+	pt := reflect.PointerTo(t)
+	switch {
+	case pt.Implements(jsonUnmarshalerType):
+		return umJSON
+	case pt.Implements(textUnmarshalerType):
+		return umText
+	}
+	return umNone
+}
+
+// keyKindOf returns how keys of type kt are read, false when they cannot be.
+func keyKindOf(kt reflect.Type) (keyKind, bool) {
+	switch {
+	case kt.Kind() == reflect.String:
+		return keyString, true
+	case reflect.PointerTo(kt).Implements(textUnmarshalerType):
+		return keyText, true
+	}
+	switch kt.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return keyInt, true
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return keyUint, true
+	}
+	return 0, false
+}
+
 var (
 	plans   sync.Map // reflect.Type -> *plan
 	buildMu sync.Mutex
 
 	rawType         = reflect.TypeFor[json.RawMessage]()
 	unmarshalerType = reflect.TypeFor[mapstructure.Unmarshaler]()
+
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
 // planFor returns the plan of t, building it (and those of the types it contains) once.
@@ -97,13 +161,16 @@ func (b *builder) build(t reflect.Type) *plan {
 	b.seen[t] = p
 	b.order = append(b.order, p)
 	p.local = true
+	if p.um = unmarshalOf(t); p.um != umNone {
+		return p // the type's own method reads the value: nothing below it is decoded
+	}
 	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
 		p.local = false
 	}
 	switch t.Kind() {
 	case reflect.Bool, reflect.String,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
 		reflect.Float32, reflect.Float64:
 	case reflect.Interface:
 		p.local = p.local && t.NumMethod() == 0
@@ -112,13 +179,14 @@ func (b *builder) build(t reflect.Type) *plan {
 	case reflect.Slice:
 		if t == rawType {
 			p.local = false // the mapstructure path re-encodes the value
-		} else if t.Elem().Kind() != reflect.Uint8 {
+		} else if !isBytes(t) {
 			p.elem = b.build(t.Elem())
 		} else if t.Elem() != reflect.TypeFor[byte]() {
 			p.local = false
 		}
 	case reflect.Map:
-		if t.Key().Kind() != reflect.String {
+		var ok bool
+		if p.key, ok = keyKindOf(t.Key()); !ok {
 			p.local = false
 		}
 		p.elem = b.build(t.Elem())

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -80,6 +81,47 @@ func refErrors(data []byte, v reflect.Value, errorUnused bool, unknown Unknown) 
 // only into a slice or array. An empty interface receives the value as encoding/json
 // gives it (numbers as float64).
 func hook(_ reflect.Type, to reflect.Type, data any) (any, error) {
+	if data != nil && reflect.TypeOf(data) == to {
+		return data, nil // made by this hook one level up (a key, a self-decoded value)
+	}
+	switch unmarshalOf(to) {
+	case umJSON:
+		b, err := json.Marshal(data) // json.Number keeps its literal
+		if err != nil {
+			return nil, &Error{Kind: KindType, Detail: err.Error()}
+		}
+		v := reflect.New(to)
+		if err := v.Interface().(json.Unmarshaler).UnmarshalJSON(b); err != nil {
+			return nil, refused(to, got(b), err)
+		}
+		return v.Elem().Interface(), nil
+	case umText:
+		s, ok := data.(string)
+		if !ok {
+			b, _ := json.Marshal(data)
+			return nil, mismatch(to, b)
+		}
+		v := reflect.New(to)
+		if err := v.Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			return nil, refused(to, "a string", err)
+		}
+		return v.Elem().Interface(), nil
+	}
+	if x, ok := data.(map[string]any); ok && to.Kind() == reflect.Map {
+		if kk, ok := keyKindOf(to.Key()); ok && kk != keyString {
+			// The keys are read here, as the direct decoder reads them; mapstructure
+			// then decodes the values into a map of the same key type.
+			m := reflect.MakeMapWithSize(reflect.MapOf(to.Key(), anyType), len(x))
+			for k, e := range x {
+				kv, err := mapKey(kk, to.Key(), k)
+				if err != nil {
+					return nil, err.under("[" + k + "]")
+				}
+				m.SetMapIndex(kv, reflect.ValueOf(&e).Elem())
+			}
+			return m.Interface(), nil
+		}
+	}
 	switch to.Kind() {
 	case reflect.Pointer:
 		return data, nil
@@ -107,7 +149,7 @@ func hook(_ reflect.Type, to reflect.Type, data any) (any, error) {
 		switch {
 		case to.Kind() == reflect.String && to != numberType:
 			return data, nil
-		case to.Kind() == reflect.Slice && to.Elem().Kind() == reflect.Uint8:
+		case isBytes(to):
 			b, berr := base64.StdEncoding.DecodeString(x)
 			if berr != nil {
 				return nil, typeErr("expected a base64 string, got a string that is not base64")
@@ -126,7 +168,7 @@ func hook(_ reflect.Type, to reflect.Type, data any) (any, error) {
 		}
 		err = mismatch(to, []byte("{"))
 	case []any:
-		if (to.Kind() == reflect.Slice && to.Elem().Kind() != reflect.Uint8) || to.Kind() == reflect.Array {
+		if (to.Kind() == reflect.Slice && !isBytes(to)) || to.Kind() == reflect.Array {
 			return data, nil
 		}
 		err = mismatch(to, []byte("["))

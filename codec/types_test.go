@@ -63,6 +63,8 @@ var targets = []reflect.Type{
 	reflect.TypeFor[node](),
 	reflect.TypeFor[map[label]inner](),
 	reflect.TypeFor[[]*Base](),
+	reflect.TypeFor[Stamped](), // self-encoding fields (time.Time, netip.Addr, an enum)
+	reflect.TypeFor[Keyed](),   // integer and TextMarshaler map keys
 }
 
 // hidden is never set: a member naming it is unknown.

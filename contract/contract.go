@@ -18,8 +18,10 @@ package contract
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
@@ -69,6 +71,16 @@ type Method[P, R any] struct {
 }
 
 // NewMethod adds the method svc.ID()+"."+name to svc and returns its description.
+//
+// P and R must make the trip a call gives them (encoded by one end, decoded by the
+// other, the same value again): a type that cannot, such as a field of type chan or
+// func, an interface with methods, or a type with MarshalJSON but no UnmarshalJSON,
+// makes the service invalid, with one line naming the method, the field and the type
+// (see codec.CheckType), e.g.
+//
+//	contract: invalid service description: method "example.device.read" params: field "done": chan struct {} cannot be sent
+//
+// so that it is refused where the contract is written, not when it is called.
 func NewMethod[P, R any](svc *Service, name string) *Method[P, R] {
 	full := svc.id + "." + name
 	if err := proto.ValidateName(full); err != nil {
@@ -78,7 +90,23 @@ func NewMethod[P, R any](svc *Service, name string) *Method[P, R] {
 	} else {
 		svc.methods = append(svc.methods, full)
 	}
+	if err := checkTypes[P, R](full); err != nil {
+		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: %v", ErrInvalid, err))
+	}
 	return &Method[P, R]{svc: svc, name: full}
+}
+
+// checkTypes returns nil when the params type P and the result type R of the method
+// named method can make the trip a call gives them (codec.CheckType), or else an error
+// of one line naming the method, which of the two, the field and the type.
+func checkTypes[P, R any](method string) error {
+	if err := codec.CheckType(reflect.TypeFor[P]()); err != nil {
+		return fmt.Errorf("method %q params: %w", method, err)
+	}
+	if err := codec.CheckType(reflect.TypeFor[R]()); err != nil {
+		return fmt.Errorf("method %q result: %w", method, err)
+	}
+	return nil
 }
 
 // Name returns the method's full name, e.g. "example.device.read".

@@ -1,10 +1,13 @@
 package contract_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/adapterkit/adapterkit/contract"
 )
@@ -63,4 +66,38 @@ func Example() {
 	read := contract.NewMethod[readParams, reading](device, "read")
 	fmt.Println(device.ID(), device.Version(), read.Name(), device.Validate())
 	// Output: example.device 1 example.device.read <nil>
+}
+
+// A method whose params or result cannot come back as the same value is refused where
+// it is declared, in one line naming the method, which side, the field and the type;
+// the types real services send, and any, are accepted.
+func TestTypes(t *testing.T) {
+	type event struct {
+		At   time.Time      `json:"at"`
+		Addr netip.Addr     `json:"addr"`
+		Wait time.Duration  `json:"wait"`
+		Data []byte         `json:"data"`
+		Any  any            `json:"any"`
+		By   map[int64]bool `json:"by"`
+	}
+	ok := contract.NewService("example.types", 1)
+	contract.NewMethod[event, map[netip.Addr]event](ok, "ok")
+	contract.NewMethod[any, json.RawMessage](ok, "raw")
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	type badResult struct {
+		Inner struct {
+			Z complex128 `json:"z"`
+		} `json:"inner"`
+	}
+	bad := contract.NewService("example.types", 1)
+	contract.NewMethod[struct{ F func() }, struct{}](bad, "params")
+	contract.NewMethod[struct{}, badResult](bad, "result")
+	err := bad.Validate()
+	want := `contract: invalid service description: method "example.types.params" params: field "F": func() cannot be sent` + "\n" +
+		`contract: invalid service description: method "example.types.result" result: field "inner.z": complex128 cannot be sent`
+	if !errors.Is(err, contract.ErrInvalid) || err.Error() != want {
+		t.Fatalf("Validate() = %v\nwant %s", err, want)
+	}
 }

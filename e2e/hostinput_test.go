@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,24 +173,26 @@ func TestHostInput(t *testing.T) {
 				t.Fatalf("Call(%T) = %v, want invalid, never started, encode error", p, err)
 			}
 		}
-		// A contract method whose params type cannot encode at all: the codec's error
-		// (encoding/json's unsupported type) is the cause.
+		// A contract method whose params type cannot be sent at all is refused where it
+		// is declared: no client is bound to it, so no call can be made.
 		type unencodable struct {
 			Done chan struct{} `json:"done"`
 			Hook func()        `json:"hook"`
 		}
 		badService := contract.NewService("rogue.test", 1)
-		badEcho := contract.NewMethod[unencodable, json.RawMessage](badService, "echo")
-		bad, err := registry.NewClient(h, badService)
-		if err != nil {
-			t.Fatal(err)
+		contract.NewMethod[unencodable, json.RawMessage](badService, "echo")
+		if _, err := registry.NewClient(h, badService); !errors.Is(err, registry.ErrInvalidService) ||
+			!strings.Contains(err.Error(), `method "rogue.test.echo" params: field "done": chan struct {} cannot be sent`) {
+			t.Fatalf("NewClient(unencodable) = %v, want the declaration refused", err)
 		}
-		_, err = registry.Call(stepCtx(t), bad, badEcho, unencodable{Done: make(chan struct{})})
+		// A value that cannot encode (a NaN) fails before anything is sent: the codec's
+		// error (encoding/json's unsupported value) is the cause.
+		_, err := registry.Call(stepCtx(t), s.c, rogueEcho, any(map[string]float64{"x": math.NaN()}))
 		var ce *runtime.CallError
-		var ute *json.UnsupportedTypeError
+		var uve *json.UnsupportedValueError
 		if !errors.As(err, &ce) || ce.Code != wire.CodeInvalid || !ce.NeverStarted ||
-			!errors.Is(err, registry.ErrEncode) || !errors.As(err, &ute) {
-			t.Fatalf("Call(unencodable) = %v, want invalid, never started, the codec's encode error", err)
+			!errors.Is(err, registry.ErrEncode) || !errors.As(err, &uve) {
+			t.Fatalf("Call(NaN) = %v, want invalid, never started, the codec's encode error", err)
 		}
 		for _, raw := range []string{`[1]`, `{"a":`, `{}{}`, "{\"a\":\"\xff\"}"} {
 			_, err := h.Call(stepCtx(t), "rogue.test.echo", json.RawMessage(raw))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/proto"
@@ -88,7 +89,7 @@ func Implement[P, R any](s *Service, m *contract.Method[P, R], h func(ctx contex
 		s.problem = errors.Join(s.problem, fmt.Errorf("method %q is not a method of the contract of service %q", m.Name(), s.id))
 		return
 	}
-	Handle(s, m.Name(), h)
+	handle(s, m.Name(), h) // the contract checked P and R (and ServiceOf reported it)
 }
 
 // NewService returns a service with the given id (dotted and namespaced, e.g.
@@ -117,12 +118,31 @@ func (s *Service) Methods() []string { return append([]string(nil), s.methods...
 // e.g. `params: field "warehouse" is not known (known: sku, qty)`. P may be
 // json.RawMessage, which receives the params unchanged without any decoding; it
 // aliases the request's frame: treat it as read-only (it may be kept after the handler
-// returns). The result R is encoded with encoding/json (HTML characters are not
-// escaped); a json.RawMessage result is checked to be one JSON value and sent as is.
+// returns). The result R is encoded by package codec, as encoding/json encodes it (its
+// MarshalJSON or MarshalText honoured) but with HTML characters not escaped; types
+// that encode themselves are decoded by their UnmarshalJSON or UnmarshalText on the
+// other side. A json.RawMessage result is checked to be one JSON value and sent as is.
+//
+// P and R must make that trip and come back the same value (codec.CheckType): a type
+// that cannot (a chan or func field, an interface with methods...) makes Serve refuse
+// the adapter, with one line naming the method, the field and the type.
 //
 // The handler's context is cancelled when the host cancels the request or disconnects.
 // Call Handle before serving; it is not safe to call concurrently with Serve.
 func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P) (R, error)) {
+	for _, c := range []struct {
+		what string
+		t    reflect.Type
+	}{{"params", reflect.TypeFor[P]()}, {"result", reflect.TypeFor[R]()}} {
+		if err := codec.CheckType(c.t); err != nil {
+			s.problem = errors.Join(s.problem, fmt.Errorf("method %q %s: %w", method, c.what, err))
+		}
+	}
+	handle(s, method, h)
+}
+
+// handle is Handle for types already checked (a contract's, by contract.NewMethod).
+func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P) (R, error)) {
 	if h == nil {
 		s.problem = errors.Join(s.problem, fmt.Errorf("method %q has a nil handler", method))
 		return

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	goruntime "runtime"
 	"strings"
 	"sync/atomic"
@@ -117,8 +118,9 @@ func (f *fixture) service() *plugin.Service {
 	plugin.Handle(svc, "test.svc.badjson", func(context.Context, struct{}) (json.RawMessage, error) {
 		return json.RawMessage(`{"a":`), nil
 	})
-	plugin.Handle(svc, "test.svc.unencodable", func(context.Context, struct{}) (func(), error) {
-		return func() {}, nil
+	// A NaN passes the declaration (a float64 result) and fails at encode.
+	plugin.Handle(svc, "test.svc.unencodable", func(context.Context, struct{}) (float64, error) {
+		return math.NaN(), nil
 	})
 	plugin.Handle(svc, "test.svc.large", func(_ context.Context, p struct {
 		N int `json:"n"`

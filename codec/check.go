@@ -1,0 +1,162 @@
+package codec
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// CheckType returns nil when values of type t can make the trip a typed call gives
+// them, encoded with [Append] on one side and decoded on the other, and come back as
+// the same value; otherwise an *Error of kind KindUnsupported, one line naming the
+// field (as a path of JSON member names) and the Go type that cannot, e.g.
+//
+//	field "done": chan struct {} cannot be sent
+//	field "src": io.Reader cannot be received: only an empty interface can be filled
+//
+// Refused: channels, functions, complex numbers and unsafe pointers (encoding/json
+// refuses them) and uintptr (an address in this process); interfaces with methods (the
+// decoder cannot know what to make); map keys other than strings, integers and
+// TextMarshalers with UnmarshalText; a type that writes itself with MarshalJSON (or
+// MarshalText) but cannot read itself back with UnmarshalJSON (or UnmarshalText or
+// UnmarshalJSON), or reads itself from a string with UnmarshalText while it is written
+// as something else; an embedded pointer to a struct; two fields of one object (an
+// embedded struct's included) with the same name; the json tag option ",string". An
+// empty interface is accepted: it receives JSON's own shapes (see the
+// package documentation), which is what a caller of a field of type any means.
+//
+// package contract calls it when a method is declared, so that a type that would fail
+// at run time is refused where it is written.
+func CheckType(t reflect.Type) error {
+	c := checker{seen: map[reflect.Type]bool{}}
+	if err := c.check(t, ""); err != nil {
+		return err
+	}
+	return nil
+}
+
+type checker struct{ seen map[reflect.Type]bool }
+
+func unsupported(path string, t reflect.Type, detail string) *Error {
+	return &Error{Kind: KindUnsupported, Path: path, Detail: t.String() + " " + detail}
+}
+
+func (c *checker) check(t reflect.Type, path string) *Error {
+	if c.seen[t] {
+		return nil // a recursive type: checked where it was first met
+	}
+	c.seen[t] = true
+	um := unmarshalOf(t)
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+		pt := reflect.PointerTo(t)
+		switch {
+		case pt.Implements(marshalerType):
+			if um != umJSON {
+				return unsupported(path, t, "cannot be received: it has MarshalJSON but no UnmarshalJSON")
+			}
+			return nil
+		case pt.Implements(textMarshalerType):
+			if um == umNone {
+				return unsupported(path, t, "cannot be received: it has MarshalText but no UnmarshalText")
+			}
+			return nil
+		case um == umJSON:
+			return nil // it reads whatever it is written as
+		case um == umText:
+			if t.Kind() != reflect.String {
+				return unsupported(path, t, "cannot be received: it has UnmarshalText but no MarshalText")
+			}
+			return nil
+		}
+	}
+	switch t.Kind() {
+	case reflect.Complex64, reflect.Complex128, reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.Uintptr,
+		reflect.Invalid:
+		return unsupported(path, t, "cannot be sent")
+	case reflect.Interface:
+		if t.NumMethod() > 0 {
+			return unsupported(path, t, "cannot be received: only an empty interface can be filled")
+		}
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return c.check(t.Elem(), path)
+	case reflect.Map:
+		kt := t.Key()
+		dec, ok := keyKindOf(kt)
+		if !ok || keyEncoder(kt) == nil || dec != keyKindWritten(kt) {
+			return unsupported(path, t, "cannot be sent: a map key must be a string, an integer or a TextMarshaler with UnmarshalText")
+		}
+		return c.check(t.Elem(), path)
+	case reflect.Struct:
+		return c.fields(t, path, map[string]bool{})
+	}
+	return nil
+}
+
+// keyKindWritten is how the encoder writes a key of type kt (see keyEncoder), in the
+// terms of keyKindOf.
+func keyKindWritten(kt reflect.Type) keyKind {
+	switch {
+	case kt.Kind() == reflect.String:
+		return keyString
+	case kt.Implements(textMarshalerType) || kt.Kind() != reflect.Pointer && reflect.PointerTo(kt).Implements(textMarshalerType):
+		return keyText
+	}
+	switch kt.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return keyInt
+	}
+	return keyUint
+}
+
+// fields checks the fields of struct t that encoding/json writes; names holds the
+// member names taken so far in the object (embedded structs are inlined into it).
+func (c *checker) fields(t reflect.Type, path string, names map[string]bool) *Error {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if f.Type.Kind() == reflect.Pointer {
+					return unsupported(path, f.Type, "cannot be received: embed the struct, not a pointer to it")
+				}
+				if err := c.fields(f.Type, path, names); err != nil { // inlined: its fields are t's
+					return err
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		at := name
+		if path != "" {
+			at = path + "." + name
+		}
+		if names[name] {
+			// encoding/json keeps one of them by its own rules (or neither), the decoder
+			// by mapstructure's: refused rather than sent to a field it was not read from.
+			return unsupported(at, f.Type, "cannot be sent: two fields of the object are named "+strconv.Quote(name))
+		}
+		names[name] = true
+		for _, o := range strings.Split(opts, ",") {
+			if o == "string" {
+				return unsupported(at, f.Type, `cannot be received: the json tag option ",string" is not supported`)
+			}
+		}
+		if err := c.check(f.Type, at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
