@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	mathbig "math/big"
+	"os"
 	"strings"
 	"testing"
 
@@ -14,8 +19,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// session serves the echo adapter over pipes and returns a call function.
-func session(t *testing.T) (send func(string), recv func() wire.Message) {
+// session serves the echo adapter over pipes and returns a send and a receive
+// function; with initialize, the connection is initialized first.
+func session(t *testing.T, initialize bool) (send func(string), recv func() wire.Message) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -46,57 +52,140 @@ func session(t *testing.T) (send func(string), recv func() wire.Message) {
 		}
 		return m
 	}
-	send(string(wire.AppendRequest(nil, 1, wire.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
-	if m := recv(); m.Type != wire.TypeResult {
-		t.Fatalf("initialize: %s %q", m.Code, m.Message)
+	if initialize {
+		send(string(wire.AppendRequest(nil, 1, wire.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
+		if m := recv(); m.Type != wire.TypeResult {
+			t.Fatalf("initialize: %s %q", m.Code, m.Message)
+		}
 	}
 	return send, recv
 }
 
-func TestMethods(t *testing.T) {
-	long := strings.Repeat("m", limits.MaxErrorMessage+10)
-	tests := []struct {
-		name, method, params string
-		value                string    // expected result value
-		code                 wire.Code // expected error code, when value is ""
-		message              string
-	}{
-		{"echo returns params unchanged", "example.echo.echo", `{ "a" : [1, {"b":null}] }`, `{ "a" : [1, {"b":null}] }`, "", ""},
-		{"sleep", "example.echo.sleep", `{"ms":1}`, `{"ms":1}`, "", ""},
-		{"sleep negative", "example.echo.sleep", `{"ms":-1}`, "", wire.CodeInvalid, "ms must be from 0 to 30000"},
-		{"sleep unknown key", "example.echo.sleep", `{"s":1}`, "", wire.CodeInvalid, ""},
-		{"fail with a code", "example.echo.fail", `{"code":"denied","message":"no"}`, "", wire.CodeDenied, "no"},
-		{"R28 fail with an unknown code", "example.echo.fail", `{"code":"teapot","message":"short"}`, "", wire.CodeFailed, "short"},
-		{"R30 fail with a long message", "example.echo.fail", `{"code":"busy","message":"` + long + `"}`, "", wire.CodeBusy, long[:limits.MaxErrorMessage]},
-		{"big", "example.echo.big", `{"bytes":5}`, `"xxxxx"`, "", ""},
-		{"big empty", "example.echo.big", `{"bytes":0}`, `""`, "", ""},
-		{"big too large", "example.echo.big", `{"bytes":4194304}`, "", wire.CodeInvalid, "bytes must be from 0 to 4193280"},
+// conformance is testdata/conformance/echo.json: the frames every SDK's echo adapter
+// must answer as this one does (see its "about").
+type conformance struct {
+	Cases []struct {
+		Name       string
+		Initialize *bool
+		Send       []string
+		Expect     []struct {
+			ID      uint64
+			Type    string
+			Code    string
+			Message *string
+			Value   *string
+		}
 	}
-	send, recv := session(t)
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			id := uint64(i + 2)
-			send(string(wire.AppendRequest(nil, id, tt.method, []byte(tt.params))))
-			m := recv()
-			if m.ID != id {
-				t.Fatalf("reply id %d, want %d", m.ID, id)
+}
+
+// The shared conformance frames: the Go echo is the reference every SDK's echo is held
+// to, so it must pass them too.
+func TestConformance(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/conformance/echo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc conformance
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range doc.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			send, recv := session(t, c.Initialize == nil || *c.Initialize)
+			for _, f := range c.Send {
+				send(f)
 			}
-			if tt.value != "" {
-				if m.Type != wire.TypeResult || string(m.Value) != tt.value {
-					t.Fatalf("got %s %s %q %q, want %s", m.Type, m.Value, m.Code, m.Message, tt.value)
+			got := map[uint64]wire.Message{}
+			for range c.Expect {
+				m := recv()
+				got[m.ID] = m
+			}
+			for _, want := range c.Expect {
+				m, ok := got[want.ID]
+				switch {
+				case !ok:
+					t.Fatalf("no reply to id %d", want.ID)
+				case fmt.Sprint(m.Type) != want.Type || m.RawCode != want.Code:
+					t.Fatalf("id %d: got %s %q %q %s, want %s %q", want.ID, m.Type, m.RawCode, m.Message, m.Value, want.Type, want.Code)
+				case want.Message != nil && m.Message != *want.Message:
+					t.Fatalf("id %d: message\n got %q\nwant %q", want.ID, m.Message, *want.Message)
+				case want.Value != nil && !sameJSON(t, m.Value, []byte(*want.Value)):
+					t.Fatalf("id %d: value\n got %s\nwant %s", want.ID, m.Value, *want.Value)
 				}
-				return
-			}
-			if m.Type != wire.TypeError || m.RawCode != string(tt.code) || (tt.message != "" && m.Message != tt.message) {
-				t.Fatalf("got %s %q %q, want %q %q", m.Type, m.RawCode, m.Message, tt.code, tt.message)
 			}
 		})
 	}
 }
 
+// sameJSON compares two JSON texts as values, numbers by their exact decimal value
+// (1e21 and 1000000000000000000000 are the same; 2^53 and 2^53+1 are not).
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	dec := func(p []byte) any {
+		d := json.NewDecoder(bytes.NewReader(p))
+		d.UseNumber()
+		var v any
+		if err := d.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		return v
+	}
+	return sameValue(dec(a), dec(b))
+}
+
+func sameValue(a, b any) bool {
+	switch a := a.(type) {
+	case json.Number:
+		b, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		x, okx := new(mathbig.Rat).SetString(string(a))
+		y, oky := new(mathbig.Rat).SetString(string(b))
+		return okx && oky && x.Cmp(y) == 0
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, v := range a {
+			if w, ok := b[k]; !ok || !sameValue(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !sameValue(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+// R30: a message longer than 4096 bytes is capped (too long a text for the shared
+// vectors, which hold the cases every SDK shares).
+func TestFailLongMessage(t *testing.T) {
+	long := strings.Repeat("m", limits.MaxErrorMessage+10)
+	send, recv := session(t, true)
+	send(string(wire.AppendRequest(nil, 2, "example.echo.fail", []byte(`{"code":"busy","message":"`+long+`"}`))))
+	if m := recv(); m.Type != wire.TypeError || m.Code != wire.CodeBusy || m.Message != long[:limits.MaxErrorMessage] {
+		t.Fatalf("got %s %q, %d bytes", m.Type, m.Code, len(m.Message))
+	}
+}
+
 // The largest big result fits in one frame.
 func TestBigAtTheLimit(t *testing.T) {
-	send, recv := session(t)
+	send, recv := session(t, true)
 	send(string(wire.AppendRequest(nil, 2, "example.echo.big", []byte(`{"bytes":4193280}`))))
 	if m := recv(); m.Type != wire.TypeResult || len(m.Value) != maxBig+2 {
 		t.Fatalf("got %s %q, %d bytes", m.Type, m.Message, len(m.Value))
@@ -105,7 +194,7 @@ func TestBigAtTheLimit(t *testing.T) {
 
 // R37, R38: a cancelled sleep answers aborted.
 func TestSleepCancel(t *testing.T) {
-	send, recv := session(t)
+	send, recv := session(t, true)
 	send(string(wire.AppendRequest(nil, 2, "example.echo.sleep", []byte(`{"ms":30000}`))))
 	send(string(wire.AppendCancel(nil, 2)))
 	if m := recv(); m.Type != wire.TypeError || m.ID != 2 || m.Code != wire.CodeAborted || m.Message != "Sleep canceled" {

@@ -1,8 +1,10 @@
 package wire_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -145,4 +147,38 @@ func ExampleAppendRequest() {
 	// Output:
 	// 00 00 00 59
 	// {"type":"request","v":1,"id":2,"method":"example.device.read","params":{"probe":"inlet"}}
+}
+
+// The catalog vectors every SDK's validation runs (testdata/conformance/catalogs.json):
+// the Go validation is the reference they are held to.
+func TestConformanceCatalogs(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/conformance/catalogs.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Cases []struct {
+			Name     string
+			Services json.RawMessage
+			Rule     string
+		}
+	}
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Cases) == 0 {
+		t.Fatalf("%d cases, %v", len(doc.Cases), err)
+	}
+	for _, c := range doc.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			cat, err := wire.DecodeCatalog([]byte(`{"protocol":1,"services":` + string(c.Services) + `}`))
+			if err == nil {
+				err = cat.Validate()
+			}
+			var ce *wire.CatalogError
+			switch {
+			case c.Rule == "" && err != nil:
+				t.Fatalf("valid catalog refused: %v", err)
+			case c.Rule != "" && (!errors.As(err, &ce) || ce.Rule != c.Rule):
+				t.Fatalf("got %v, want a %s refusal", err, c.Rule)
+			}
+		})
+	}
 }
