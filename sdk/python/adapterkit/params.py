@@ -26,7 +26,7 @@ import typing
 from typing import Any, Callable, Dict, List, NewType, Union
 
 from .errors import AdapterDefinitionError
-from .wire import RawJSON
+from .wire import RawJSON, _Object
 
 __all__ = [
     "Float32",
@@ -174,6 +174,7 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
     :class:`ParamsError` in the Go SDK's words.
     """
     if tp is Any or tp is object:
+        _check_any(value, path)
         return value
     origin = typing.get_origin(tp)
     if _is_union(origin):
@@ -193,11 +194,11 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
         if type(value) is bool:
             return value
     elif tp in _INTS:
-        if type(value) is int:
+        if isinstance(value, int) and not isinstance(value, bool):
             name, lo, hi = _INTS[tp]
-            if not lo <= value <= hi:
+            if not lo <= value <= hi or (lo == 0 and getattr(value, "literal", None) == "-0"):
                 raise _range(value, name, path)
-            return value
+            return int(value)
         if isinstance(value, float):  # 1.5, 1.0 and 1e3 alike: not an integer's literal
             raise ParamsError("%sexpected an integer, got the number %s" % (_where(path), _excerpt(_literal(value))))
     elif tp is float or tp is Float32:
@@ -237,6 +238,7 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
             args = typing.get_args(tp)
             if len(args) != 2:
                 return value
+            _twice(value, lambda k: "%s[%s]" % (path, k))
             return {k: decode_value(args[1], v, "%s[%s]" % (path, k)) for k, v in value.items()}
     elif dataclasses.is_dataclass(tp):
         if isinstance(value, dict):
@@ -244,6 +246,26 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
     else:
         return value  # a type the SDK does not check: the decoded JSON as is
     raise _mismatch(tp, value, path)
+
+
+def _twice(value: Dict[str, Any], where: Callable[[str], str]) -> None:
+    if isinstance(value, _Object):
+        raise ParamsError('field "%s": appears twice' % where(value.twice))
+
+
+def _check_any(value: Any, path: str) -> None:
+    """Any value is taken as decoded, but as in Go a member named twice and a number
+    beyond a float64 are refused."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            raise _range(value, "float64", path)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_any(v, "%s[%d]" % (path, i))
+    elif isinstance(value, dict):
+        _twice(value, lambda k: "%s[%s]" % (path, k))
+        for k, v in value.items():
+            _check_any(v, "%s[%s]" % (path, k))
 
 
 _hints_cache: Dict[Any, Dict[str, Any]] = {}
@@ -264,18 +286,18 @@ def _nullable(tp: Any) -> bool:
 def _decode_dataclass(cls: Any, value: Dict[str, Any], path: str) -> Any:
     hints = _hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    for k in value:
+    _twice(value, lambda k: _field(path, k))
+    kwargs = {}
+    for k, v in value.items():  # in the order written: the first problem is the one named
         if k not in fields:
             raise ParamsError(
                 'field "%s" is not known (known: %s)' % (_field(path, k), ", ".join(fields) or "none")
             )
-    kwargs = {}
+        tp = hints.get(k, Any)
+        if v is not None or _nullable(tp):
+            kwargs[k] = decode_value(tp, v, _field(path, k))
     for name, f in fields.items():
-        tp = hints.get(name, Any)
-        v = value.get(name)
-        if v is not None or (name in value and _nullable(tp)):
-            kwargs[name] = decode_value(tp, v, _field(path, name))
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+        if name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
             raise ParamsError('field "%s": missing' % _field(path, name))
     return cls(**kwargs)
 

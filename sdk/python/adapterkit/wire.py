@@ -75,7 +75,43 @@ class _Float(float):
         return f
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant, parse_float=_Float)
+class _Int(int):
+    """-0, which is 0 to Python but not a number an unsigned integer takes (in Go)."""
+
+    literal = "-0"
+
+
+_MINUS_ZERO = _Int(0)
+
+
+def _int(literal: str) -> int:
+    return _MINUS_ZERO if literal == "-0" else int(literal)
+
+
+class _Object(dict):
+    """A JSON object whose text named a member twice: ``twice`` is the first such name.
+    Params checks refuse it, naming the member."""
+
+    __slots__ = ("twice",)
+
+
+def _pairs(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    o = _Object(d)
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            o.twice = k
+            break
+        seen.add(k)
+    return o
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_Float, parse_int=_int, object_pairs_hook=_pairs
+)
 
 
 def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
