@@ -1,30 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { capMessage, Logger, normalizeCode, validateCatalog } from "../src/index.js";
+import { capMessage, JSONNumber, Logger, normalizeCode, ParamsError, parseJSON, stringifyJSON, t } from "../src/index.js";
 import { errorFrame, FrameReader, isIdLiteral, memberSpans } from "../src/wire.js";
-
-const svc = (id: string, version: number, methods: string[]) => ({ id, version, methods });
-
-test("catalog rules R20-R25", () => {
-  assert.equal(validateCatalog([svc("a.b", 1, ["a.b.c"]), svc("a.c", 2, ["a.c.d.e"])]), undefined);
-  assert.equal(validateCatalog([]), undefined);
-  const bad: Record<string, ReturnType<typeof svc>[]> = {
-    "R20 one segment": [svc("ab", 1, ["ab.c"])],
-    "R20 empty segment": [svc("a..b", 1, ["a..b.c"])],
-    "R21 system": [svc("system.x", 1, ["system.x.y"])],
-    "R21 systemd": [svc("systemd.x", 1, ["systemd.x.y"])],
-    "R22 version 0": [svc("a.b", 0, ["a.b.c"])],
-    "R22 version 1.5": [svc("a.b", 1.5, ["a.b.c"])],
-    "R23 no methods": [svc("a.b", 1, [])],
-    "R24 not prefixed": [svc("conf.echo", 1, ["conf.echoX"])],
-    "R25 service twice": [svc("a.b", 1, ["a.b.c"]), svc("a.b", 2, ["a.b.d"])],
-    "R25 method twice": [svc("a.b", 1, ["a.b.c", "a.b.c"])],
-  };
-  for (const [name, services] of Object.entries(bad)) {
-    assert.notEqual(validateCatalog(services), undefined, name);
-  }
-});
 
 test("messages capped on a character boundary (R30), codes normalised (R28)", () => {
   assert.equal(capMessage("x".repeat(5000)), "x".repeat(4096));
@@ -70,4 +48,37 @@ test("logger writes hclog JSON lines", () => {
   assert.deepEqual(Object.keys(rec).slice(0, 4), ["@level", "@message", "@module", "@timestamp"]);
   assert.deepEqual([rec["@level"], rec["@message"], rec["@module"], rec.probe, rec.ms, rec.err], ["warn", "slow", "adapter.probe", "inlet", 12, "x"]);
   assert.match(rec["@timestamp"], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$/);
+});
+
+test("parseJSON keeps integers beyond 2^53 exact; stringifyJSON writes them as digits", () => {
+  const text = '{"i":9223372036854775807,"u":18446744073709551615,"p":9007199254740993,"s":9007199254740991,"f":[0.1,1e21,-0.5],"n":null}';
+  const v = parseJSON(text) as Record<string, unknown>;
+  assert.deepEqual([v.i, v.u, v.p, v.s], [9223372036854775807n, 18446744073709551615n, 9007199254740993n, 9007199254740991]);
+  assert.equal(stringifyJSON(v), '{"i":9223372036854775807,"u":18446744073709551615,"p":9007199254740993,"s":9007199254740991,"f":[0.1,1e+21,-0.5],"n":null}');
+  assert.deepEqual(Object.keys(parseJSON('{"__proto__":1}') as object), ["__proto__"]);
+  assert.equal(stringifyJSON({ b: new Uint8Array([0, 1, 0xfe, 0xff]), n: new JSONNumber("1.50"), u: undefined, a: [undefined] }), '{"b":"AAH+/w==","n":1.50,"a":[null]}');
+  assert.throws(() => stringifyJSON({ x: Infinity }), /not a JSON number/);
+  for (const bad of ["", "{", "[1,]", '{"a" 1}', "01", "1.", '"\u0001"', '"\\x"', "nul", "1 2"]) {
+    assert.throws(() => parseJSON(bad), SyntaxError, bad);
+  }
+  assert.throws(() => new JSONNumber("1e"), SyntaxError);
+});
+
+test("params schema: the inferred type, and what a member left out becomes", () => {
+  const P = t.object({
+    name: t.string(),
+    seq: t.int64().default(0),
+    note: t.string().optional(),
+    tags: t.record(t.uint8()).nullable(),
+    blob: t.bytes().default(() => new Uint8Array()),
+  });
+  // The type checker sees the schema's type: a required string, an optional note.
+  const p: { name: string; seq: number | bigint; note?: string; tags: Record<string, number> | null; blob: Uint8Array } = P.parseText(
+    '{"name":"n","note":null,"seq":9223372036854775807}',
+  );
+  assert.deepEqual(p, { name: "n", seq: 9223372036854775807n, tags: null, blob: new Uint8Array() });
+  assert.deepEqual(P.parse({ name: "x", tags: { a: 255 } }).tags, { a: 255 });
+  assert.throws(() => P.parseText("{}"), (e: Error) => e instanceof ParamsError && e.message === 'field "name": missing');
+  assert.throws(() => P.parseText('{"name":null}'), /^ParamsError: field "name": missing$/);
+  assert.deepEqual(t.any().parseText('{"a":[1,9007199254740993]}'), { a: [1, 9007199254740993n] });
 });
