@@ -9,7 +9,9 @@
 //! is refused (`field "seq": appears twice`), and the members are checked in the order
 //! written, so the first problem is the one named. A member that is null counts as left
 //! out: an `Option` is then `None`, a field with `#[serde(default)]` its default, and any
-//! other field is refused (`field "x": missing`).
+//! other field is refused (`field "x": missing`). serde reads a struct with a
+//! `#[serde(flatten)]` field as a map, without telling its field names: such a struct
+//! needs `#[serde(deny_unknown_fields)]` to refuse unknown members.
 
 use std::fmt;
 
