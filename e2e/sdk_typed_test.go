@@ -17,7 +17,8 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
 	"github.com/adapterkit/adapterkit/registry"
-	hostrt "github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // forEachEcho runs f as a subtest per echo adapter: the Go one and every SDK's.
@@ -116,8 +117,8 @@ func TestSDKTypedRefusals(t *testing.T) {
 		defer cancel()
 		for _, tc := range cases {
 			_, err := h.Call(ctx, tc.method, json.RawMessage(tc.params))
-			var ce *hostrt.CallError
-			if !errors.As(err, &ce) || !errors.Is(err, hostrt.ErrInvalid) || ce.Message != tc.message {
+			var ce *runtime.CallError
+			if !errors.As(err, &ce) || runtime.CodeOf(err) != wire.CodeInvalid || ce.Message != tc.message {
 				t.Errorf("%s %s: %v\nwant invalid %q", tc.method, tc.params, err, tc.message)
 			}
 		}

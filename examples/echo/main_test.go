@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -21,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // session serves the echo adapter over pipes and returns a send and a receive
 // function; with initialize, the connection is initialized first.
-func session(t *testing.T, initialize bool) (send func(string), recv func() wire.Message) {
+func session(t *testing.T, initialize bool) (send func(string), recv func() proto.Message) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -33,28 +34,28 @@ func session(t *testing.T, initialize bool) (send func(string), recv func() wire
 		}
 		outR.Close()
 	})
-	r := wire.NewReader(outR, 0)
+	r := proto.NewReader(outR, 0)
 	send = func(p string) {
 		t.Helper()
-		if err := wire.WriteFrame(inW, []byte(p), 0); err != nil {
+		if err := proto.WriteFrame(inW, []byte(p), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	recv = func() wire.Message {
+	recv = func() proto.Message {
 		t.Helper()
 		p, err := r.ReadFrame()
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := wire.DecodeAdapterMessage(p)
+		m, err := proto.DecodeAdapterMessage(p)
 		if err != nil {
 			t.Fatalf("invalid envelope %q: %v", p, err)
 		}
 		return m
 	}
 	if initialize {
-		send(string(wire.AppendRequest(nil, 1, wire.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
-		if m := recv(); m.Type != wire.TypeResult {
+		send(string(proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
+		if m := recv(); m.Type != proto.TypeResult {
 			t.Fatalf("initialize: %s %q", m.Code, m.Message)
 		}
 	}
@@ -98,7 +99,7 @@ func TestConformance(t *testing.T) {
 			for _, f := range c.Send {
 				send(f)
 			}
-			got := map[uint64]wire.Message{}
+			got := map[uint64]proto.Message{}
 			for range c.Expect {
 				m := recv()
 				got[m.ID] = m
@@ -177,8 +178,8 @@ func sameValue(a, b any) bool {
 func TestFailLongMessage(t *testing.T) {
 	long := strings.Repeat("m", limits.MaxErrorMessage+10)
 	send, recv := session(t, true)
-	send(string(wire.AppendRequest(nil, 2, "example.echo.fail", []byte(`{"code":"busy","message":"`+long+`"}`))))
-	if m := recv(); m.Type != wire.TypeError || m.Code != wire.CodeBusy || m.Message != long[:limits.MaxErrorMessage] {
+	send(string(proto.AppendRequest(nil, 2, "example.echo.fail", []byte(`{"code":"busy","message":"`+long+`"}`))))
+	if m := recv(); m.Type != proto.TypeError || m.Code != wire.CodeBusy || m.Message != long[:limits.MaxErrorMessage] {
 		t.Fatalf("got %s %q, %d bytes", m.Type, m.Code, len(m.Message))
 	}
 }
@@ -186,8 +187,8 @@ func TestFailLongMessage(t *testing.T) {
 // The largest big result fits in one frame.
 func TestBigAtTheLimit(t *testing.T) {
 	send, recv := session(t, true)
-	send(string(wire.AppendRequest(nil, 2, "example.echo.big", []byte(`{"bytes":4193280}`))))
-	if m := recv(); m.Type != wire.TypeResult || len(m.Value) != maxBig+2 {
+	send(string(proto.AppendRequest(nil, 2, "example.echo.big", []byte(`{"bytes":4193280}`))))
+	if m := recv(); m.Type != proto.TypeResult || len(m.Value) != maxBig+2 {
 		t.Fatalf("got %s %q, %d bytes", m.Type, m.Message, len(m.Value))
 	}
 }
@@ -195,9 +196,9 @@ func TestBigAtTheLimit(t *testing.T) {
 // R37, R38: a cancelled sleep answers aborted.
 func TestSleepCancel(t *testing.T) {
 	send, recv := session(t, true)
-	send(string(wire.AppendRequest(nil, 2, "example.echo.sleep", []byte(`{"ms":30000}`))))
-	send(string(wire.AppendCancel(nil, 2)))
-	if m := recv(); m.Type != wire.TypeError || m.ID != 2 || m.Code != wire.CodeAborted || m.Message != "Sleep canceled" {
+	send(string(proto.AppendRequest(nil, 2, "example.echo.sleep", []byte(`{"ms":30000}`))))
+	send(string(proto.AppendCancel(nil, 2)))
+	if m := recv(); m.Type != proto.TypeError || m.ID != 2 || m.Code != wire.CodeAborted || m.Message != "Sleep canceled" {
 		t.Fatalf("got %s %d %q %q", m.Type, m.ID, m.Code, m.Message)
 	}
 }
