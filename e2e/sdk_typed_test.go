@@ -9,13 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -33,19 +33,13 @@ func forEachEcho(t *testing.T, f func(t *testing.T, a sdkEcho)) {
 // (testdata/conformance/echo.json): values at every limit, as the host sends them.
 func exactParams(t *testing.T) echoapi.Exact {
 	t.Helper()
-	b, err := os.ReadFile("../testdata/conformance/echo.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		Cases []struct {
 			Name string
 			Send []string
 		}
 	}
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	testkit.Vectors(t, "echo.json", &doc)
 	for _, c := range doc.Cases {
 		if strings.HasPrefix(c.Name, "exact: values at every limit") {
 			var req struct{ Params json.RawMessage }

@@ -1,19 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	mathbig "math/big"
-	"os"
 	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -82,17 +79,8 @@ type conformance struct {
 // The shared conformance frames: the Go echo is the reference every SDK's echo is held
 // to, so it must pass them too.
 func TestConformance(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/conformance/echo.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc conformance
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	if len(doc.Cases) == 0 {
-		t.Fatal("no cases")
-	}
+	testkit.Vectors(t, "echo.json", &doc)
 	for _, c := range doc.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			send, recv := session(t, c.Initialize == nil || *c.Initialize)
@@ -113,64 +101,14 @@ func TestConformance(t *testing.T) {
 					t.Fatalf("id %d: got %s %q %q %s, want %s %q", want.ID, m.Type, m.RawCode, m.Message, m.Value, want.Type, want.Code)
 				case want.Message != nil && m.Message != *want.Message:
 					t.Fatalf("id %d: message\n got %q\nwant %q", want.ID, m.Message, *want.Message)
-				case want.Value != nil && !sameJSON(t, m.Value, []byte(*want.Value)):
-					t.Fatalf("id %d: value\n got %s\nwant %s", want.ID, m.Value, *want.Value)
+				case want.Value != nil:
+					if same, err := testkit.SameJSON(m.Value, []byte(*want.Value)); err != nil || !same {
+						t.Fatalf("id %d: value\n got %s\nwant %s (%v)", want.ID, m.Value, *want.Value, err)
+					}
 				}
 			}
 		})
 	}
-}
-
-// sameJSON compares two JSON texts as values, numbers by their exact decimal value
-// (1e21 and 1000000000000000000000 are the same; 2^53 and 2^53+1 are not).
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	dec := func(p []byte) any {
-		d := json.NewDecoder(bytes.NewReader(p))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		return v
-	}
-	return sameValue(dec(a), dec(b))
-}
-
-func sameValue(a, b any) bool {
-	switch a := a.(type) {
-	case json.Number:
-		b, ok := b.(json.Number)
-		if !ok {
-			return false
-		}
-		x, okx := new(mathbig.Rat).SetString(string(a))
-		y, oky := new(mathbig.Rat).SetString(string(b))
-		return okx && oky && x.Cmp(y) == 0
-	case map[string]any:
-		b, ok := b.(map[string]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for k, v := range a {
-			if w, ok := b[k]; !ok || !sameValue(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		b, ok := b.([]any)
-		if !ok || len(a) != len(b) {
-			return false
-		}
-		for i := range a {
-			if !sameValue(a[i], b[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return a == b
 }
 
 // R30: a message longer than 4096 bytes is capped (too long a text for the shared

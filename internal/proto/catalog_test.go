@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -153,10 +153,6 @@ func ExampleAppendRequest() {
 // The catalog vectors every SDK's validation runs (testdata/conformance/catalogs.json):
 // the Go validation is the reference they are held to.
 func TestConformanceCatalogs(t *testing.T) {
-	b, err := os.ReadFile("../../testdata/conformance/catalogs.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		Cases []struct {
 			Name     string
@@ -164,9 +160,7 @@ func TestConformanceCatalogs(t *testing.T) {
 			Rule     string
 		}
 	}
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Cases) == 0 {
-		t.Fatalf("%d cases, %v", len(doc.Cases), err)
-	}
+	testkit.Vectors(t, "catalogs.json", &doc)
 	for _, c := range doc.Cases {
 		t.Run(c.Name, func(t *testing.T) {
 			cat, err := proto.DecodeCatalog([]byte(`{"protocol":1,"services":` + string(c.Services) + `}`))

@@ -91,19 +91,9 @@ class Record:
     pad: str = ""
 
 
-@svc.method("example.echo.record")
-async def record(p: Record) -> Record:
-    return p
-
-
 @dataclass
 class Blob:
     s: str = ""
-
-
-@svc.method("example.echo.blob")
-async def blob(p: Blob) -> Blob:
-    return p
 
 
 @dataclass
@@ -151,9 +141,19 @@ class Exact:
     empty: Optional[List[str]] = None
 
 
-@svc.method("example.echo.exact")
-async def exact(p: Exact) -> Exact:
-    return p
+def same(cls):
+    """A handler returning its params: the SDK decoded them into a cls and encodes the
+    cls again (the typed path)."""
+
+    async def handler(p: cls) -> cls:  # type: ignore[valid-type]
+        return p
+
+    return handler
+
+
+svc.add("example.echo.record", same(Record))
+svc.add("example.echo.blob", same(Blob))
+svc.add("example.echo.exact", same(Exact))
 
 
 if __name__ == "__main__":
