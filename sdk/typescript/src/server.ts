@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 
 import { validateCatalog, type Catalog, type CatalogService } from "./catalog.js";
 import { AdapterDefinitionError, CallError, CanceledError, ProtocolViolation } from "./errors.js";
-import { parseJSON, parseRaw, stringifyJSON } from "./json.js";
+import { natural, parseJSON, parseRaw, stringifyJSON, type Raw, type RawObject } from "./json.js";
 import { Logger } from "./log.js";
 import { ParamsError, Schema } from "./params.js";
 import {
@@ -146,12 +146,13 @@ export class Adapter<C = Record<string, unknown>> {
   }
 
   /** @internal */
-  async initialize(configuration: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  async initialize(raw: Raw, signal: AbortSignal): Promise<void> {
     let config: C;
     const decode = this.options.configuration;
+    const configuration = natural(raw) as Record<string, unknown>;
     if (decode) {
       try {
-        config = decode instanceof Schema ? decode.parse(configuration) : decode(configuration);
+        config = decode instanceof Schema ? decode.decode(raw, "") : decode(configuration);
       } catch (e) {
         throw new CallError("invalid", "Invalid configuration: " + errorMessage(e));
       }
@@ -364,7 +365,8 @@ class Connection {
     const method = m.method as string;
     const params = m.params as Record<string, unknown>;
     if (method === INITIALIZE) {
-      this.initialize(id, params);
+      const ps = spans.get("params")!;
+      this.initialize(id, params, text.slice(ps.start, ps.end));
       return;
     }
     if (this.state !== "ready") {
@@ -413,7 +415,7 @@ class Connection {
     // unknown and finished ids are ignored (R37)
   }
 
-  private initialize(id: number, params: Record<string, unknown>): void {
+  private initialize(id: number, params: Record<string, unknown>, paramsText: string): void {
     if (this.state !== "new") {
       this.writer.put(errorFrame(id, "invalid", "Adapter is already initialized")); // A7
       return;
@@ -421,10 +423,10 @@ class Connection {
     this.state = "initializing";
     const controller = new AbortController();
     this.initCall = { id, controller };
-    this.track(this.runInitialize(id, params, controller.signal));
+    this.track(this.runInitialize(id, params, paramsText, controller.signal));
   }
 
-  private async runInitialize(id: number, params: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  private async runInitialize(id: number, params: Record<string, unknown>, paramsText: string, signal: AbortSignal): Promise<void> {
     try {
       if (params.protocol !== PROTOCOL_VERSION) {
         throw new CallError("invalid", "Invalid initialize params: protocol is not 1");
@@ -433,7 +435,9 @@ class Connection {
       if (typeof config !== "object" || config === null || Array.isArray(config)) {
         throw new CallError("invalid", "Invalid initialize params: configuration is not an object");
       }
-      await this.adapter.initialize(config as Record<string, unknown>, signal);
+      // The configuration again, from the text: its integers exact (JSON.parse rounds them).
+      const raw = (parseRaw(paramsText) as RawObject).entries.find(([k]) => k === "configuration")![1];
+      await this.adapter.initialize(raw, signal);
     } catch (e) {
       this.initCall = undefined;
       this.state = "failed";

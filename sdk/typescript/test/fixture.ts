@@ -5,7 +5,7 @@ import { writeSync } from "node:fs";
 
 import { Adapter, CallError, run, Service, t, type Infer } from "../src/index.js";
 
-const Config = t.object({ greeting: t.string().default("hello"), refuse: t.boolean().default(false) });
+const Config = t.object({ greeting: t.string().default("hello"), refuse: t.boolean().default(false), limit: t.uint64().default(0) });
 
 const svc = new Service("test.fixture", 1);
 const adapter = new Adapter<Infer<typeof Config>>({
@@ -23,6 +23,7 @@ svc.method("test.fixture.crash", () => {
   throw new TypeError("boom");
 });
 svc.method("test.fixture.bigint", () => ({ n: 2n ** 64n - 1n }));
+svc.method("test.fixture.config", () => adapter.config);
 svc.method("test.fixture.nan", () => ({ n: NaN }));
 svc.method("test.fixture.untyped", (p: Record<string, unknown>) => ({ types: Object.values(p).map((v) => typeof v) }));
 svc.method("test.fixture.stubborn", async (p: { ms: number }, ctx) => {

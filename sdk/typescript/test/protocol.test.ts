@@ -108,11 +108,18 @@ test("configuration and initialize refusals (R26 A7)", async (t) => {
   const b = start(t, FIXTURE);
   const m = await b.initialize(1, { greting: "typo" });
   assert.equal(m.code, "invalid");
-  assert.equal(m.message, 'Invalid configuration: field "greting" is not known (known: greeting, refuse)');
+  assert.equal(m.message, 'Invalid configuration: field "greting" is not known (known: greeting, refuse, limit)');
   b.request(2, "test.fixture.greet", { name: "x" });
   await wantError(b, 2, "invalid");
   const c = start(t, FIXTURE);
   assert.deepEqual(Object.values(await c.initialize(1, { refuse: true })).slice(3), ["denied", "refused by configuration"]);
+  // The configuration's integers are exact: a uint64 beyond 2^53 keeps its digits.
+  const d = start(t, FIXTURE);
+  d.parse = (text) => JSON.parse(text.replace(/"limit":([0-9]+)/, '"limit":"$1"'));
+  d.send('{"type":"request","v":1,"id":1,"method":"system.adapter.initialize","params":{"protocol":1,"configuration":{"limit":18446744073709551615}}}');
+  assert.equal((await d.recv()).type, "result");
+  d.request(2, "test.fixture.config");
+  assert.deepEqual((await d.recv()).value, { greeting: "hello", refuse: false, limit: "18446744073709551615" });
 });
 
 test("errors: thrown and unencodable results; a bigint result is its digits", async (t) => {
