@@ -82,3 +82,45 @@ test("params schema: the inferred type, and what a member left out becomes", () 
   assert.throws(() => P.parseText('{"name":null}'), /^ParamsError: field "name": missing$/);
   assert.deepEqual(t.any().parseText('{"a":[1,9007199254740993]}'), { a: [1, 9007199254740993n] });
 });
+
+test("parseJSON accepts and refuses what JSON.parse does, with the same values (differential)", () => {
+  // A seeded generator of texts near valid JSON: valid ones, then random edits of them.
+  let seed = 12345;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return (seed >>> 16) % n; // the high bits: the low ones of this generator cycle fast
+  };
+  const corpus = ['{"a":[1,-0.5e-3,9007199254740993,"x\\n\\u00e9",true,false,null],"b":{}}', "[]", '"s"', "0", '{"__proto__":{"x":1},"a":1,"a":2}', "[[[[1]]]]"];
+  const alphabet = '{}[]",:0123456789.eE+- \t\ntrufalsn\\/ab';
+  const plain = (v: unknown): unknown => (typeof v === "bigint" ? Number(v) : Array.isArray(v) ? v.map(plain) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v);
+  let accepted = 0;
+  for (let i = 0; i < 20000; i++) {
+    let s = corpus[rnd(corpus.length)];
+    for (let e = rnd(4); e > 0; e--) {
+      const at = rnd(s.length + 1);
+      const c = alphabet[rnd(alphabet.length)];
+      s = [s.slice(0, at) + c + s.slice(at), s.slice(0, at) + s.slice(at + 1), s.slice(0, at) + c + s.slice(at + 1)][rnd(3)];
+    }
+    let want: unknown;
+    let wantErr = false;
+    try {
+      want = JSON.parse(s);
+    } catch {
+      wantErr = true;
+    }
+    let got: unknown;
+    let gotErr = false;
+    try {
+      got = parseJSON(s);
+    } catch (e) {
+      assert.ok(e instanceof SyntaxError, String(e));
+      gotErr = true;
+    }
+    assert.equal(gotErr, wantErr, JSON.stringify(s));
+    if (!wantErr) {
+      accepted++;
+      assert.deepEqual(plain(got), want, JSON.stringify(s));
+    }
+  }
+  assert.ok(accepted > 1000, `only ${accepted} valid texts`);
+});
