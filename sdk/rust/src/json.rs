@@ -274,4 +274,38 @@ mod tests {
             assert!(parse(bad).is_err(), "{:?}", bad);
         }
     }
+
+    /// Accepts and refuses what serde_json does, over texts near valid JSON (valid ones
+    /// and random edits of them, from a seeded generator).
+    #[test]
+    fn parse_agrees_with_serde_json() {
+        let corpus = [r#"{"a":[1,-0.5e-3,9007199254740993,"x\n\u00e9",true,false,null],"b":{}}"#, "[]", r#""s""#, "0", "[[[[1]]]]"];
+        let alphabet: Vec<char> = "{}[]\",:0123456789.eE+- \t\ntrufalsn\\/ab".chars().collect();
+        let mut seed: u32 = 12345;
+        let mut rnd = |n: usize| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345) & 0x7fff_ffff;
+            (seed >> 16) as usize % n // the high bits: the low ones of this generator cycle fast
+        };
+        let mut accepted = 0;
+        for _ in 0..20_000 {
+            let mut s: Vec<char> = corpus[rnd(corpus.len())].chars().collect();
+            for _ in 0..rnd(4) {
+                let at = rnd(s.len() + 1);
+                let c = alphabet[rnd(alphabet.len())];
+                match rnd(3) {
+                    0 => s.insert(at, c),
+                    1 if at < s.len() => {
+                        s.remove(at);
+                    }
+                    _ if at < s.len() => s[at] = c,
+                    _ => {}
+                }
+            }
+            let s: String = s.into_iter().collect();
+            let want = serde_json::from_str::<Box<serde_json::value::RawValue>>(&s).is_ok();
+            assert_eq!(parse(&s).is_ok(), want, "{:?}", s);
+            accepted += want as usize;
+        }
+        assert!(accepted > 1000, "only {} valid texts", accepted);
+    }
 }
