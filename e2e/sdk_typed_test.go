@@ -47,7 +47,7 @@ func exactParams(t *testing.T) echoapi.Exact {
 				t.Fatal(err)
 			}
 			var v echoapi.Exact
-			if err := codec.Decode(req.Params, &v, codec.RefuseUnknown); err != nil {
+			if err := codec.DecodeValue(req.Params, &v, codec.RefuseUnknown); err != nil {
 				t.Fatal(err)
 			}
 			return v
