@@ -144,6 +144,61 @@ fn got(v: &Json<'_>) -> String {
 /// can hand it the literal.
 const NUMBER_TOKEN: &str = "$adapterkit::Number";
 
+/// The name of the newtype struct serde_json's RawValue deserializes as.
+const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// Writes a value as compact JSON text: numbers as their literals, members in their order.
+fn write(v: &Json<'_>, out: &mut String) {
+    match v {
+        Json::Null => out.push_str("null"),
+        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Json::Num(n) => out.push_str(n),
+        Json::Str(s) => out.push_str(&serde_json::to_string(s.as_ref()).unwrap_or_default()),
+        Json::Arr(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(x, out);
+            }
+            out.push(']');
+        }
+        Json::Obj(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k.as_ref()).unwrap_or_default());
+                out.push(':');
+                write(x, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// The one-member map serde_json's RawValue reads its text from.
+struct RawMap {
+    text: Option<String>,
+}
+
+impl<'de> MapAccess<'de> for RawMap {
+    type Error = ParamsError;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, ParamsError> {
+        if self.text.is_none() {
+            return Ok(None);
+        }
+        seed.deserialize(RAW_TOKEN.into_deserializer()).map(Some)
+    }
+
+    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, ParamsError> {
+        seed.deserialize(self.text.take().unwrap_or_default().into_deserializer())
+    }
+}
+
 /// A JSON number kept as its literal text (Go's `json.Number`), written back digit for
 /// digit; a string is refused for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -424,6 +479,12 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
                 _ => Err(self.mismatch("a number")),
             };
         }
+        if name == RAW_TOKEN {
+            // A Box<RawJson> member: the value's text, as serde_json hands it over.
+            let mut text = String::new();
+            write(self.v, &mut text);
+            return self.own(visitor.visit_map(RawMap { text: Some(text) }));
+        }
         self.own(visitor.visit_newtype_struct(self))
     }
 
@@ -584,13 +645,14 @@ mod tests {
         o: Option<String>,
     }
 
-    #[derive(Deserialize, Debug, PartialEq)]
+    #[derive(Deserialize, Debug)]
     struct Outer {
         inner: Vec<Inner>,
         #[serde(default)]
         by: BTreeMap<String, i32>,
         mode: Mode,
         bytes: Option<Bytes>,
+        raw: Option<Box<serde_json::value::RawValue>>,
     }
 
     #[derive(Deserialize, Debug, PartialEq)]
@@ -603,7 +665,8 @@ mod tests {
     // What the shared vectors (tests/conformance.rs) do not show: serde's own shapes.
     #[test]
     fn serde_shapes_keep_the_rules() {
-        let o: Outer = from_str(r#"{"inner":[{"n":255,"o":null}],"mode":"slow","bytes":"AAH+/w=="}"#).unwrap();
+        let o: Outer = from_str(r#"{"inner":[{"n":255,"o":null}],"mode":"slow","bytes":"AAH+/w==","raw":{ "b" : [1.50, "\u00e9"], "a":null }}"#).unwrap();
+        assert_eq!(o.raw.unwrap().get(), r#"{"b":[1.50,"é"],"a":null}"#);
         assert_eq!(o.inner, [Inner { n: 255, o: None }]);
         assert_eq!((o.mode, o.bytes), (Mode::Slow, Some(Bytes(vec![0, 1, 0xfe, 0xff]))));
         for (text, want) in [
