@@ -24,7 +24,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	goruntime "runtime"
 	"strconv"
 	"strings"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -214,7 +214,7 @@ func TestSDKExactness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !jsonNumberEqual(t, got, []byte(sdkExactParams)) {
+		if same, err := testkit.SameJSON(got, []byte(sdkExactParams)); err != nil || !same {
 			t.Fatalf("echo changed the value:\n got %s\nwant %s", got, sdkExactParams)
 		}
 		// A big value too: 1 MiB of big, and echo of an 1 MiB string.
@@ -229,21 +229,6 @@ func TestSDKExactness(t *testing.T) {
 			t.Fatalf("big beyond the frame: %v, want invalid", err)
 		}
 	})
-}
-
-// jsonNumberEqual compares two JSON texts as values, numbers by their literal text.
-func jsonNumberEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	dec := func(p []byte) any {
-		d := json.NewDecoder(bytes.NewReader(p))
-		d.UseNumber()
-		var v any
-		if err := d.Decode(&v); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		return v
-	}
-	return reflect.DeepEqual(dec(a), dec(b))
 }
 
 // Error replies: a known code is kept, an unknown one becomes failed (R28), a long

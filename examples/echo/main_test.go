@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -9,14 +10,16 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// session serves the echo adapter over pipes and returns a call function.
-func session(t *testing.T) (send func(string), recv func() proto.Message) {
+// session serves the echo adapter over pipes and returns a send and a receive
+// function; with initialize, the connection is initialized first.
+func session(t *testing.T, initialize bool) (send func(string), recv func() proto.Message) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -47,57 +50,81 @@ func session(t *testing.T) (send func(string), recv func() proto.Message) {
 		}
 		return m
 	}
-	send(string(proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
-	if m := recv(); m.Type != proto.TypeResult {
-		t.Fatalf("initialize: %s %q", m.Code, m.Message)
+	if initialize {
+		send(string(proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
+		if m := recv(); m.Type != proto.TypeResult {
+			t.Fatalf("initialize: %s %q", m.Code, m.Message)
+		}
 	}
 	return send, recv
 }
 
-func TestMethods(t *testing.T) {
-	long := strings.Repeat("m", limits.MaxErrorMessage+10)
-	tests := []struct {
-		name, method, params string
-		value                string    // expected result value
-		code                 wire.Code // expected error code, when value is ""
-		message              string
-	}{
-		{"echo returns params unchanged", "example.echo.echo", `{ "a" : [1, {"b":null}] }`, `{ "a" : [1, {"b":null}] }`, "", ""},
-		{"sleep", "example.echo.sleep", `{"ms":1}`, `{"ms":1}`, "", ""},
-		{"sleep negative", "example.echo.sleep", `{"ms":-1}`, "", wire.CodeInvalid, "ms must be from 0 to 30000"},
-		{"sleep unknown key", "example.echo.sleep", `{"s":1}`, "", wire.CodeInvalid, ""},
-		{"fail with a code", "example.echo.fail", `{"code":"denied","message":"no"}`, "", wire.CodeDenied, "no"},
-		{"R28 fail with an unknown code", "example.echo.fail", `{"code":"teapot","message":"short"}`, "", wire.CodeFailed, "short"},
-		{"R30 fail with a long message", "example.echo.fail", `{"code":"busy","message":"` + long + `"}`, "", wire.CodeBusy, long[:limits.MaxErrorMessage]},
-		{"big", "example.echo.big", `{"bytes":5}`, `"xxxxx"`, "", ""},
-		{"big empty", "example.echo.big", `{"bytes":0}`, `""`, "", ""},
-		{"big too large", "example.echo.big", `{"bytes":4194304}`, "", wire.CodeInvalid, "bytes must be from 0 to 4193280"},
+// conformance is testdata/conformance/echo.json: the frames every SDK's echo adapter
+// must answer as this one does (see its "about").
+type conformance struct {
+	Cases []struct {
+		Name       string
+		Initialize *bool
+		Send       []string
+		Expect     []struct {
+			ID      uint64
+			Type    string
+			Code    string
+			Message *string
+			Value   *string
+		}
 	}
-	send, recv := session(t)
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			id := uint64(i + 2)
-			send(string(proto.AppendRequest(nil, id, tt.method, []byte(tt.params))))
-			m := recv()
-			if m.ID != id {
-				t.Fatalf("reply id %d, want %d", m.ID, id)
+}
+
+// The shared conformance frames: the Go echo is the reference every SDK's echo is held
+// to, so it must pass them too.
+func TestConformance(t *testing.T) {
+	var doc conformance
+	testkit.Vectors(t, "echo.json", &doc)
+	for _, c := range doc.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			send, recv := session(t, c.Initialize == nil || *c.Initialize)
+			for _, f := range c.Send {
+				send(f)
 			}
-			if tt.value != "" {
-				if m.Type != proto.TypeResult || string(m.Value) != tt.value {
-					t.Fatalf("got %s %s %q %q, want %s", m.Type, m.Value, m.Code, m.Message, tt.value)
+			got := map[uint64]proto.Message{}
+			for range c.Expect {
+				m := recv()
+				got[m.ID] = m
+			}
+			for _, want := range c.Expect {
+				m, ok := got[want.ID]
+				switch {
+				case !ok:
+					t.Fatalf("no reply to id %d", want.ID)
+				case fmt.Sprint(m.Type) != want.Type || m.RawCode != want.Code:
+					t.Fatalf("id %d: got %s %q %q %s, want %s %q", want.ID, m.Type, m.RawCode, m.Message, m.Value, want.Type, want.Code)
+				case want.Message != nil && m.Message != *want.Message:
+					t.Fatalf("id %d: message\n got %q\nwant %q", want.ID, m.Message, *want.Message)
+				case want.Value != nil:
+					if same, err := testkit.SameJSON(m.Value, []byte(*want.Value)); err != nil || !same {
+						t.Fatalf("id %d: value\n got %s\nwant %s (%v)", want.ID, m.Value, *want.Value, err)
+					}
 				}
-				return
-			}
-			if m.Type != proto.TypeError || m.RawCode != string(tt.code) || (tt.message != "" && m.Message != tt.message) {
-				t.Fatalf("got %s %q %q, want %q %q", m.Type, m.RawCode, m.Message, tt.code, tt.message)
 			}
 		})
 	}
 }
 
+// R30: a message longer than 4096 bytes is capped (too long a text for the shared
+// vectors, which hold the cases every SDK shares).
+func TestFailLongMessage(t *testing.T) {
+	long := strings.Repeat("m", limits.MaxErrorMessage+10)
+	send, recv := session(t, true)
+	send(string(proto.AppendRequest(nil, 2, "example.echo.fail", []byte(`{"code":"busy","message":"`+long+`"}`))))
+	if m := recv(); m.Type != proto.TypeError || m.Code != wire.CodeBusy || m.Message != long[:limits.MaxErrorMessage] {
+		t.Fatalf("got %s %q, %d bytes", m.Type, m.Code, len(m.Message))
+	}
+}
+
 // The largest big result fits in one frame.
 func TestBigAtTheLimit(t *testing.T) {
-	send, recv := session(t)
+	send, recv := session(t, true)
 	send(string(proto.AppendRequest(nil, 2, "example.echo.big", []byte(`{"bytes":4193280}`))))
 	if m := recv(); m.Type != proto.TypeResult || len(m.Value) != maxBig+2 {
 		t.Fatalf("got %s %q, %d bytes", m.Type, m.Message, len(m.Value))
@@ -106,7 +133,7 @@ func TestBigAtTheLimit(t *testing.T) {
 
 // R37, R38: a cancelled sleep answers aborted.
 func TestSleepCancel(t *testing.T) {
-	send, recv := session(t)
+	send, recv := session(t, true)
 	send(string(proto.AppendRequest(nil, 2, "example.echo.sleep", []byte(`{"ms":30000}`))))
 	send(string(proto.AppendCancel(nil, 2)))
 	if m := recv(); m.Type != proto.TypeError || m.ID != 2 || m.Code != wire.CodeAborted || m.Message != "Sleep canceled" {

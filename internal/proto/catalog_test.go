@@ -1,12 +1,14 @@
 package proto_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -157,5 +159,33 @@ func TestWithLogLevel(t *testing.T) {
 	}
 	if env[1] != "ADAPTERKIT_LOG_LEVEL=info" {
 		t.Fatal("WithLogLevel modified its argument")
+	}
+}
+
+// The catalog vectors every SDK's validation runs (testdata/conformance/catalogs.json):
+// the Go validation is the reference they are held to.
+func TestConformanceCatalogs(t *testing.T) {
+	var doc struct {
+		Cases []struct {
+			Name     string
+			Services json.RawMessage
+			Rule     string
+		}
+	}
+	testkit.Vectors(t, "catalogs.json", &doc)
+	for _, c := range doc.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			cat, err := proto.DecodeCatalog([]byte(`{"protocol":1,"services":` + string(c.Services) + `}`))
+			if err == nil {
+				err = proto.ValidateCatalog(cat)
+			}
+			var ce *proto.CatalogError
+			switch {
+			case c.Rule == "" && err != nil:
+				t.Fatalf("valid catalog refused: %v", err)
+			case c.Rule != "" && (!errors.As(err, &ce) || ce.Rule != c.Rule):
+				t.Fatalf("got %v, want a %s refusal", err, c.Rule)
+			}
+		})
 	}
 }

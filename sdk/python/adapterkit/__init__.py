@@ -33,7 +33,20 @@ from .errors import (
 )
 from .log import JSONHandler, Logger
 from .main import protect_stdout, run
-from .params import ParamsError, decode_value
+from .params import (
+    Float32,
+    Int8,
+    Int16,
+    Int32,
+    Int64,
+    Number,
+    ParamsError,
+    Uint8,
+    Uint16,
+    Uint32,
+    Uint64,
+    decode_value,
+)
 from .server import Adapter, RequestContext, serve
 from .wire import INITIALIZE, MAX_FRAME, MAX_ID, MAX_IN_FLIGHT, PROTOCOL_VERSION, RawJSON
 
@@ -44,19 +57,29 @@ __all__ = [
     "AdapterDefinitionError",
     "CODES",
     "CallError",
+    "Float32",
     "INITIALIZE",
+    "Int16",
+    "Int32",
+    "Int64",
+    "Int8",
     "JSONHandler",
     "Logger",
     "MAX_FRAME",
     "MAX_ID",
     "MAX_IN_FLIGHT",
     "MAX_MESSAGE_BYTES",
+    "Number",
     "PROTOCOL_VERSION",
     "ParamsError",
     "ProtocolViolation",
     "RawJSON",
     "RequestContext",
     "Service",
+    "Uint16",
+    "Uint32",
+    "Uint64",
+    "Uint8",
     "cap_message",
     "decode_value",
     "normalize_code",

@@ -114,10 +114,10 @@ def validate_catalog(services: List[Any]) -> Optional[str]:
         if not isinstance(s, dict):
             return "a service is not an object"
         sid, version, ms = s.get("id"), s.get("version"), s.get("methods")
+        if isinstance(sid, str) and sid.startswith("system"):  # R21 first, as the Go SDK
+            return "service id %r starts with system (R21)" % sid
         if not _dotted(sid):
             return "service id %r is not dotted and namespaced (R20)" % (sid,)
-        if sid.startswith("system"):
-            return "service id %r starts with system (R21)" % sid
         if type(version) is not int or version < 1:
             return "service %s: version %r is not an integer >= 1 (R22)" % (sid, version)
         if not isinstance(ms, list) or not ms:
@@ -126,10 +126,10 @@ def validate_catalog(services: List[Any]) -> Optional[str]:
             return "service id %s is duplicated (R25)" % sid
         ids.add(sid)
         for m in ms:
+            if isinstance(m, str) and m.startswith("system"):
+                return "method %r starts with system (R21)" % m
             if not _dotted(m):
                 return "method %r is not dotted and namespaced (R20)" % (m,)
-            if m.startswith("system"):
-                return "method %r starts with system (R21)" % m
             if not m.startswith(sid + ".") or len(m) == len(sid) + 1:
                 return "method %s is not prefixed by its service id %s (R24)" % (m, sid)
             if m in methods:

@@ -1,15 +1,48 @@
-"""Decoding a request's params (or initialize's configuration) into typed values."""
+"""Decoding a request's params (or initialize's configuration) into typed values.
+
+The rules, and the words of every refusal, are the Go SDK's (package codec), so that a
+host sees the same ``invalid`` reply whichever language an adapter is written in:
+
+- an unknown member is refused: ``field "x" is not known (known: a, b)``;
+- a value of the wrong JSON kind: ``field "seq": expected an integer, got the number 1.5``;
+- a number that does not fit: ``field "seq": 9223372036854775808 does not fit int64``;
+- a member left out, or null, leaves the field's default (Go leaves the zero value); a
+  dataclass field without a default must be given: ``field "x": missing``.
+
+``int`` is a 64-bit signed integer, as the Go contract's ``int64``; :data:`Int8` ...
+:data:`Uint64` name the other sizes; ``float`` is a 64-bit float and :data:`Float32` a
+32-bit one; :class:`Number` keeps a number's literal digits (Go's ``json.Number``);
+``bytes`` travel as base64 text, as Go's ``[]byte`` do.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import dataclasses
+import math
+import re
 import typing
-from typing import Any, Callable, Dict, List, Union
+from typing import Any, Callable, Dict, List, NewType, Union
 
 from .errors import AdapterDefinitionError
-from .wire import RawJSON
+from .wire import RawJSON, _Object
 
-__all__ = ["ParamsError", "decode_value", "params_decoder"]
+__all__ = [
+    "Float32",
+    "Int8",
+    "Int16",
+    "Int32",
+    "Int64",
+    "Number",
+    "ParamsError",
+    "Uint8",
+    "Uint16",
+    "Uint32",
+    "Uint64",
+    "decode_value",
+    "params_decoder",
+]
 
 try:  # Python >= 3.10: int | None
     from types import UnionType as _UnionType  # type: ignore[attr-defined]
@@ -18,41 +51,96 @@ except ImportError:  # pragma: no cover - Python 3.9
 
 _NoneType = type(None)
 
+#: Integers of a given size: plain ``int`` values, checked against the size's range.
+Int8 = NewType("Int8", int)
+Int16 = NewType("Int16", int)
+Int32 = NewType("Int32", int)
+Int64 = NewType("Int64", int)
+Uint8 = NewType("Uint8", int)
+Uint16 = NewType("Uint16", int)
+Uint32 = NewType("Uint32", int)
+Uint64 = NewType("Uint64", int)
+#: A number held as a 32-bit float (a plain ``float``; one beyond its range is refused).
+Float32 = NewType("Float32", float)
+
+# The integer types by their Go names, with their ranges.
+_INTS: Dict[Any, "tuple[str, int, int]"] = {
+    int: ("int64", -(1 << 63), (1 << 63) - 1),
+    Int64: ("int64", -(1 << 63), (1 << 63) - 1),
+    Int32: ("int32", -(1 << 31), (1 << 31) - 1),
+    Int16: ("int16", -(1 << 15), (1 << 15) - 1),
+    Int8: ("int8", -(1 << 7), (1 << 7) - 1),
+    Uint64: ("uint64", 0, (1 << 64) - 1),
+    Uint32: ("uint32", 0, (1 << 32) - 1),
+    Uint16: ("uint16", 0, (1 << 16) - 1),
+    Uint8: ("uint8", 0, (1 << 8) - 1),
+}
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+# The smallest magnitude a 32-bit float rounds to infinity (max float32 + half an ulp).
+_FLOAT32_LIMIT = 3.4028235677973366e38
+
+
+class Number(str):
+    """A JSON number kept as its literal text (``Number("1.50")``), written back as that
+    number, digit for digit: Go's ``json.Number``. A string is refused for it."""
+
+    __slots__ = ()
+
+    def __new__(cls, literal: str) -> "Number":
+        if not _NUMBER.fullmatch(literal):
+            raise ValueError("%r is not a JSON number" % (literal,))
+        return str.__new__(cls, literal)
+
 
 class ParamsError(ValueError):
     """A value that does not fit the declared type; the message names the field."""
 
 
+def _is_union(origin: Any) -> bool:
+    return origin is Union or (_UnionType is not None and origin is _UnionType)
+
+
 def _describe(tp: Any) -> str:
     if tp is bool:
-        return "a boolean"
-    if tp is int:
+        return "true or false"
+    if tp in _INTS:
         return "an integer"
-    if tp is float:
+    if tp in (float, Float32, Number):
         return "a number"
     if tp is str:
         return "a string"
-    if tp is _NoneType:
-        return "null"
+    if tp is bytes:
+        return "a base64 string"
     origin = typing.get_origin(tp)
     if tp is list or origin is list:
         return "an array"
     if tp is dict or origin is dict or dataclasses.is_dataclass(tp):
         return "an object"
-    if origin is Union or (_UnionType is not None and origin is _UnionType):
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
-    return "a JSON value"
+    if _is_union(origin):
+        others = [a for a in typing.get_args(tp) if a is not _NoneType]
+        return " or ".join(_describe(a) for a in others)
+    return "any value"
+
+
+def _excerpt(lit: str) -> str:
+    return lit[:40] + "…" if len(lit) > 40 else lit
+
+
+def _literal(value: Any) -> str:
+    """The text of a number as the host wrote it (an integer's digits are its text)."""
+    lit = getattr(value, "literal", None)
+    return lit if lit is not None else str(value) if isinstance(value, int) else repr(value)
 
 
 def _got(value: Any) -> str:
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "the integer %d" % value if abs(value) < 10**12 else "an integer"
-    if isinstance(value, float):
-        return "the number %r" % value
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        return "the number " + _excerpt(_literal(value))
     if isinstance(value, str):
         return "a string"
     if isinstance(value, list):
@@ -64,18 +152,32 @@ def _field(path: str, name: str) -> str:
     return name if not path else path + "." + name
 
 
+def _where(path: str) -> str:
+    return ('field "%s": ' % path) if path else ""
+
+
+def _mismatch(tp: Any, value: Any, path: str) -> ParamsError:
+    return ParamsError("%sexpected %s, got %s" % (_where(path), _describe(tp), _got(value)))
+
+
+def _range(value: Any, name: str, path: str) -> ParamsError:
+    return ParamsError("%s%s does not fit %s" % (_where(path), _excerpt(_literal(value)), name))
+
+
 def decode_value(tp: Any, value: Any, path: str = "") -> Any:
     """Checks the decoded JSON ``value`` against the type ``tp`` and builds it.
 
-    Supported: bool, int (not a float, not a boolean), float (an integer too), str,
-    None, list/List[T], dict/Dict[str, T], Optional/Union, dataclasses (unknown keys
-    refused, missing fields without default refused), Any. Raises :class:`ParamsError`.
+    Supported: bool, int and the sized integers (not a fraction, not a boolean), float
+    and Float32 (an integer too), :class:`Number`, str, bytes (base64), None,
+    list/List[T], dict/Dict[str, T], Optional/Union, dataclasses (unknown keys refused,
+    a member left out or null leaves the field's default), Any. Raises
+    :class:`ParamsError` in the Go SDK's words.
     """
-    if tp is Any or tp is object or tp is None and value is None:
+    if tp is Any or tp is object:
+        _check_any(value, path)
         return value
     origin = typing.get_origin(tp)
-    where = ('field "%s": ' % path) if path else ""
-    if origin is Union or (_UnionType is not None and origin is _UnionType):
+    if _is_union(origin):
         args = typing.get_args(tp)
         if value is None and _NoneType in args:
             return None
@@ -87,19 +189,41 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
                 return decode_value(a, value, path)
             except ParamsError:
                 pass
-        raise ParamsError("%sexpected %s, got %s" % (where, _describe(tp), _got(value)))
+        raise _mismatch(tp, value, path)
     if tp is bool:
         if type(value) is bool:
             return value
-    elif tp is int:
-        if type(value) is int:
-            return value
-    elif tp is float:
-        if type(value) in (int, float):
-            return float(value)
+    elif tp in _INTS:
+        if isinstance(value, int) and not isinstance(value, bool):
+            name, lo, hi = _INTS[tp]
+            if not lo <= value <= hi or (lo == 0 and getattr(value, "literal", None) == "-0"):
+                raise _range(value, name, path)
+            return int(value)
+        if isinstance(value, float):  # 1.5, 1.0 and 1e3 alike: not an integer's literal
+            raise ParamsError("%sexpected an integer, got the number %s" % (_where(path), _excerpt(_literal(value))))
+    elif tp is float or tp is Float32:
+        if type(value) is not bool and isinstance(value, (int, float)):
+            try:
+                f = float(value)
+            except OverflowError:  # an integer beyond float64
+                f = math.inf
+            if math.isinf(f) or (tp is Float32 and abs(f) >= _FLOAT32_LIMIT):
+                raise _range(value, "float32" if tp is Float32 else "float64", path)
+            return f
+    elif tp is Number:
+        if type(value) is not bool and isinstance(value, (int, float)):
+            return Number(_literal(value))
     elif tp is str:
         if isinstance(value, str):
-            return value
+            return str(value)
+    elif tp is bytes:
+        if isinstance(value, str):
+            try:
+                return base64.b64decode(value, validate=True)
+            except (binascii.Error, ValueError):
+                raise ParamsError(
+                    "%sexpected a base64 string, got a string that is not base64" % _where(path)
+                ) from None
     elif tp is _NoneType:
         if value is None:
             return None
@@ -114,13 +238,34 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
             args = typing.get_args(tp)
             if len(args) != 2:
                 return value
-            return {k: decode_value(args[1], v, _field(path, k)) for k, v in value.items()}
+            _twice(value, lambda k: "%s[%s]" % (path, k))
+            return {k: decode_value(args[1], v, "%s[%s]" % (path, k)) for k, v in value.items()}
     elif dataclasses.is_dataclass(tp):
         if isinstance(value, dict):
             return _decode_dataclass(tp, value, path)
     else:
         return value  # a type the SDK does not check: the decoded JSON as is
-    raise ParamsError("%sexpected %s, got %s" % (where, _describe(tp), _got(value)))
+    raise _mismatch(tp, value, path)
+
+
+def _twice(value: Dict[str, Any], where: Callable[[str], str]) -> None:
+    if isinstance(value, _Object):
+        raise ParamsError('field "%s": appears twice' % where(value.twice))
+
+
+def _check_any(value: Any, path: str) -> None:
+    """Any value is taken as decoded, but as in Go a member named twice and a number
+    beyond a float64 are refused."""
+    if isinstance(value, float):
+        if math.isinf(value):
+            raise _range(value, "float64", path)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_any(v, "%s[%d]" % (path, i))
+    elif isinstance(value, dict):
+        _twice(value, lambda k: "%s[%s]" % (path, k))
+        for k, v in value.items():
+            _check_any(v, "%s[%s]" % (path, k))
 
 
 _hints_cache: Dict[Any, Dict[str, Any]] = {}
@@ -134,17 +279,25 @@ def _hints(cls: Any) -> Dict[str, Any]:
     return h
 
 
+def _nullable(tp: Any) -> bool:
+    return tp is Any or tp is object or (_is_union(typing.get_origin(tp)) and _NoneType in typing.get_args(tp))
+
+
 def _decode_dataclass(cls: Any, value: Dict[str, Any], path: str) -> Any:
     hints = _hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    for k in value:
-        if k not in fields:
-            raise ParamsError('field "%s": unknown field' % _field(path, k))
+    _twice(value, lambda k: _field(path, k))
     kwargs = {}
+    for k, v in value.items():  # in the order written: the first problem is the one named
+        if k not in fields:
+            raise ParamsError(
+                'field "%s" is not known (known: %s)' % (_field(path, k), ", ".join(fields) or "none")
+            )
+        tp = hints.get(k, Any)
+        if v is not None or _nullable(tp):
+            kwargs[k] = decode_value(tp, v, _field(path, k))
     for name, f in fields.items():
-        if name in value:
-            kwargs[name] = decode_value(hints.get(name, Any), value[name], _field(path, name))
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+        if name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
             raise ParamsError('field "%s": missing' % _field(path, name))
     return cls(**kwargs)
 

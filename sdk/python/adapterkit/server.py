@@ -410,7 +410,7 @@ class _Connection:
             try:
                 p = h.decode(params, raw)
             except ParamsError as e:
-                raise CallError("invalid", "invalid params: %s" % e) from None
+                raise CallError("invalid", "params: %s" % e) from None
             args = (p, ctx) if h.wants_context else (p,)
             if h.is_async:
                 value = await h.handler(*args)

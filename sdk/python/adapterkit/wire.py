@@ -7,10 +7,13 @@ host sends ``request`` and ``cancel`` envelopes; the adapter answers with ``resu
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import json
+import math
 import re
 from json.decoder import scanstring
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import cap_message, normalize_code, scrub_surrogates
 
@@ -60,7 +63,55 @@ def _reject_constant(name: str) -> Any:
     raise ValueError("%s is not JSON" % name)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+class _Float(float):
+    """A JSON number with a fraction or an exponent, as it was written: params checks
+    quote the literal ("got the number 1e3") and :class:`adapterkit.Number` keeps it."""
+
+    __slots__ = ("literal",)
+
+    def __new__(cls, literal: str) -> "_Float":
+        f = float.__new__(cls, literal)
+        f.literal = literal
+        return f
+
+
+class _Int(int):
+    """-0, which is 0 to Python but not a number an unsigned integer takes (in Go)."""
+
+    literal = "-0"
+
+
+_MINUS_ZERO = _Int(0)
+
+
+def _int(literal: str) -> int:
+    return _MINUS_ZERO if literal == "-0" else int(literal)
+
+
+class _Object(dict):
+    """A JSON object whose text named a member twice: ``twice`` is the first such name.
+    Params checks refuse it, naming the member."""
+
+    __slots__ = ("twice",)
+
+
+def _pairs(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    d = dict(pairs)
+    if len(d) == len(pairs):
+        return d
+    o = _Object(d)
+    seen = set()
+    for k, _ in pairs:
+        if k in seen:
+            o.twice = k
+            break
+        seen.add(k)
+    return o
+
+
+_DECODER = json.JSONDecoder(
+    parse_constant=_reject_constant, parse_float=_Float, parse_int=_int, object_pairs_hook=_pairs
+)
 
 
 def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
@@ -105,27 +156,80 @@ def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
     return members
 
 
-def _default(o: Any) -> Any:
-    import dataclasses
+def _write(o: Any, out: List[str], ascii_only: bool) -> None:
+    """Appends the JSON text of a typed result: dataclasses as objects (fields in their
+    order), bytes as base64 (as Go writes []byte), a :class:`~adapterkit.Number` as its
+    digits, integers exact."""
+    from .params import Number
 
-    if dataclasses.is_dataclass(o) and not isinstance(o, type):
-        return dataclasses.asdict(o)
-    raise TypeError("%s is not JSON serializable" % type(o).__name__)
+    if o is None:
+        out.append("null")
+    elif o is True:
+        out.append("true")
+    elif o is False:
+        out.append("false")
+    elif isinstance(o, Number):
+        out.append(str.__str__(o))
+    elif isinstance(o, str):
+        out.append(json.dumps(o, ensure_ascii=ascii_only))
+    elif isinstance(o, int):
+        out.append(int.__repr__(o))
+    elif isinstance(o, float):
+        if math.isnan(o) or math.isinf(o):
+            raise ValueError("%r is not a JSON number" % o)
+        out.append(float.__repr__(o))
+    elif isinstance(o, (bytes, bytearray)):
+        out.append('"' + base64.b64encode(o).decode("ascii") + '"')
+    elif dataclasses.is_dataclass(o) and not isinstance(o, type):
+        _write_members(((f.name, getattr(o, f.name)) for f in dataclasses.fields(o)), out, ascii_only)
+    elif isinstance(o, dict):
+        for k in o:
+            if not isinstance(k, str):
+                raise TypeError("keys must be str, not %s" % type(k).__name__)
+        _write_members(o.items(), out, ascii_only)
+    elif isinstance(o, (list, tuple)):
+        out.append("[")
+        for i, v in enumerate(o):
+            if i:
+                out.append(",")
+            _write(v, out, ascii_only)
+        out.append("]")
+    else:
+        raise TypeError("%s is not JSON serializable" % type(o).__name__)
+
+
+def _write_members(items: Any, out: List[str], ascii_only: bool) -> None:
+    out.append("{")
+    first = True
+    for k, v in items:
+        if not first:
+            out.append(",")
+        first = False
+        out.append(json.dumps(k, ensure_ascii=ascii_only))
+        out.append(":")
+        _write(v, out, ascii_only)
+    out.append("}")
 
 
 def encode_value(value: Any) -> str:
-    """Encodes a result value as compact JSON text (dataclasses as objects).
+    """Encodes a result value as compact JSON text (dataclasses as objects, bytes as
+    base64, :class:`~adapterkit.Number` as its digits).
 
-    Raises ``TypeError`` or ``ValueError`` when the value is not JSON (a NaN, a set).
-    Lone surrogates in strings are escaped so that the text stays valid UTF-8.
+    Raises ``TypeError`` or ``ValueError`` when the value is not JSON (a NaN, a set),
+    ``RecursionError`` when it nests too deeply. Lone surrogates in strings are escaped
+    so that the text stays valid UTF-8.
     """
     if isinstance(value, RawJSON):
         return str(value)
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"), default=_default)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":"), default=_default)
+    for ascii_only in (False, True):
+        out: List[str] = []
+        _write(value, out, ascii_only)
+        text = "".join(out)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        return text
     return text
 
 

@@ -15,7 +15,8 @@ WAIT = 30.0  # bounds every wait so that a broken test fails instead of hanging
 class Adapter:
     """An adapter process on pipes, driven frame by frame."""
 
-    def __init__(self, script, env=None, stdin=subprocess.PIPE):
+    def __init__(self, script, env=None, stdin=subprocess.PIPE, parse=json.loads):
+        self.parse = parse  # how a frame's payload text becomes the value recv returns
         e = dict(os.environ)
         e["PYTHONPATH"] = ROOT
         e.update(env or {})
@@ -43,7 +44,7 @@ class Adapter:
                 self.out_error = "truncated body"
                 break
             try:
-                self.frames.put(json.loads(body.decode("utf-8")))
+                self.frames.put(self.parse(body.decode("utf-8")))
             except ValueError as e:
                 self.out_error = "bad payload %r: %s" % (body[:80], e)
                 break

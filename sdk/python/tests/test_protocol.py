@@ -37,7 +37,15 @@ class EchoProtocol(unittest.TestCase):
                     {
                         "id": "example.echo",
                         "version": 1,
-                        "methods": ["example.echo.echo", "example.echo.sleep", "example.echo.fail", "example.echo.big"],
+                        "methods": [
+                            "example.echo.echo",
+                            "example.echo.sleep",
+                            "example.echo.fail",
+                            "example.echo.big",
+                            "example.echo.record",
+                            "example.echo.blob",
+                            "example.echo.exact",
+                        ],
                     }
                 ],
             },

@@ -1,9 +1,9 @@
 //! The catalog and its validation (R19-R25).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A service as it appears in the catalog.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogService {
     /// The service id, e.g. `example.device`.
     pub id: String,
@@ -28,11 +28,11 @@ pub fn validate_catalog(services: &[CatalogService]) -> Option<String> {
     let mut ids = std::collections::HashSet::new();
     let mut methods = std::collections::HashSet::new();
     for s in services {
+        if s.id.starts_with("system") {
+            return Some(format!("service id {} starts with system (R21)", s.id)); // R21 first, as the Go SDK
+        }
         if !dotted(&s.id) {
             return Some(format!("service id {:?} is not dotted and namespaced (R20)", s.id));
-        }
-        if s.id.starts_with("system") {
-            return Some(format!("service id {} starts with system (R21)", s.id));
         }
         if s.version < 1 {
             return Some(format!("service {}: version {} is not >= 1 (R22)", s.id, s.version));
@@ -44,11 +44,11 @@ pub fn validate_catalog(services: &[CatalogService]) -> Option<String> {
             return Some(format!("service id {} is duplicated (R25)", s.id));
         }
         for m in &s.methods {
-            if !dotted(m) {
-                return Some(format!("method {:?} is not dotted and namespaced (R20)", m));
-            }
             if m.starts_with("system") {
                 return Some(format!("method {} starts with system (R21)", m));
+            }
+            if !dotted(m) {
+                return Some(format!("method {:?} is not dotted and namespaced (R20)", m));
             }
             if !m.starts_with(&format!("{}.", s.id)) || m.len() == s.id.len() + 1 {
                 return Some(format!("method {} is not prefixed by its service id {} (R24)", m, s.id));

@@ -29,10 +29,13 @@
 
 mod catalog;
 mod errors;
+mod json;
 mod log;
+mod params;
 mod serve;
 mod wire;
 
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
@@ -47,6 +50,7 @@ use tokio::sync::Notify;
 pub use catalog::{validate_catalog, CatalogService};
 pub use errors::{cap_message, normalize_code, CallError, ServeError, CODES, MAX_MESSAGE_BYTES};
 pub use log::{default_module, timestamp, Level, Logger, LEVEL_ENV};
+pub use params::{from_str, Bytes, Number, ParamsError};
 pub use serve::{protect_stdout, run, serve};
 pub use wire::{INITIALIZE, MAX_FRAME, MAX_ID, MAX_IN_FLIGHT, PROTOCOL_VERSION};
 
@@ -154,10 +158,12 @@ impl Service {
     /// Registers `handler` for the method `name` (its full name, prefixed with the
     /// service id). Registering a name twice is a duplicate in the catalog (R25).
     ///
-    /// The params object is decoded into `P` with serde_json (a decoding error answers
-    /// `invalid` with serde's message; add `#[serde(deny_unknown_fields)]` to refuse
-    /// unknown keys). `P = Box<RawJson>` receives the params exactly as sent, and a
-    /// `Box<RawJson>` result is sent verbatim. The result is encoded with serde_json.
+    /// The params object is decoded into `P` by serde with the Go SDK's rules and words
+    /// ([`from_str`]): unknown members refused whatever the serde attributes, integers
+    /// exact and checked against their type, a refusal answered `invalid` with one line
+    /// naming the field (`params: field "seq": expected an integer, got the number 1.5`).
+    /// `P = Box<RawJson>` receives the params exactly as sent, and a `Box<RawJson>` result
+    /// is sent verbatim. The result is encoded with serde_json.
     pub fn method<P, R, F, Fut>(&mut self, name: &str, handler: F) -> &mut Self
     where
         P: DeserializeOwned + Send + 'static,
@@ -168,8 +174,11 @@ impl Service {
         self.order.push(name.to_string());
         let handler = Arc::new(handler);
         let f: HandlerFn = Arc::new(move |params: &RawValue, ctx: RequestContext| {
-            let decoded: Result<P, CallError> =
-                serde_json::from_str(params.get()).map_err(|e| CallError::new("invalid", format!("invalid params: {}", e)));
+            let decoded: Result<P, CallError> = if TypeId::of::<P>() == TypeId::of::<Box<RawValue>>() {
+                serde_json::from_str(params.get()).map_err(|e| CallError::new("invalid", format!("params: {}", e)))
+            } else {
+                from_str(params.get()).map_err(|e| CallError::new("invalid", format!("params: {}", e)))
+            };
             let handler = handler.clone();
             Box::pin(async move {
                 let r = handler(decoded?, ctx).await?;
@@ -206,8 +215,9 @@ impl Adapter {
         self
     }
 
-    /// Decodes initialize's configuration object into `C` and runs `f` with it before
-    /// initialize is answered. A decoding error answers `invalid`; an error from `f`
+    /// Decodes initialize's configuration object into `C` (as params are, with
+    /// [`from_str`]) and runs `f` with it before initialize is answered. A decoding error
+    /// answers `invalid`; an error from `f`
     /// refuses the handshake with its code, and the host ends the connection (R26).
     pub fn on_initialize<C, F, Fut>(mut self, f: F) -> Self
     where
@@ -217,7 +227,7 @@ impl Adapter {
     {
         let f = Arc::new(f);
         self.on_initialize = Some(Arc::new(move |config: &RawValue, ctx: RequestContext| {
-            let decoded: Result<C, CallError> = serde_json::from_str(config.get())
+            let decoded: Result<C, CallError> = from_str(config.get())
                 .map_err(|e| CallError::new("invalid", format!("Invalid configuration: {}", e)));
             let f = f.clone();
             Box::pin(async move { f(decoded?, ctx).await })

@@ -30,11 +30,11 @@ export function validateCatalog(services: readonly CatalogService[]): string | u
   const ids = new Set<string>();
   const methods = new Set<string>();
   for (const s of services) {
+    if (typeof s.id === "string" && s.id.startsWith("system")) {
+      return `service id ${s.id} starts with system (R21)`; // R21 first, as the Go SDK
+    }
     if (!dotted(s.id)) {
       return `service id ${JSON.stringify(s.id)} is not dotted and namespaced (R20)`;
-    }
-    if (s.id.startsWith("system")) {
-      return `service id ${s.id} starts with system (R21)`;
     }
     if (!Number.isInteger(s.version) || s.version < 1) {
       return `service ${s.id}: version ${s.version} is not an integer >= 1 (R22)`;
@@ -47,11 +47,11 @@ export function validateCatalog(services: readonly CatalogService[]): string | u
     }
     ids.add(s.id);
     for (const m of s.methods) {
+      if (typeof m === "string" && m.startsWith("system")) {
+        return `method ${m} starts with system (R21)`;
+      }
       if (!dotted(m)) {
         return `method ${JSON.stringify(m)} is not dotted and namespaced (R20)`;
-      }
-      if (m.startsWith("system")) {
-        return `method ${m} starts with system (R21)`;
       }
       if (!m.startsWith(s.id + ".") || m.length === s.id.length + 1) {
         return `method ${m} is not prefixed by its service id ${s.id} (R24)`;

@@ -29,6 +29,8 @@ export {
   ProtocolViolation,
   type Code,
 } from "./errors.js";
+export { JSONNumber, parseJSON, stringifyJSON, type JSONValue } from "./json.js";
+export { ParamsError, Schema, t, type Infer, type ObjectOf, type Shape } from "./params.js";
 export { defaultLevel, defaultModule, LEVEL_ENV, LEVELS, Logger, timestamp, type Level } from "./log.js";
 export { protectStdout, run } from "./main.js";
 export {

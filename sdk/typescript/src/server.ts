@@ -3,7 +3,9 @@ import type { Readable } from "node:stream";
 
 import { validateCatalog, type Catalog, type CatalogService } from "./catalog.js";
 import { AdapterDefinitionError, CallError, CanceledError, ProtocolViolation } from "./errors.js";
+import { natural, parseJSON, parseRaw, stringifyJSON, type Raw, type RawObject } from "./json.js";
 import { Logger } from "./log.js";
+import { ParamsError, Schema } from "./params.js";
 import {
   errorFrame,
   FrameReader,
@@ -44,16 +46,23 @@ export type Handler<P = any, R = unknown> = (params: P, ctx: RequestContext) => 
 export interface MethodOptions<P> {
   /** Receive the params as RawJSON, exactly as the host wrote them (no decoding). */
   raw?: boolean;
-  /** Checks and converts the decoded params object; a thrown error answers `invalid`
-   * with its message. Use it for typed params: `params: (p) => parseGreet(p)`. */
-  params?: (value: Record<string, unknown>) => P;
+  /** The declared params: a schema (`t.object({...})`, see {@link t}), checked with the
+   * Go SDK's rules and words before the handler runs, or a function that checks and
+   * converts the params object (a thrown error answers `invalid` with its message).
+   * Without it the handler gets the params object as parsed, integers beyond 2^53 as
+   * bigint. */
+  params?: Schema<P> | ((value: Record<string, unknown>) => P);
 }
 
 interface Method {
   handler: Handler;
   raw: boolean;
+  schema?: Schema<unknown>;
   decode?: (value: Record<string, unknown>) => unknown;
 }
+
+/** The params span holds an integer JSON.parse may round (16 digits or more). */
+const LONG_DIGITS = /[0-9]{16}/;
 
 /** One service of the catalog: an id, a version and its methods. */
 export class Service {
@@ -76,7 +85,13 @@ export class Service {
     }
     this.order.push(name);
     if (!this.handlers.has(name)) {
-      this.handlers.set(name, { handler: handler as Handler, raw: options.raw === true, decode: options.params });
+      const p = options.params;
+      this.handlers.set(name, {
+        handler: handler as Handler,
+        raw: options.raw === true,
+        schema: p instanceof Schema ? p : undefined,
+        decode: typeof p === "function" ? p : undefined,
+      });
     }
     return this;
   }
@@ -91,9 +106,10 @@ export class Service {
 export interface AdapterOptions<C> {
   /** The services advertised, in order. */
   services: Service[];
-  /** Checks and converts initialize's configuration object; a thrown error answers
-   * initialize with `invalid`. Without it the configuration object is taken as is. */
-  configuration?: (value: Record<string, unknown>) => C;
+  /** The declared configuration: a schema (see {@link t}) or a function that checks and
+   * converts initialize's configuration object; a refusal answers initialize with
+   * `invalid`. Without it the configuration object is taken as is. */
+  configuration?: Schema<C> | ((value: Record<string, unknown>) => C);
   /** Runs before initialize is answered; a thrown error refuses the handshake (a
    * CallError keeps its code, anything else is `failed`) and the host ends the
    * connection (R26). */
@@ -130,11 +146,13 @@ export class Adapter<C = Record<string, unknown>> {
   }
 
   /** @internal */
-  async initialize(configuration: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  async initialize(raw: Raw, signal: AbortSignal): Promise<void> {
     let config: C;
-    if (this.options.configuration) {
+    const decode = this.options.configuration;
+    const configuration = natural(raw) as Record<string, unknown>;
+    if (decode) {
       try {
-        config = this.options.configuration(configuration);
+        config = decode instanceof Schema ? decode.decode(raw, "") : decode(configuration);
       } catch (e) {
         throw new CallError("invalid", "Invalid configuration: " + errorMessage(e));
       }
@@ -347,7 +365,8 @@ class Connection {
     const method = m.method as string;
     const params = m.params as Record<string, unknown>;
     if (method === INITIALIZE) {
-      this.initialize(id, params);
+      const ps = spans.get("params")!;
+      this.initialize(id, params, text.slice(ps.start, ps.end));
       return;
     }
     if (this.state !== "ready") {
@@ -364,9 +383,15 @@ class Connection {
       return;
     }
     let arg: unknown = params;
-    if (h.raw) {
+    if (h.raw || h.schema) {
       const ps = spans.get("params")!;
-      arg = new RawJSON(text.slice(ps.start, ps.end));
+      arg = new RawJSON(text.slice(ps.start, ps.end)); // a schema decodes the text itself, exactly
+    } else {
+      const ps = spans.get("params")!;
+      const span = text.slice(ps.start, ps.end);
+      if (LONG_DIGITS.test(span)) {
+        arg = parseJSON(span); // JSON.parse rounded the integers beyond 2^53
+      }
     }
     const controller = new AbortController();
     const call: Call = { controller, done: Promise.resolve() };
@@ -390,7 +415,7 @@ class Connection {
     // unknown and finished ids are ignored (R37)
   }
 
-  private initialize(id: number, params: Record<string, unknown>): void {
+  private initialize(id: number, params: Record<string, unknown>, paramsText: string): void {
     if (this.state !== "new") {
       this.writer.put(errorFrame(id, "invalid", "Adapter is already initialized")); // A7
       return;
@@ -398,10 +423,10 @@ class Connection {
     this.state = "initializing";
     const controller = new AbortController();
     this.initCall = { id, controller };
-    this.track(this.runInitialize(id, params, controller.signal));
+    this.track(this.runInitialize(id, params, paramsText, controller.signal));
   }
 
-  private async runInitialize(id: number, params: Record<string, unknown>, signal: AbortSignal): Promise<void> {
+  private async runInitialize(id: number, params: Record<string, unknown>, paramsText: string, signal: AbortSignal): Promise<void> {
     try {
       if (params.protocol !== PROTOCOL_VERSION) {
         throw new CallError("invalid", "Invalid initialize params: protocol is not 1");
@@ -410,7 +435,9 @@ class Connection {
       if (typeof config !== "object" || config === null || Array.isArray(config)) {
         throw new CallError("invalid", "Invalid initialize params: configuration is not an object");
       }
-      await this.adapter.initialize(config as Record<string, unknown>, signal);
+      // The configuration again, from the text: its integers exact (JSON.parse rounds them).
+      const raw = (parseRaw(paramsText) as RawObject).entries.find(([k]) => k === "configuration")![1];
+      await this.adapter.initialize(raw, signal);
     } catch (e) {
       this.initCall = undefined;
       this.state = "failed";
@@ -428,11 +455,14 @@ class Connection {
     const signal = controller.signal;
     let frame: Buffer;
     try {
-      if (h.decode) {
+      if (h.schema || h.decode) {
         try {
-          arg = h.decode(arg as Record<string, unknown>);
+          arg = h.schema ? h.schema.decode(parseRaw((arg as RawJSON).text), "") : h.decode!(arg as Record<string, unknown>);
         } catch (e) {
-          throw new CallError("invalid", "invalid params: " + errorMessage(e));
+          if (h.schema && !(e instanceof ParamsError)) {
+            throw e;
+          }
+          throw new CallError("invalid", "params: " + errorMessage(e));
         }
       }
       const value = await h.handler(arg, { id, method, signal, logger: this.log });
@@ -455,7 +485,7 @@ class Connection {
         }
         text = value.text;
       } else {
-        text = JSON.stringify(value);
+        text = stringifyJSON(value);
       }
     } catch (e) {
       return errorFrame(id, "failed", "Result is not JSON: " + errorMessage(e));

@@ -1,4 +1,5 @@
 import { capMessage, normalizeCode, ProtocolViolation } from "./errors.js";
+import { parseJSON, type JSONValue } from "./json.js";
 
 /** The largest payload, in bytes, the 4-byte prefix excluded (R3, A1). */
 export const MAX_FRAME = 4 << 20;
@@ -24,9 +25,9 @@ export class RawJSON {
   toString(): string {
     return this.text;
   }
-  /** The text decoded with JSON.parse. */
-  parse(): unknown {
-    return JSON.parse(this.text);
+  /** The text decoded with parseJSON: integers beyond 2^53 as bigint, never rounded. */
+  parse(): JSONValue {
+    return parseJSON(this.text);
   }
 }
 

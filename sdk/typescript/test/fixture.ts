@@ -3,24 +3,14 @@
 import { execSync } from "node:child_process";
 import { writeSync } from "node:fs";
 
-import { Adapter, CallError, run, Service } from "../src/index.js";
+import { Adapter, CallError, run, Service, t, type Infer } from "../src/index.js";
 
-interface Config {
-  greeting: string;
-  refuse: boolean;
-}
+const Config = t.object({ greeting: t.string().default("hello"), refuse: t.boolean().default(false), limit: t.uint64().default(0) });
 
 const svc = new Service("test.fixture", 1);
-const adapter = new Adapter<Config>({
+const adapter = new Adapter<Infer<typeof Config>>({
   services: [svc],
-  configuration: (v) => {
-    for (const k of Object.keys(v)) {
-      if (k !== "greeting" && k !== "refuse") {
-        throw new Error(`field "${k}": unknown field`);
-      }
-    }
-    return { greeting: typeof v.greeting === "string" ? v.greeting : "hello", refuse: v.refuse === true };
-  },
+  configuration: Config,
   onInitialize: (c) => {
     if (c.refuse) {
       throw new CallError("denied", "refused by configuration");
@@ -32,7 +22,10 @@ svc.method("test.fixture.greet", (p: { name: string }) => ({ text: `${adapter.co
 svc.method("test.fixture.crash", () => {
   throw new TypeError("boom");
 });
-svc.method("test.fixture.bigint", () => ({ n: 1n }));
+svc.method("test.fixture.bigint", () => ({ n: 2n ** 64n - 1n }));
+svc.method("test.fixture.config", () => adapter.config);
+svc.method("test.fixture.nan", () => ({ n: NaN }));
+svc.method("test.fixture.untyped", (p: Record<string, unknown>) => ({ types: Object.values(p).map((v) => typeof v) }));
 svc.method("test.fixture.stubborn", async (p: { ms: number }, ctx) => {
   await new Promise((r) => setTimeout(r, p.ms));
   return { aborted: ctx.signal.aborted };

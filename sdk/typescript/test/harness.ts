@@ -17,6 +17,8 @@ export class TestAdapter {
   private waiters: Array<(m: Envelope | null) => void> = [];
   private buf = Buffer.alloc(0);
   stderr = "";
+  /** How a frame's payload text becomes the envelope recv returns. */
+  parse: (text: string) => Envelope = JSON.parse;
   readonly exited: Promise<number | null>;
 
   /** Starts `node script`. Node connects a child's stdio with socket pairs, which cannot
@@ -42,7 +44,7 @@ export class TestAdapter {
       }
       const text = this.buf.subarray(4, 4 + n).toString("utf8");
       this.buf = this.buf.subarray(4 + n);
-      this.deliver(JSON.parse(text));
+      this.deliver(this.parse(text));
     }
   }
 

@@ -1,30 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { capMessage, Logger, normalizeCode, validateCatalog } from "../src/index.js";
+import { capMessage, JSONNumber, Logger, normalizeCode, ParamsError, parseJSON, stringifyJSON, t } from "../src/index.js";
 import { errorFrame, FrameReader, isIdLiteral, memberSpans } from "../src/wire.js";
-
-const svc = (id: string, version: number, methods: string[]) => ({ id, version, methods });
-
-test("catalog rules R20-R25", () => {
-  assert.equal(validateCatalog([svc("a.b", 1, ["a.b.c"]), svc("a.c", 2, ["a.c.d.e"])]), undefined);
-  assert.equal(validateCatalog([]), undefined);
-  const bad: Record<string, ReturnType<typeof svc>[]> = {
-    "R20 one segment": [svc("ab", 1, ["ab.c"])],
-    "R20 empty segment": [svc("a..b", 1, ["a..b.c"])],
-    "R21 system": [svc("system.x", 1, ["system.x.y"])],
-    "R21 systemd": [svc("systemd.x", 1, ["systemd.x.y"])],
-    "R22 version 0": [svc("a.b", 0, ["a.b.c"])],
-    "R22 version 1.5": [svc("a.b", 1.5, ["a.b.c"])],
-    "R23 no methods": [svc("a.b", 1, [])],
-    "R24 not prefixed": [svc("conf.echo", 1, ["conf.echoX"])],
-    "R25 service twice": [svc("a.b", 1, ["a.b.c"]), svc("a.b", 2, ["a.b.d"])],
-    "R25 method twice": [svc("a.b", 1, ["a.b.c", "a.b.c"])],
-  };
-  for (const [name, services] of Object.entries(bad)) {
-    assert.notEqual(validateCatalog(services), undefined, name);
-  }
-});
 
 test("messages capped on a character boundary (R30), codes normalised (R28)", () => {
   assert.equal(capMessage("x".repeat(5000)), "x".repeat(4096));
@@ -70,4 +48,79 @@ test("logger writes hclog JSON lines", () => {
   assert.deepEqual(Object.keys(rec).slice(0, 4), ["@level", "@message", "@module", "@timestamp"]);
   assert.deepEqual([rec["@level"], rec["@message"], rec["@module"], rec.probe, rec.ms, rec.err], ["warn", "slow", "adapter.probe", "inlet", 12, "x"]);
   assert.match(rec["@timestamp"], /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}(Z|[+-]\d\d:\d\d)$/);
+});
+
+test("parseJSON keeps integers beyond 2^53 exact; stringifyJSON writes them as digits", () => {
+  const text = '{"i":9223372036854775807,"u":18446744073709551615,"p":9007199254740993,"s":9007199254740991,"f":[0.1,1e21,-0.5],"n":null}';
+  const v = parseJSON(text) as Record<string, unknown>;
+  assert.deepEqual([v.i, v.u, v.p, v.s], [9223372036854775807n, 18446744073709551615n, 9007199254740993n, 9007199254740991]);
+  assert.equal(stringifyJSON(v), '{"i":9223372036854775807,"u":18446744073709551615,"p":9007199254740993,"s":9007199254740991,"f":[0.1,1e+21,-0.5],"n":null}');
+  assert.deepEqual(Object.keys(parseJSON('{"__proto__":1}') as object), ["__proto__"]);
+  assert.equal(stringifyJSON({ b: new Uint8Array([0, 1, 0xfe, 0xff]), n: new JSONNumber("1.50"), u: undefined, a: [undefined] }), '{"b":"AAH+/w==","n":1.50,"a":[null]}');
+  assert.throws(() => stringifyJSON({ x: Infinity }), /not a JSON number/);
+  for (const bad of ["", "{", "[1,]", '{"a" 1}', "01", "1.", '"\u0001"', '"\\x"', "nul", "1 2"]) {
+    assert.throws(() => parseJSON(bad), SyntaxError, bad);
+  }
+  assert.throws(() => new JSONNumber("1e"), SyntaxError);
+});
+
+test("params schema: the inferred type, and what a member left out becomes", () => {
+  const P = t.object({
+    name: t.string(),
+    seq: t.int64().default(0),
+    note: t.string().optional(),
+    tags: t.record(t.uint8()).nullable(),
+    blob: t.bytes().default(() => new Uint8Array()),
+  });
+  // The type checker sees the schema's type: a required string, an optional note.
+  const p: { name: string; seq: number | bigint; note?: string; tags: Record<string, number> | null; blob: Uint8Array } = P.parseText(
+    '{"name":"n","note":null,"seq":9223372036854775807}',
+  );
+  assert.deepEqual(p, { name: "n", seq: 9223372036854775807n, tags: null, blob: new Uint8Array() });
+  assert.deepEqual(P.parse({ name: "x", tags: { a: 255 } }).tags, { a: 255 });
+  assert.throws(() => P.parseText("{}"), (e: Error) => e instanceof ParamsError && e.message === 'field "name": missing');
+  assert.throws(() => P.parseText('{"name":null}'), /^ParamsError: field "name": missing$/);
+  assert.deepEqual(t.any().parseText('{"a":[1,9007199254740993]}'), { a: [1, 9007199254740993n] });
+});
+
+test("parseJSON accepts and refuses what JSON.parse does, with the same values (differential)", () => {
+  // A seeded generator of texts near valid JSON: valid ones, then random edits of them.
+  let seed = 12345;
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return (seed >>> 16) % n; // the high bits: the low ones of this generator cycle fast
+  };
+  const corpus = ['{"a":[1,-0.5e-3,9007199254740993,"x\\n\\u00e9",true,false,null],"b":{}}', "[]", '"s"', "0", '{"__proto__":{"x":1},"a":1,"a":2}', "[[[[1]]]]"];
+  const alphabet = '{}[]",:0123456789.eE+- \t\ntrufalsn\\/ab';
+  const plain = (v: unknown): unknown => (typeof v === "bigint" ? Number(v) : Array.isArray(v) ? v.map(plain) : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)])) : v);
+  let accepted = 0;
+  for (let i = 0; i < 20000; i++) {
+    let s = corpus[rnd(corpus.length)];
+    for (let e = rnd(4); e > 0; e--) {
+      const at = rnd(s.length + 1);
+      const c = alphabet[rnd(alphabet.length)];
+      s = [s.slice(0, at) + c + s.slice(at), s.slice(0, at) + s.slice(at + 1), s.slice(0, at) + c + s.slice(at + 1)][rnd(3)];
+    }
+    let want: unknown;
+    let wantErr = false;
+    try {
+      want = JSON.parse(s);
+    } catch {
+      wantErr = true;
+    }
+    let got: unknown;
+    let gotErr = false;
+    try {
+      got = parseJSON(s);
+    } catch (e) {
+      assert.ok(e instanceof SyntaxError, String(e));
+      gotErr = true;
+    }
+    assert.equal(gotErr, wantErr, JSON.stringify(s));
+    if (!wantErr) {
+      accepted++;
+      assert.deepEqual(plain(got), want, JSON.stringify(s));
+    }
+  }
+  assert.ok(accepted > 1000, `only ${accepted} valid texts`);
 });
