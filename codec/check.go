@@ -8,7 +8,7 @@ import (
 
 // CheckType returns nil when values of type t can make the trip a typed call gives
 // them, encoded with [Append] on one side and decoded on the other, and come back as
-// the same value; otherwise an *Error of kind KindUnsupported, one line naming the
+// the same value; otherwise an *Error of kind kindUnsupported, one line naming the
 // field (as a path of JSON member names) and the Go type that cannot, e.g.
 //
 //	field "done": chan struct {} cannot be sent
@@ -38,7 +38,7 @@ func CheckType(t reflect.Type) error {
 type checker struct{ seen map[reflect.Type]bool }
 
 func unsupported(path string, t reflect.Type, detail string) *Error {
-	return &Error{Kind: KindUnsupported, Path: path, Detail: t.String() + " " + detail}
+	return &Error{kind: kindUnsupported, Path: path, Detail: t.String() + " " + detail}
 }
 
 func (c *checker) check(t reflect.Type, path string) *Error {

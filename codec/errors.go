@@ -109,7 +109,7 @@ func typeErr(detail string) *Error { return &Error{kind: kindType, Detail: detai
 //	field "at": time.Time refuses a string: parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"
 func refused(t reflect.Type, what string, err error) *Error {
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	return &Error{Kind: KindType, Detail: t.String() + " refuses " + what + ": " + msg}
+	return &Error{kind: kindType, Detail: t.String() + " refuses " + what + ": " + msg}
 }
 
 // got describes a JSON value for an error message: its kind, and a short excerpt for

@@ -88,7 +88,7 @@ func hook(_ reflect.Type, to reflect.Type, data any) (any, error) {
 	case umJSON:
 		b, err := json.Marshal(data) // json.Number keeps its literal
 		if err != nil {
-			return nil, &Error{Kind: KindType, Detail: err.Error()}
+			return nil, &Error{kind: kindType, Detail: err.Error()}
 		}
 		v := reflect.New(to)
 		if err := v.Interface().(json.Unmarshaler).UnmarshalJSON(b); err != nil {

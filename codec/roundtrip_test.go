@@ -104,11 +104,11 @@ func TestSelfEncodingRefusals(t *testing.T) {
 		var v family
 		err := DecodeValue([]byte(c.in), &v, RefuseUnknown)
 		var e *Error
-		if !errors.As(err, &e) || (e.Kind != KindType && e.Kind != KindRange) || err.Error() != c.msg {
+		if !errors.As(err, &e) || (e.kind != kindType && e.kind != kindRange) || err.Error() != c.msg {
 			t.Errorf("%s:\n got %v\nwant %s", c.in, err, c.msg)
 		}
 		ref := reflect.New(reflect.TypeFor[family]())
-		if errs := refErrors([]byte(c.in), ref.Elem(), true, RefuseUnknown); len(errs) == 0 || errs[0].Kind != e.Kind {
+		if errs := refErrors([]byte(c.in), ref.Elem(), true, RefuseUnknown); len(errs) == 0 || errs[0].kind != e.kind {
 			t.Errorf("%s: mapstructure path: %v", c.in, errs)
 		}
 	}
@@ -176,7 +176,7 @@ func TestCheckType(t *testing.T) {
 	} {
 		err := CheckType(c.typ)
 		var e *Error
-		if !errors.As(err, &e) || e.Kind != KindUnsupported || err.Error() != c.msg {
+		if !errors.As(err, &e) || e.kind != kindUnsupported || err.Error() != c.msg {
 			t.Errorf("%v:\n got %v\nwant %s", c.typ, err, c.msg)
 		}
 	}
