@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // remote is the daemon's TCP listener with mutual TLS.
@@ -36,14 +39,11 @@ func newRemote(s *server, rc RemoteConfig) (*remote, error) {
 	if rc.CertFile == "" || rc.KeyFile == "" || rc.ClientCAFile == "" {
 		return nil, fmt.Errorf("%w: remote: a certificate, its key and a client CA are all required (there is no plain TCP)", ErrConfig)
 	}
-	if err := checkAllow(rc.Allow); err != nil {
+	allow, err := parseAllow(rc.Allow)
+	if err != nil {
 		return nil, err
 	}
-	allow := make(map[string]Role, len(rc.Allow))
-	for k, v := range rc.Allow {
-		allow[k] = v
-	}
-	rc.Allow = allow
+	rc.Allow = nil // the caller's map is not kept: allow is what is served
 	if rc.HandshakeTimeout <= 0 {
 		rc.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -51,7 +51,7 @@ func newRemote(s *server, rc RemoteConfig) (*remote, error) {
 		rc.IdleTimeout = DefaultIdleTimeout
 	}
 	r := &remote{s: s, rc: rc, handshakes: make(chan struct{}, s.cfg.MaxClients)}
-	t, err := newTLSServer(&r.rc)
+	t, err := newTLSServer(&r.rc, allow)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,17 @@ func (r *remote) refuse(addr net.Addr, who, why string, err error) {
 	if err != nil {
 		args = append(args, "error", err)
 	}
-	r.s.log.Warn("remote client refused: "+why, args...)
+	r.s.log.Warn("remote client refused: "+logSafe(why), args...)
+}
+
+// logSafe escapes what a log record must not hold raw: control characters (a
+// newline would split the record) and invalid UTF-8, as Go's %q would.
+func logSafe(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) && r != ' ' }) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 func orNone(s string) string {
@@ -186,7 +196,7 @@ func (c *serverConn) handshake() bool {
 		return false
 	}
 	chain := tc.ConnectionState().PeerCertificates
-	p, ok := grant(r.rc.Allow, chain[0]) // verified by VerifyConnection
+	p, ok := r.tls.allow.grant(chain[0]) // verified by VerifyConnection
 	if !ok {
 		// Allow does not change while serving; verify would have refused.
 		r.refuse(addr, describeCert(chain[0]), "no --allow entry names it", nil)

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/json"
 	"errors"
 	"io"
@@ -49,7 +51,12 @@ func (p *pki) issue(t testing.TB, ca *certgen.Authority, s certgen.Spec) (certFi
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := strings.ReplaceAll(s.CommonName, " ", "_") + "-" + c.Cert.SerialNumber.Text(16)[:8]
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s.CommonName) + "-" + c.Cert.SerialNumber.Text(16)[:8]
 	return writePEM(t, p.dir, name+".pem", certgen.CertPEM(c.Cert)), writePEM(t, p.dir, name+".key", certgen.KeyPEM(c.Key))
 }
 
@@ -217,12 +224,17 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 		log  string      // in the refusal's log line
 	}{
 		{name: "no client certificate", tls: noCert, log: "TLS handshake failed"},
-		{name: "another CA", tls: withCert(other, certgen.Spec{CommonName: "caller"}), log: `CN=caller`},
+		{name: "another CA", tls: withCert(other, certgen.Spec{CommonName: "caller"}), log: `unverified certificate claiming CN=\"caller\"`},
+		// A newline in an unverified common name must not start a log record of its own.
+		{name: "another CA, newline in the name", tls: withCert(other, certgen.Spec{CommonName: "x\n[INFO]  forged: record"}), log: `claiming CN=\"x\n[INFO]  forged`},
+		{name: "two common names", tls: withCert(p.ca, certgen.Spec{ExtraNames: []pkix.AttributeTypeAndValue{
+			{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "nobody"}, {Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "caller"}}}),
+			log: "certificate has 2 common names"},
 		{name: "expired", tls: withCert(p.ca, certgen.Spec{CommonName: "old-caller",
 			NotBefore: now.Add(-2 * time.Hour), NotAfter: now.Add(-time.Hour)}), log: `certificate expired at`},
 		{name: "not yet valid", tls: withCert(p.ca, certgen.Spec{CommonName: "early-caller",
 			NotBefore: now.Add(time.Hour), NotAfter: now.Add(2 * time.Hour)}), log: `certificate not valid before`},
-		{name: "verified but not allowed", tls: p.client(t, "stranger"), log: `CN=stranger (spki:sha256/`},
+		{name: "verified but not allowed", tls: p.client(t, "stranger"), log: `CN=\"stranger\" (spki:sha256/`},
 		{name: "server certificate as client", tls: withCert(p.ca, certgen.Spec{CommonName: "caller", Server: true, Hosts: []string{"127.0.0.1"}}), log: "does not verify"},
 		{name: "plain TCP", log: "TLS handshake failed"},
 		{name: "TLS 1.2 only", tls: p.client(t, "caller"), tls2: true, log: "TLS handshake failed"},
@@ -275,6 +287,9 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 			if !strings.Contains(line, tc.log) || !strings.Contains(line, "client=127.0.0.1:") {
 				t.Errorf("refusal logged as %q, want it to name the client and %q", line, tc.log)
 			}
+			if strings.Contains(logs, "\n[INFO]  forged") {
+				t.Errorf("a client's common name split the log: %q", logs)
+			}
 		})
 	}
 	ctx := testCtx(t)
@@ -305,6 +320,36 @@ func TestRemoteSPKIPin(t *testing.T) {
 	}
 	if _, err := dialRemote(t, d.addr, cfg).Send(testCtx(t), echoSend); err != nil {
 		t.Fatalf("pinned client Send: %v", err)
+	}
+}
+
+// TestRemoteCNIsNotAPin: a certificate from the client CA whose common name spells
+// an allowed pin gets no role, whatever the pin's spelling in Allow; the key the
+// pin names does.
+func TestRemoteCNIsNotAPin(t *testing.T) {
+	p := newPKI(t)
+	alice, err := p.ca.Issue(certgen.Spec{CommonName: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := controlplane.SPKIPin(alice.Cert)
+	upper := "SPKI:SHA256/" + strings.TrimPrefix(pin, controlplane.SPKIPrefix)
+	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) { cfg.Remote.Allow[upper] = controlplane.RoleCall })
+	ctx := testCtx(t)
+	for _, cn := range []string{pin, upper, "cn:" + pin} {
+		_, err := dialRemote(t, d.addr, p.client(t, cn)).Ping(ctx)
+		if err == nil {
+			t.Errorf("a certificate with common name %q was served", cn)
+		}
+	}
+	cert := writePEM(t, p.dir, "alice.pem", certgen.CertPEM(alice.Cert))
+	key := writePEM(t, p.dir, "alice.key", certgen.KeyPEM(alice.Key))
+	cfg, err := controlplane.ClientTLSConfig(p.caFile, cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dialRemote(t, d.addr, cfg).Send(ctx, echoSend); err != nil {
+		t.Fatalf("the pinned key: %v", err)
 	}
 }
 
@@ -568,6 +613,11 @@ func TestRemoteConfig(t *testing.T) {
 		{"no allow", func(r *controlplane.RemoteConfig) { r.Allow = nil }, controlplane.ErrConfig},
 		{"unknown role", func(r *controlplane.RemoteConfig) { r.Allow["x"] = "admin" }, controlplane.ErrConfig},
 		{"bad pin", func(r *controlplane.RemoteConfig) { r.Allow["spki:sha256/abc"] = controlplane.RoleRead }, controlplane.ErrConfig},
+		{"bare pin", func(r *controlplane.RemoteConfig) {
+			r.Allow["sha256/"+strings.Repeat("A", 43)+"="] = controlplane.RoleRead
+		}, controlplane.ErrConfig},
+		{"padded name", func(r *controlplane.RemoteConfig) { r.Allow[" alice"] = controlplane.RoleRead }, controlplane.ErrConfig},
+		{"one name, two roles", func(r *controlplane.RemoteConfig) { r.Allow["cn:x"] = controlplane.RoleCall }, controlplane.ErrConfig},
 		{"missing key", func(r *controlplane.RemoteConfig) { r.KeyFile = filepath.Join(p.dir, "none") }, controlplane.ErrCertificate},
 		{"CA file without certificates", func(r *controlplane.RemoteConfig) { r.ClientCAFile = p.keyFile }, controlplane.ErrCertificate},
 		{"address in use", nil, controlplane.ErrSocket},
@@ -601,9 +651,24 @@ func TestParseAllow(t *testing.T) {
 		role controlplane.Role
 		ok   bool
 	}{
-		{"alice=call", "alice", controlplane.RoleCall, true},
-		{"ops team=read", "ops team", controlplane.RoleRead, true},
+		{"alice=call", "cn:alice", controlplane.RoleCall, true},
+		{"cn:alice=call", "cn:alice", controlplane.RoleCall, true},
+		{"CN:alice=call", "cn:alice", controlplane.RoleCall, true},
+		{"cn:a:b=call", "cn:a:b", controlplane.RoleCall, true},
+		{"ops team=read", "cn:ops team", controlplane.RoleRead, true},
 		{pin + "=read", pin, controlplane.RoleRead, true},
+		{"SPKI:SHA256/" + strings.Repeat("A", 43) + "==read", pin, controlplane.RoleRead, true},
+		{"Spki:sha256/" + strings.Repeat("A", 43) + "==read", pin, controlplane.RoleRead, true},
+		// Refused, not taken as a common name.
+		{"sha256/" + strings.Repeat("A", 43) + "==read", "", "", false},
+		{" alice=read", "", "", false},
+		{"alice =read", "", "", false},
+		{"cn:=read", "", "", false},
+		{"cn: alice=read", "", "", false},
+		{"a\nb=read", "", "", false},
+		{"uri:x=read", "", "", false},
+		{"spki:sha256/" + strings.Repeat("A", 42) + "==read", "", "", false}, // 31 bytes
+		{"spki:sha256/" + strings.Repeat("A", 44) + "=read", "", "", false},  // 33 bytes
 		{pin, "", "", false},
 		{"alice", "", "", false},
 		{"=read", "", "", false},
