@@ -34,10 +34,12 @@ type serverConn struct {
 	mu  sync.Mutex
 	ids map[string]struct{} // requests under way
 
-	perm   perms      // what the client may do (set before run)
-	remote *remote    // the TCP listener it came from, or nil (Unix socket)
-	raw    net.Conn   // under nc's TLS, for a remote client
-	idle   *idleWatch // a remote client's idle bound (set before run)
+	perm   perms    // what the client may do (set before run)
+	remote *remote  // the TCP listener it came from, or nil (Unix socket)
+	raw    net.Conn // under nc's TLS, for a remote client
+	// activity is raw as the TLS layer reads it, for a remote client.
+	activity *activityConn
+	idle     *idleWatch // a remote client's idle bound (set before run)
 }
 
 func newServerConn(parent context.Context, s *server, nc net.Conn) *serverConn {

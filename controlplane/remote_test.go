@@ -429,8 +429,8 @@ func TestRemoteBounds(t *testing.T) {
 }
 
 // TestRemoteHandshakesDoNotCrowdOut: peers that open TCP and never handshake hold
-// handshake slots only: the socket's clients still get in, and one more such peer
-// than MaxClients is refused at once.
+// handshake slots only: the socket's clients still get in; one more such peer than
+// the slots takes the slot of the one silent longest, which is closed at once.
 func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 	p := newPKI(t)
 	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) {
@@ -438,24 +438,22 @@ func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 		cfg.Remote.HandshakeTimeout = time.Minute
 	})
 	ctx := testCtx(t)
-	for range 3 {
+	var peers []net.Conn
+	for range 4 {
 		nc, err := net.Dial("tcp", d.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer nc.Close()
+		peers = append(peers, nc)
 	}
-	nc, err := net.Dial("tcp", d.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
-	if n, err := nc.Read(make([]byte, 1)); n != 0 || err == nil {
-		t.Fatalf("fourth silent peer: read %d, %v; want it closed at once", n, err)
+	first := peers[0]
+	_ = first.SetDeadline(time.Now().Add(30 * time.Second))
+	if n, err := first.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("longest-silent peer: read %d, %v; want it closed for the fourth", n, err)
 	}
 	waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool { return st.Remote.RefusedClients == 1 })
-	if !strings.Contains(d.log.String(), "too many handshakes under way (3)") {
+	if !strings.Contains(d.log.String(), "handshake slots full (3): dropped the longest-silent pending handshake") {
 		t.Errorf("log %s", d.log.String())
 	}
 	if _, err := dial(t, d.sock).Ping(ctx); err != nil {
@@ -463,6 +461,37 @@ func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 	}
 	if st, err := d.owner.Status(ctx); err != nil || st.Clients != 2 {
 		t.Fatalf("status %v, %v: want 2 clients (the silent peers are not clients)", st, err)
+	}
+	// A real client gets a slot too (dropping the longest-silent peer), and in.
+	if _, err := dialRemote(t, d.addr, p.client(t, "reader")).Ping(ctx); err != nil {
+		t.Fatalf("remote client while the handshake slots are full: %v", err)
+	}
+}
+
+// TestRemoteHandshakeFlood: with 300 idle unauthenticated TCP connections open
+// (more than the default handshake slots), a real client still completes a Ping
+// within 3 s: it takes the slot of a silent peer. The bound is generous; before,
+// the client was refused outright.
+func TestRemoteHandshakeFlood(t *testing.T) {
+	p := newPKI(t)
+	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) { cfg.Remote.HandshakeTimeout = time.Minute })
+	for range 300 {
+		nc, err := net.Dial("tcp", d.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+	}
+	cfg := p.client(t, "reader")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	c, err := controlplane.DialTLS(ctx, d.addr, cfg)
+	if err != nil {
+		t.Fatalf("dial under a flood of silent peers: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping under a flood of silent peers: %v", err)
 	}
 }
 

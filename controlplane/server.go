@@ -46,8 +46,10 @@ type ServerConfig struct {
 	Logger hclog.Logger
 	// MaxClients caps the clients connected at once, on the socket and on TCP
 	// together (default 256); one more is refused by closing its connection. A
-	// remote client counts once its TLS handshake has proven who it is; at most
-	// MaxClients handshakes are under way besides.
+	// remote client counts once its TLS handshake has proven who it is. Handshakes
+	// under way have a pool of MaxClients slots of their own; when it is full, a new
+	// connection takes the slot of the pending handshake that has been silent the
+	// longest, which is dropped.
 	MaxClients int
 	// WriteTimeout is how long a client may leave its answers unread: a frame not
 	// written within it, or a full send queue not drained within it, drops the
@@ -302,18 +304,13 @@ func (s *server) accept(ctx context.Context, ln net.Listener, open func(net.Conn
 		if c.remote != nil {
 			// A remote client takes one of MaxClients only once its handshake proved who
 			// it is: unauthenticated peers never crowd out the socket's clients. Its
-			// handshake takes one of MaxClients handshake slots of its own.
-			if !c.remote.beginHandshake() {
-				c.remote.refuse(nc.RemoteAddr(), "", fmt.Sprintf("too many handshakes under way (%d)", s.cfg.MaxClients), nil)
-				c.cancel()
-				_ = nc.Close()
-				continue
-			}
+			// handshake takes a handshake slot, of a pool of its own; when they are all
+			// taken, the longest-silent pending handshake is dropped for it.
+			hs := c.remote.beginHandshake(c)
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
-				ok := c.handshake()
-				c.remote.endHandshake()
+				ok := c.handshake(hs) // gives the handshake slot back
 				if ok && s.register(c) {
 					s.log.Info("remote client connected", "client", c.raw.RemoteAddr().String(), "identity", c.perm.identity, "role", c.perm.role)
 					s.serveConn(c)
