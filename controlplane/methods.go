@@ -37,7 +37,13 @@ func (c *serverConn) dispatch(env Envelope) {
 		}
 	case MethodStatus:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
-			result = c.srv.status()
+			st := c.srv.status()
+			if !c.perm.seesLogs() {
+				for i := range st.Adapters {
+					st.Adapters[i].LogTail = nil // omitted from the answer
+				}
+			}
+			result = st
 		}
 	case MethodSend:
 		result, err = c.handleSend(env)

@@ -18,9 +18,13 @@ type Role string
 // The roles of remote clients. A client on the Unix socket (the daemon's own user)
 // is not given a role: it keeps every permission.
 const (
-	// RoleRead may call Ping, Version, Capabilities, Discover and Status.
+	// RoleRead may call Ping, Version, Capabilities, Discover and Status; its
+	// Status carries no adapter's log_tail (adapter standard error often holds
+	// tokens or other callers' data).
 	RoleRead Role = "read"
-	// RoleCall may also call Send.
+	// RoleLogs may call what RoleRead may, and its Status carries the log tails.
+	RoleLogs Role = "logs"
+	// RoleCall may do everything: what RoleLogs may, and Send.
 	RoleCall Role = "call"
 )
 
@@ -48,11 +52,16 @@ func (p perms) allows(method string) bool {
 	}
 	switch method {
 	case MethodPing, MethodVersion, MethodCapabilities, MethodDiscover, MethodStatus:
-		return p.role == RoleRead || p.role == RoleCall
+		return p.role == RoleRead || p.role == RoleLogs || p.role == RoleCall
 	case MethodSend:
 		return p.role == RoleCall
 	}
 	return true
+}
+
+// seesLogs reports whether the client may read the adapters' standard error tails.
+func (p perms) seesLogs() bool {
+	return p.owner || p.role == RoleLogs || p.role == RoleCall
 }
 
 // deny is the permission_denied answer to a method the role does not allow.
@@ -167,8 +176,8 @@ func parseAllow(allow map[string]Role) (*allowList, error) {
 	l := &allowList{cn: make(map[string]Role), pin: make(map[[sha256.Size]byte]Role)}
 	seen := make(map[string]Role, len(allow))
 	for name, role := range allow {
-		if role != RoleRead && role != RoleCall {
-			return nil, fmt.Errorf("%w: remote: %q has role %q: want %q or %q", ErrConfig, name, role, RoleRead, RoleCall)
+		if role != RoleRead && role != RoleLogs && role != RoleCall {
+			return nil, fmt.Errorf("%w: remote: %q has role %q: want %q, %q or %q", ErrConfig, name, role, RoleRead, RoleLogs, RoleCall)
 		}
 		id, err := parseIdentity(name)
 		if err != nil {
@@ -190,7 +199,7 @@ func parseAllow(allow map[string]Role) (*allowList, error) {
 
 // ParseAllow parses one NAME=ROLE grant (the form of `adapterctl serve --allow`):
 // NAME is a certificate's subject common name ("cn:NAME", or a bare NAME) or an SPKI
-// pin ("spki:sha256/BASE64"), prefixes in any case; ROLE is read or call. The
+// pin ("spki:sha256/BASE64"), prefixes in any case; ROLE is read, logs or call. The
 // last "=" separates them (a base64 pin may end in "="). The name is returned in its
 // canonical spelling ("cn:NAME" or "spki:sha256/BASE64"), so that two spellings of
 // one identity compare equal.

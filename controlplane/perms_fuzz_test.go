@@ -19,7 +19,7 @@ func FuzzParseAllow(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if name == "" || (role != controlplane.RoleRead && role != controlplane.RoleCall) || !strings.HasSuffix(s, "="+string(role)) {
+		if name == "" || (role != controlplane.RoleRead && role != controlplane.RoleLogs && role != controlplane.RoleCall) || !strings.HasSuffix(s, "="+string(role)) {
 			t.Fatalf("ParseAllow(%q) = %q, %q", s, name, role)
 		}
 		if !strings.HasPrefix(name, controlplane.CNPrefix) && !strings.HasPrefix(name, controlplane.SPKIPrefix) {

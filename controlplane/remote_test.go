@@ -728,3 +728,46 @@ func TestRemoteOwnCertExpired(t *testing.T) {
 		t.Error("a client accepted an expired daemon certificate")
 	}
 }
+
+// TestRemoteStatusLogTail: adapter standard error is its own permission: a read
+// client's Status carries no log_tail; a logs or call client's, and the socket
+// owner's, carry it.
+func TestRemoteStatusLogTail(t *testing.T) {
+	p := newPKI(t)
+	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) {
+		cfg.Dirs = []string{adapterDir(t, "thermometer_v1.0.0")}
+		cfg.Remote.Allow["logger"] = controlplane.RoleLogs
+	})
+	ctx := testCtx(t)
+	if _, err := d.owner.Send(ctx, controlplane.SendParams{Adapter: "thermometer", Method: "example.device.read",
+		Params: json.RawMessage(`{"probe":"inlet"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Standard error is read as it comes: wait until the owner sees the line.
+	waitStatus(t, d.owner, func(st *controlplane.StatusResult) bool {
+		return len(st.Adapters) == 1 && strings.Contains(strings.Join(st.Adapters[0].LogTail, "\n"), "reading")
+	})
+	for _, tc := range []struct {
+		cn   string
+		tail bool
+	}{{"reader", false}, {"logger", true}, {"caller", true}} {
+		st, err := dialRemote(t, d.addr, p.client(t, tc.cn)).Status(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.cn, err)
+		}
+		if len(st.Adapters) != 1 {
+			t.Fatalf("%s: adapters %+v", tc.cn, st.Adapters)
+		}
+		got := st.Adapters[0].LogTail
+		switch {
+		case !tc.tail && got != nil:
+			t.Errorf("%s (read) got log_tail %q", tc.cn, got)
+		case tc.tail && !strings.Contains(strings.Join(got, "\n"), "reading"):
+			t.Errorf("%s got log_tail %q, want the adapter's lines", tc.cn, got)
+		}
+		raw, _ := json.Marshal(st.Adapters[0])
+		if has := strings.Contains(string(raw), `"log_tail"`); has != tc.tail {
+			t.Errorf("%s: log_tail in JSON %v, want %v: %s", tc.cn, has, tc.tail, raw)
+		}
+	}
+}

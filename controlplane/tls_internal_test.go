@@ -155,6 +155,8 @@ func TestPermsAllows(t *testing.T) {
 		{perms{role: RoleRead}, MethodCapabilities, true},
 		{perms{role: RoleRead}, MethodDiscover, true},
 		{perms{role: RoleRead}, MethodStatus, true},
+		{perms{role: RoleLogs}, MethodStatus, true},
+		{perms{role: RoleLogs}, MethodSend, false},
 		{perms{role: RoleRead}, "Unknown", true}, // answered unknown_method
 		{perms{}, MethodPing, false},             // no role: nothing
 	} {

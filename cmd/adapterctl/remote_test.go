@@ -128,7 +128,7 @@ func TestRemoteUsage(t *testing.T) {
 		{"serve tls flag without listen", []string{"serve", "--socket", "/s", "--tls-cert", cert, goodDir}, "--tls-cert is for --listen"},
 		{"serve listen without certificates", []string{"serve", "--listen", "127.0.0.1:0", "--allow", "a=read", goodDir}, "no plain TCP"},
 		{"serve listen without allow", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, goodDir}, "at least one --allow"},
-		{"serve bad allow", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=admin", goodDir}, "ROLE read or call"},
+		{"serve bad allow", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=admin", goodDir}, "ROLE read, logs or call"},
 		{"serve allow bare pin", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "sha256/" + strings.Repeat("A", 43) + "==read", goodDir}, "a pin needs the spki:sha256/ prefix"},
 		{"serve allow two spellings", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=read", "--allow", "CN:a=call", goodDir}, "twice"},
 		{"serve allow twice", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=read", "--allow", "a=call", goodDir}, "twice"},
