@@ -45,12 +45,11 @@ type Config struct {
 	// Digest, when set, pins the executable: the hex SHA-256 its contents must have.
 	// The file is opened and hashed at this start, and a file that differs is not
 	// started (a *LaunchError wrapping a *DigestMismatchError). What runs is bound to
-	// what was hashed as far as the system allows: Linux executes the hashed descriptor
-	// itself (/proc/self/fd; a script gets it as its fd 3, see the package
-	// documentation), and a file written in place while starting is killed before it is
-	// handed out; Windows holds the file open without write or delete sharing from the
-	// hash until the process exists; macOS hashes the opened file but executes the path,
-	// so a file renamed over it in between would run.
+	// what was hashed as far as the system allows: Linux executes a sealed in-memory
+	// copy of the hashed bytes, kept per digest (a script gets it as its fd 3, see the
+	// package documentation); Windows holds the file open without write or delete
+	// sharing from the hash until the process exists; macOS hashes the opened file but
+	// executes the path, so a file renamed over it in between would run.
 	Digest string
 
 	pin *pinned // the opened, hashed executable of a pinned start

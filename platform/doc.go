@@ -22,24 +22,32 @@
 // [Config.Digest] pins the executable to a SHA-256, checked at every Start on the bytes
 // that are executed, not on a path that may name another file by the time of the exec:
 //
-//   - Linux: the file is opened once, hashed through that descriptor and executed
-//     through it (execve of /proc/self/fd/N, which runs the file the descriptor holds):
-//     a file renamed over the path after the hash never runs. A native executable gets
-//     nothing of it (a close-on-exec duplicate). A #! script's interpreter opens the
-//     script by that path after the exec, so the script is passed as the adapter's fd 3
-//     and sees /proc/self/fd/3 as its own path (argv[0]): a script that finds files next
-//     to itself must use its working directory ([Config.Dir], by default the script's
-//     directory) instead. The adapter's name in /proc/PID/comm (ps -o comm) is the
-//     descriptor number; its command line keeps Path. /proc must be mounted. The same
-//     file written in place between hash and exec (which needs write permission on the
-//     file itself) is detected after the exec by its size and modification time, and the
-//     tree is killed before Start returns (its bytes may have run for that moment, inside
-//     the supervised tree).
+//   - Linux: the file is opened once and hashed through that descriptor; its bytes
+//     are copied into a sealed memory file (memfd_create, sealed against writes,
+//     growing, shrinking and further seals, as runc does against CVE-2019-5736), the
+//     copy is hashed again, and the start executes the copy (execve of
+//     /proc/self/fd/N): neither a file renamed over the path nor the same file written
+//     in place — even at the same size with its modification time put back — can
+//     change what runs. One sealed copy is kept per digest (up to 16 digests; it costs
+//     RAM the size of the file) and shared by later starts, which only hash the file
+//     and take a descriptor of the copy; a file that changed between its hash and the
+//     copy fails the start with a *DigestMismatchError. A native executable gets
+//     nothing of it (a close-on-exec descriptor). A #! script's interpreter opens the
+//     script by path after the exec, so the sealed copy is passed as the adapter's fd 3
+//     and the interpreter is given /proc/self/fd/3 as the script's path (argv[0]): it
+//     reads the sealed bytes, never the file. A script that finds files next to itself
+//     must use its working directory ([Config.Dir], by default the script's directory)
+//     instead. The adapter's name in /proc/PID/comm (ps -o comm) is the descriptor
+//     number; its command line keeps Path. /proc must be mounted.
 //   - Windows: the file is opened for hashing with read sharing only and held open until
 //     CreateProcess has returned: nobody can write, delete or rename it in between.
-//   - macOS: the opened file is hashed, but the exec is by path (no fexecve): a file
-//     renamed over the path in between would run. Keep adapter directories writable only
-//     by their owner.
+//   - macOS and the other BSD-like systems: the opened file is hashed, but the exec is
+//     by path (no fexecve, no sealed memory files): a file renamed over the path in
+//     between would run. A file written in place between hash and exec is detected
+//     after the exec by its size and modification time, and the tree is killed before
+//     Start returns; but an owner who keeps the size and puts the modification time
+//     back is not seen, nor a script rewritten while its interpreter reads it. Keep
+//     adapter files and directories writable only by their owner.
 //
 // # Linux
 //
