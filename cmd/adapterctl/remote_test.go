@@ -124,7 +124,6 @@ func TestRemoteUsage(t *testing.T) {
 		{"tls flag without remote", []string{"status", "--socket", "/s", "--tls-ca", ca}, "--tls-ca is for --remote"},
 		{"call --dir with --remote", []string{"call", "--remote", "127.0.0.1:1", "--tls-ca", ca, "--tls-cert", cert, "--tls-key", key, "--dir", goodDir, "echo", "a.b"}, "--dir cannot be used with --remote"},
 		{"unreadable client key", []string{"ping", "--remote", "127.0.0.1:1", "--tls-ca", ca, "--tls-cert", cert, "--tls-key", ca}, "cannot load certificates"},
-		{"serve without socket or listen", []string{"serve", goodDir}, "--socket SOCKET is required (or --listen"},
 		{"serve tls flag without listen", []string{"serve", "--socket", "/s", "--tls-cert", cert, goodDir}, "--tls-cert is for --listen"},
 		{"serve listen without certificates", []string{"serve", "--listen", "127.0.0.1:0", "--allow", "a=read", goodDir}, "no plain TCP"},
 		{"serve listen without allow", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, goodDir}, "at least one --allow"},

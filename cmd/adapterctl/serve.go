@@ -79,7 +79,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	var socket, logLevel string
 	var ro serveRemoteOpts
 	f := newFlags(e, "serve", "[--socket SOCKET] [--listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE --allow NAME=ROLE...] [flags] [DIR...]", serveHelp+serveRemoteHelp)
-	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (required without --listen)")
+	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (default without --listen:\n$XDG_RUNTIME_DIR/adapterkit.sock, or adapterkit.sock in a 0700 per-user directory of $TMPDIR)")
 	ro.register(f)
 	f.BoolVar(&o.json, "json", false, "print the ready and stopped lines, and errors, as JSON")
 	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
@@ -99,10 +99,14 @@ func serve(ctx context.Context, e *env, args []string) int {
 	switch {
 	case err != nil:
 		return fail(e, "serve", false, err, nil)
-	case socket == "" && remote == nil:
-		return fail(e, "serve", false, usagef("--socket SOCKET is required (or --listen HOST:PORT)"), nil)
 	case level == hclog.NoLevel:
 		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
+	}
+	if socket == "" && remote == nil {
+		socket = defaultSocket()
+		if err := prepareSocketDir(socket); err != nil {
+			return fail(e, "serve", o.json, err, nil)
+		}
 	}
 	if level != hclog.Off {
 		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
