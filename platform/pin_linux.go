@@ -27,8 +27,8 @@ const childExecFD = 3
 // the script's path (argv[0] of the script, e.g. Python's sys.argv[0]). The interpreter
 // reads the sealed copy, never the file, so a rewrite of the file in place cannot
 // reach it.
-func (p *pinned) prepare(ctx context.Context, digest string) error {
-	m, err := sealedCopy(ctx, p.f, digest)
+func (p *pinned) prepare(ctx context.Context, sum string) error {
+	m, err := sealedCopy(ctx, p.f, sum)
 	if err != nil {
 		return err
 	}

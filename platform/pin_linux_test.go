@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/digest"
 )
 
 // runPinned starts path pinned to digest, with hook run between hash and exec, and
@@ -75,7 +77,7 @@ func TestPinBoundToExecutedBytes(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "adapter")
 			writeExe(t, path, c.content)
-			sum, err := HashFileAt(path)
+			sum, err := digest.FileAt(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -102,7 +104,7 @@ func TestPinBoundToExecutedBytes(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "adapter")
 		writeExe(t, path, script)
-		sum, _ := HashFileAt(path)
+		sum, _ := digest.FileAt(path)
 		out, err := runPinned(t, path, sum, nil, func(p string) {
 			f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
 			if err != nil {
@@ -123,16 +125,16 @@ func TestPinBoundToExecutedBytes(t *testing.T) {
 		writeExe(t, path, script)
 		ran := false
 		_, err := runPinned(t, path, strings.Repeat("ab", 32), nil, func(string) { ran = true })
-		var dm *DigestMismatchError
-		if !errors.As(err, &dm) || !errors.Is(err, ErrDigestMismatch) || ran {
+		var dm *digest.MismatchError
+		if !errors.As(err, &dm) || !errors.Is(err, digest.ErrMismatch) || ran {
 			t.Fatalf("Start with a wrong pin = %v (reached exec: %v)", err, ran)
 		}
 	})
 
 	t.Run("malformed pin", func(t *testing.T) {
 		_, err := runPinned(t, "/bin/echo", "xyz", nil, nil)
-		var ie *InvalidDigestError
-		if !errors.As(err, &ie) || !errors.Is(err, ErrInvalidDigest) {
+		var ie *digest.InvalidError
+		if !errors.As(err, &ie) || !errors.Is(err, digest.ErrInvalid) {
 			t.Fatalf("Start with a malformed pin = %v", err)
 		}
 	})
@@ -187,17 +189,17 @@ type pinRewriteReport struct {
 	Mechanism string
 }
 
-// pinRewrite starts the bash script at path pinned to digest, in two ways: first with
+// pinRewrite starts the bash script at path pinned to sum, in two ways: first with
 // the script rewritten in place between the hash and the exec (pinHook), then 20
 // starts while a goroutine keeps rewriting the file in place, back and forth, which
 // also hits the moment bash reads the script after the exec.
-func pinRewrite(path, digest string) (*pinRewriteReport, error) {
+func pinRewrite(path, sum string) (*pinRewriteReport, error) {
 	rep := &pinRewriteReport{}
 	run := func(first bool) error {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		tree, err := Start(ctx, Config{Path: path, Digest: digest})
-		if errors.Is(err, ErrDigestMismatch) {
+		tree, err := Start(ctx, Config{Path: path, Digest: sum})
+		if errors.Is(err, digest.ErrMismatch) {
 			rep.Outs = append(rep.Outs, "mismatch")
 			return nil
 		}
@@ -290,7 +292,7 @@ func TestPinnedScriptRewrittenInPlace(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "adapter")
 	writeExe(t, path, pinnedBash)
-	sum, err := HashFileAt(path)
+	sum, err := digest.FileAt(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +332,7 @@ func TestPinnedScriptRewrittenInPlaceAsNobody(t *testing.T) {
 	if err := os.Chown(path, nobodyUID, nobodyUID); err != nil {
 		t.Fatal(err)
 	}
-	sum, err := HashFileAt(path)
+	sum, err := digest.FileAt(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +364,7 @@ func BenchmarkSealedCopy(b *testing.B) {
 	if err := os.WriteFile(path, content, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	sum, err := HashFileAt(path)
+	sum, err := digest.FileAt(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -407,7 +409,7 @@ func BenchmarkSealedCopy(b *testing.B) {
 // BenchmarkStartPinned compares a whole start of /bin/true with and without a pin
 // (the pinned one hashes the file each time and runs the cached sealed copy).
 func BenchmarkStartPinned(b *testing.B) {
-	sum, err := HashFileAt("/bin/true")
+	sum, err := digest.FileAt("/bin/true")
 	if err != nil {
 		b.Skip("no /bin/true")
 	}

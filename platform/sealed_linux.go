@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/digest"
 )
 
 // A pinned start executes a sealed in-memory copy of the hashed bytes (a memfd with
@@ -34,21 +36,21 @@ var sealedCache = struct {
 }{m: make(map[string]*os.File)}
 
 // sealedCopy returns a close-on-exec descriptor of a sealed copy of f, whose contents
-// hash to digest, numbered 10 or above (the numbers os.StartProcess moves descriptors
+// hash to sum, numbered 10 or above (the numbers os.StartProcess moves descriptors
 // to in the child are below); the caller closes it. The copy is made from f and hashed
 // once sealed: if f changed since it was hashed, the copy does not match and the
-// start fails with a *DigestMismatchError.
-func sealedCopy(ctx context.Context, f *os.File, digest string) (*os.File, error) {
+// start fails with a *digest.MismatchError.
+func sealedCopy(ctx context.Context, f *os.File, sum string) (*os.File, error) {
 	sealedCache.mu.Lock()
 	defer sealedCache.mu.Unlock() // one copy per digest, even for concurrent starts
-	m, ok := sealedCache.m[digest]
+	m, ok := sealedCache.m[sum]
 	if !ok {
 		var err error
-		if m, err = newSealed(ctx, f, digest); err != nil {
+		if m, err = newSealed(ctx, f, sum); err != nil {
 			return nil, err
 		}
-		sealedCache.m[digest] = m
-		sealedCache.order = append(sealedCache.order, digest)
+		sealedCache.m[sum] = m
+		sealedCache.order = append(sealedCache.order, sum)
 		if len(sealedCache.order) > sealedCacheMax {
 			old := sealedCache.order[0]
 			sealedCache.order = sealedCache.order[1:]
@@ -64,8 +66,8 @@ func sealedCopy(ctx context.Context, f *os.File, digest string) (*os.File, error
 }
 
 // newSealed copies f into a new memfd, seals it and checks its digest.
-func newSealed(ctx context.Context, f *os.File, digest string) (*os.File, error) {
-	name := "adapterkit-pinned-" + digest[:16]
+func newSealed(ctx context.Context, f *os.File, sum string) (*os.File, error) {
+	name := "adapterkit-pinned-" + sum[:16]
 	flags := unix.MFD_CLOEXEC | unix.MFD_ALLOW_SEALING
 	fd, err := unix.MemfdCreate(name, flags|unix.MFD_EXEC)
 	if errors.Is(err, unix.EINVAL) {
@@ -85,12 +87,12 @@ func newSealed(ctx context.Context, f *os.File, digest string) (*os.File, error)
 	if _, err := unix.FcntlInt(m.Fd(), unix.F_ADD_SEALS, sealedSeals); err != nil {
 		return fail(os.NewSyscallError("fcntl F_ADD_SEALS", err))
 	}
-	got, err := HashFile(ctx, m)
+	got, err := digest.File(ctx, m)
 	if err != nil {
 		return fail(err)
 	}
-	if got != digest {
-		return fail(&DigestMismatchError{Path: f.Name(), Want: digest, Got: got})
+	if got != sum {
+		return fail(&digest.MismatchError{Path: f.Name(), Want: sum, Got: got})
 	}
 	return m, nil
 }
