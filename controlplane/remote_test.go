@@ -771,3 +771,32 @@ func TestRemoteStatusLogTail(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteLocalReserve: remote clients may take all client slots but an eighth (at
+// least one), kept for the socket: with MaxClients 16, 14 remote clients fill their
+// share, a 15th is refused though a slot is free, and a socket client gets in.
+func TestRemoteLocalReserve(t *testing.T) {
+	p := newPKI(t)
+	d := startRemote(t, p, func(cfg *controlplane.ServerConfig) { cfg.MaxClients = 16 })
+	ctx := testCtx(t)
+	cfg := p.client(t, "reader")
+	for range 14 {
+		if _, err := dialRemote(t, d.addr, cfg).Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	over, err := controlplane.DialTLS(ctx, d.addr, cfg)
+	if err == nil {
+		_, err = over.Ping(ctx)
+		over.Close()
+	}
+	if err == nil {
+		t.Fatal("a 15th remote client took a slot kept for the socket")
+	}
+	if !strings.Contains(d.log.String(), "too many clients (16, of which 2 are kept for the socket)") {
+		t.Errorf("log %s", d.log.String())
+	}
+	if st, err := dial(t, d.sock).Status(ctx); err != nil || st.Clients != 16 {
+		t.Fatalf("socket client: %+v, %v; want it served, 16 clients", st, err)
+	}
+}
