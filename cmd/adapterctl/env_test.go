@@ -50,3 +50,23 @@ func TestEnviron(t *testing.T) {
 		t.Error("missing --env-file accepted")
 	}
 }
+
+// FuzzParseEnvFile: any file is KEY=VALUE entries with a non-empty KEY free of
+// blanks and NUL-free lines, or a usage error; never a panic.
+func FuzzParseEnvFile(f *testing.F) {
+	for _, s := range []string{"A=1\n", "# c\n\nB=x=y\r\n", "bad\n", "=x\n", " A=1\n", "A B=1\n", "A=\x00\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		kvs, err := parseEnvFile("f", b)
+		if err != nil {
+			return
+		}
+		for _, kv := range kvs {
+			k, _, ok := strings.Cut(kv, "=")
+			if !ok || k == "" || strings.ContainsAny(k, " \t") || strings.ContainsRune(kv, 0) || strings.ContainsRune(kv, '\n') {
+				t.Fatalf("parseEnvFile(%q) gave %q", b, kv)
+			}
+		}
+	})
+}

@@ -62,6 +62,11 @@ func readEnvFile(path string) ([]string, error) {
 	if err != nil {
 		return nil, usagef("--env-file: %v", err)
 	}
+	return parseEnvFile(path, b)
+}
+
+// parseEnvFile parses the contents b of the --env-file path (see readEnvFile).
+func parseEnvFile(path string, b []byte) ([]string, error) {
 	var out []string
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSuffix(line, "\r")
