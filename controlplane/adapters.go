@@ -122,11 +122,19 @@ func (s *adapterSet) rescan(ctx context.Context) (*discovery.Result, error) {
 // infoOf describes a discovered adapter; the file's size and time come from the
 // file it resolves to.
 func infoOf(a discovery.Adapter) AdapterInfo {
-	info := AdapterInfo{Name: a.Name, Version: a.Version.String(), Path: a.Path, Dir: a.Dir}
-	if fi, err := os.Stat(a.Resolved); err == nil {
-		info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
-	}
+	info, _ := presentInfo(a)
 	return info
+}
+
+// presentInfo is infoOf, and whether the file is still there to be described.
+func presentInfo(a discovery.Adapter) (AdapterInfo, bool) {
+	info := AdapterInfo{Name: a.Name, Version: a.Version.String(), Path: a.Path, Dir: a.Dir}
+	fi, err := os.Stat(a.Resolved)
+	if err != nil {
+		return info, false
+	}
+	info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
+	return info, true
 }
 
 // resolve finds the adapter a reference names among the discovered ones, through the

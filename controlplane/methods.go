@@ -156,11 +156,16 @@ func (c *serverConn) handleDiscover(env Envelope) (any, *Error) {
 }
 
 // diffScan updates seen (by path) to res and returns the events that tell the change.
+// A file the scan listed but that is gone by now (scans are shared, so res may be a
+// rescan interval old) counts as gone.
 func diffScan(seen map[string]AdapterInfo, res *discovery.Result) []DiscoverEvent {
 	var evs []DiscoverEvent
 	now := make(map[string]bool, len(res.Adapters))
 	for _, a := range res.Adapters {
-		info := infoOf(a)
+		info, present := presentInfo(a)
+		if !present {
+			continue
+		}
 		now[info.Path] = true
 		old, ok := seen[info.Path]
 		switch {
