@@ -33,11 +33,25 @@ type adapterSet struct {
 	exits  atomic.Uint64
 	calls  atomic.Uint64
 	flight atomic.Int64
-	opens  sync.WaitGroup // openSlot goroutines
+	opens  sync.WaitGroup // openSlot and scan goroutines
 
 	mu          sync.Mutex
 	open        map[string]*slot // by executable path
 	droppedRest int              // restarts of handles dropped after they gave up
+
+	scanEvery time.Duration // a finished scan younger than this is shared
+	scanMu    sync.Mutex
+	scanning  *scanRun // the scan under way, or nil
+	lastScan  *scanRun // the last finished scan
+}
+
+// scanRun is one scan of the directories, shared by every Discover that asks while
+// it runs, and by those that ask within scanEvery after it ended.
+type scanRun struct {
+	done chan struct{}
+	res  *discovery.Result
+	err  error
+	at   time.Time // when it ended
 }
 
 // slot is one adapter opened or being opened.
@@ -49,7 +63,7 @@ type slot struct {
 }
 
 func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *adapterSet {
-	s := &adapterSet{lim: cfg.Limits, log: log, base: base, open: make(map[string]*slot)}
+	s := &adapterSet{lim: cfg.Limits, log: log, base: base, open: make(map[string]*slot), scanEvery: cfg.RescanInterval}
 	policy := defaultRestart
 	if cfg.Restart != nil {
 		policy = *cfg.Restart
@@ -64,20 +78,63 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 	return s
 }
 
-// rescan scans the directories again (the registry keeps the result for resolving
-// references).
+// scanHook, when set (tests only), runs at the start of every scan of the directories.
+var scanHook func()
+
+// rescan returns a scan of the directories (the registry keeps it for resolving
+// references) no older than the rescan interval: concurrent Discover streams share
+// one scan instead of each scanning every directory every interval. The scan runs
+// bounded by the daemon's life, not by the client that started it; ctx bounds only
+// this caller's wait.
 func (s *adapterSet) rescan(ctx context.Context) (*discovery.Result, error) {
-	return s.reg.Discover(ctx)
+	s.scanMu.Lock()
+	if l := s.lastScan; l != nil && l.err == nil && time.Since(l.at) < s.scanEvery {
+		s.scanMu.Unlock()
+		return l.res, nil
+	}
+	run := s.scanning
+	if run == nil {
+		run = &scanRun{done: make(chan struct{})}
+		s.scanning = run
+		s.opens.Add(1)
+		go func() {
+			defer s.opens.Done()
+			if scanHook != nil {
+				scanHook()
+			}
+			res, err := s.reg.Discover(s.base)
+			s.scanMu.Lock()
+			run.res, run.err, run.at = res, err, time.Now()
+			s.scanning, s.lastScan = nil, run
+			s.scanMu.Unlock()
+			close(run.done)
+		}()
+	}
+	s.scanMu.Unlock()
+	select {
+	case <-run.done:
+		return run.res, run.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // infoOf describes a discovered adapter; the file's size and time come from the
 // file it resolves to.
 func infoOf(a discovery.Adapter) AdapterInfo {
-	info := AdapterInfo{Name: a.Name, Version: a.Version.String(), Path: a.Path, Dir: a.Dir}
-	if fi, err := os.Stat(a.Resolved); err == nil {
-		info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
-	}
+	info, _ := presentInfo(a)
 	return info
+}
+
+// presentInfo is infoOf, and whether the file is still there to be described.
+func presentInfo(a discovery.Adapter) (AdapterInfo, bool) {
+	info := AdapterInfo{Name: a.Name, Version: a.Version.String(), Path: a.Path, Dir: a.Dir}
+	fi, err := os.Stat(a.Resolved)
+	if err != nil {
+		return info, false
+	}
+	info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
+	return info, true
 }
 
 // resolve finds the adapter a reference names among the discovered ones, through the

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/user"
+	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -40,8 +44,19 @@ type pending struct {
 	gone   chan struct{}        // closed when the caller abandoned the request
 }
 
-// Dial connects to the daemon at the Unix socket path.
+// Dial connects to the daemon at the Unix socket path, and checks who runs it: the
+// process listening there must be of this process's user or root (the kernel's
+// peer credentials, SO_PEERCRED or LOCAL_PEERCRED), or the connection is closed
+// with a *[DaemonOwnerError]: any local user who binds the path first would
+// otherwise receive the calls' params and answer with forged results. A daemon run
+// as another, trusted user (a service account) is reached with [DialTrusting].
 func Dial(ctx context.Context, socket string) (*Client, error) {
+	return DialTrusting(ctx, socket)
+}
+
+// DialTrusting is [Dial] that also accepts a daemon run by one of the users
+// trusted (by uid).
+func DialTrusting(ctx context.Context, socket string, trusted ...int) (*Client, error) {
 	if ctx == nil {
 		return nil, runtime.ErrNilContext
 	}
@@ -50,10 +65,56 @@ func Dial(ctx context.Context, socket string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: dial %s: %w", socket, err)
 	}
+	uid, err := peerUID(nc)
+	if err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("controlplane: dial %s: cannot learn the daemon's user: %w", socket, err)
+	}
+	if uid != os.Getuid() && uid != 0 && !slices.Contains(trusted, uid) {
+		_ = nc.Close()
+		return nil, &DaemonOwnerError{Socket: socket, UID: uid, Name: userName(uid)}
+	}
 	return newClient(nc), nil
 }
 
-// newClient returns a Client over an established connection, which it owns.
+// ErrUntrustedDaemon: the process listening at a socket is run by a user the client
+// does not trust (errors.Is matches a *DaemonOwnerError).
+var ErrUntrustedDaemon = errors.New("controlplane: the daemon is run by an untrusted user")
+
+// DaemonOwnerError is [Dial]'s refusal of a socket whose listening process is of
+// another user than this process's, root, or one trusted.
+type DaemonOwnerError struct {
+	// Socket is the path dialled.
+	Socket string
+	// UID is the user of the process listening there; Name its name, or "" when the
+	// system has none for it.
+	UID  int
+	Name string
+}
+
+func (e *DaemonOwnerError) Error() string {
+	name := e.Name
+	if name == "" {
+		name = "no user name"
+	}
+	return fmt.Sprintf("controlplane: dial %s: the socket is owned by uid %d (%s), not by this user (uid %d) nor root: refused, "+
+		"since that user could read the calls and forge the answers (trust it explicitly if it runs the daemon)",
+		e.Socket, e.UID, name, os.Getuid())
+}
+
+// Is matches ErrUntrustedDaemon.
+func (e *DaemonOwnerError) Is(target error) bool { return target == ErrUntrustedDaemon }
+
+// userName returns the login name of uid, or "".
+func userName(uid int) string {
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return ""
+	}
+	return u.Username
+}
+
+// NewClient returns a Client over an established connection, which it owns.
 func newClient(nc net.Conn) *Client {
 	c := &Client{nc: nc, done: make(chan struct{}), pending: make(map[string]*pending)}
 	go c.read()

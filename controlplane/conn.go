@@ -33,13 +33,16 @@ type serverConn struct {
 	sem      chan struct{}
 	handlers sync.WaitGroup
 
-	mu  sync.Mutex
-	ids map[string]struct{} // requests under way
+	mu      sync.Mutex
+	ids     map[string]struct{} // requests under way
+	pending int                 // bytes of the request bodies under way (connBudget)
 
-	perm   perms      // what the client may do (set before run)
-	remote *remote    // the TCP listener it came from, or nil (Unix socket)
-	raw    net.Conn   // under nc's TLS, for a remote client
-	idle   *idleWatch // a remote client's idle bound (set before run)
+	perm   perms    // what the client may do (set before run)
+	remote *remote  // the TCP listener it came from, or nil (Unix socket)
+	raw    net.Conn // under nc's TLS, for a remote client
+	// activity is raw as the TLS layer reads it, for a remote client.
+	activity *activityConn
+	idle     *idleWatch // a remote client's idle bound (set before run)
 }
 
 func newServerConn(parent context.Context, s *server, nc net.Conn) *serverConn {
@@ -129,7 +132,15 @@ func (c *serverConn) read() {
 			c.respond(echo, nil, perr)
 			continue
 		}
+		if !c.reserve(len(body)) {
+			// The connection stays usable: its requests under way still hold the budget.
+			c.respond(env.ID, nil, newError(CodeFrameTooLarge, map[string]any{"size": len(body), "budget": connBudget},
+				"request of %d bytes refused: this connection's requests under way already hold %d of its %d-byte budget",
+				len(body), c.held(), connBudget))
+			continue
+		}
 		if !c.begin(env.ID) {
+			c.release(len(body))
 			c.respond(env.ID, nil, newError(CodeInvalidParams, nil, "id %s is already in use by a request under way", env.ID))
 			continue
 		}
@@ -137,15 +148,47 @@ func (c *serverConn) read() {
 		case c.sem <- struct{}{}:
 		case <-c.ctx.Done():
 			c.end(env.ID)
+			c.release(len(body))
 			return
 		}
 		c.handlers.Add(1)
+		size := len(body)
 		go func() {
 			defer c.handlers.Done()
 			defer func() { <-c.sem }()
+			defer c.release(size)
 			c.dispatch(env) // releases env.ID before its final response
 		}()
 	}
+}
+
+// connBudget bounds the bytes of request bodies one connection may have under way
+// at once (a request keeps its params for its whole life): twice the frame cap. A
+// request beyond it is answered frame_too_large, and the connection stays usable.
+const connBudget = 2 * maxFrame
+
+// reserve counts n bytes against the connection's budget, if they fit. A request
+// alone never exceeds it (a frame is at most maxFrame).
+func (c *serverConn) reserve(n int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending+n > connBudget {
+		return false
+	}
+	c.pending += n
+	return true
+}
+
+func (c *serverConn) release(n int) {
+	c.mu.Lock()
+	c.pending -= n
+	c.mu.Unlock()
+}
+
+func (c *serverConn) held() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pending
 }
 
 func (c *serverConn) begin(id string) bool {

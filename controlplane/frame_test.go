@@ -205,3 +205,25 @@ func TestIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestConnBudget: the bodies of one connection's requests under way share a budget
+// of twice the frame cap (a request keeps its params for its whole life): a third
+// 12 MiB Discover while two run is answered frame_too_large with its id, and the
+// connection stays usable. (That the budget comes back as requests end is what every
+// connection making more than 32 MiB of requests in its life relies on.)
+func TestConnBudget(t *testing.T) {
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
+	r := dialRaw(t, sock)
+	_ = r.nc.SetDeadline(time.Now().Add(3 * time.Minute)) // 36 MiB of JSON to decode, under -race
+	padded := func(id string) []byte {
+		b := []byte(`{"id":"` + id + `","kind":"request","method":"Discover","params":{"timeout_ms":600000}`)
+		b = append(b, bytes.Repeat([]byte{' '}, 12<<20)...)
+		return append(b, '}')
+	}
+	c := newID()
+	r.writeFrame(padded(newID()))
+	r.writeFrame(padded(newID()))
+	r.writeFrame(padded(c))
+	r.wantError(r.read(), c, CodeFrameTooLarge) // the first two stream no event: the directory is empty
+	r.ping()
+}

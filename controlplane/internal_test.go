@@ -14,10 +14,14 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/iotest"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
@@ -380,5 +384,36 @@ func TestSocketSymlink(t *testing.T) {
 	}
 	if fi, err := os.Lstat(sock); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Errorf("the symlink was replaced: %v, %v", fi, err)
+	}
+}
+
+// TestSharedScan: Discover streams asking for a scan at once share one, and so do
+// those asking within the rescan interval after it ended; a caller that gives up
+// does not end the scan for the others.
+func TestSharedScan(t *testing.T) {
+	var scans atomic.Int32
+	scanHook = func() { scans.Add(1) }
+	t.Cleanup(func() { scanHook = nil })
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	cfg := &ServerConfig{Dirs: []string{t.TempDir()}, RescanInterval: time.Minute}
+	set := newAdapterSet(base, cfg, hclog.NewNullLogger())
+	defer func() { _ = set.close(context.Background()) }()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := set.rescan(gone); !errors.Is(err, context.Canceled) {
+		t.Fatalf("rescan of a caller gone: %v", err)
+	}
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			if _, err := set.rescan(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := scans.Load(); n != 1 {
+		t.Fatalf("17 rescans within the interval scanned %d times, want once", n)
 	}
 }

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // remote is the daemon's TCP listener with mutual TLS.
@@ -20,7 +23,10 @@ type remote struct {
 	cfg *tls.Config
 	ln  net.Listener
 
-	handshakes chan struct{} // a slot per handshake under way
+	hsMu       sync.Mutex
+	handshakes map[*pendingHandshake]struct{} // the handshakes under way
+	hsMax      int                            // at most this many (ServerConfig.MaxClients)
+	hsSeq      uint64
 
 	refused atomic.Uint64 // of Status.Remote; the server's totals count them too
 	dropped atomic.Uint64
@@ -36,22 +42,19 @@ func newRemote(s *server, rc RemoteConfig) (*remote, error) {
 	if rc.CertFile == "" || rc.KeyFile == "" || rc.ClientCAFile == "" {
 		return nil, fmt.Errorf("%w: remote: a certificate, its key and a client CA are all required (there is no plain TCP)", ErrConfig)
 	}
-	if err := checkAllow(rc.Allow); err != nil {
+	allow, err := parseAllow(rc.Allow)
+	if err != nil {
 		return nil, err
 	}
-	allow := make(map[string]Role, len(rc.Allow))
-	for k, v := range rc.Allow {
-		allow[k] = v
-	}
-	rc.Allow = allow
+	rc.Allow = nil // the caller's map is not kept: allow is what is served
 	if rc.HandshakeTimeout <= 0 {
 		rc.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if rc.IdleTimeout <= 0 {
 		rc.IdleTimeout = DefaultIdleTimeout
 	}
-	r := &remote{s: s, rc: rc, handshakes: make(chan struct{}, s.cfg.MaxClients)}
-	t, err := newTLSServer(&r.rc)
+	r := &remote{s: s, rc: rc, handshakes: make(map[*pendingHandshake]struct{}), hsMax: s.cfg.MaxClients}
+	t, err := newTLSServer(&r.rc, allow)
 	if err != nil {
 		return nil, err
 	}
@@ -115,25 +118,89 @@ func (r *remote) watchReload(ctx context.Context) {
 }
 
 // open wraps an accepted TCP connection in TLS; the handshake is done by the
-// connection's own goroutine (handshake), never by the accept loop.
+// connection's own goroutine (handshake), never by the accept loop. The TLS layer
+// reads through an activityConn, so that the handshake's last sign of life is known.
 func (r *remote) open(ctx context.Context, nc net.Conn) *serverConn {
-	c := newServerConn(ctx, r.s, tls.Server(nc, r.cfg))
+	ac := newActivityConn(nc)
+	c := newServerConn(ctx, r.s, tls.Server(ac, r.cfg))
 	c.raw = nc
 	c.remote = r
+	c.activity = ac
 	return c
 }
 
-// beginHandshake takes a handshake slot, if one is free.
-func (r *remote) beginHandshake() bool {
-	select {
-	case r.handshakes <- struct{}{}:
-		return true
-	default:
-		return false
-	}
+// activityConn records when its last read returned bytes.
+type activityConn struct {
+	net.Conn
+	last atomic.Int64 // UnixNano
 }
 
-func (r *remote) endHandshake() { <-r.handshakes }
+func newActivityConn(nc net.Conn) *activityConn {
+	ac := &activityConn{Conn: nc}
+	ac.last.Store(time.Now().UnixNano())
+	return ac
+}
+
+func (a *activityConn) Read(p []byte) (int, error) {
+	n, err := a.Conn.Read(p)
+	if n > 0 {
+		a.last.Store(time.Now().UnixNano())
+	}
+	return n, err
+}
+
+// pendingHandshake is one handshake under way, holding a handshake slot.
+type pendingHandshake struct {
+	c   *serverConn
+	seq uint64 // order of arrival, for ties
+}
+
+// beginHandshake takes a handshake slot for c. Handshake slots are apart from the
+// MaxClients of authenticated clients. When all are taken, the pending handshake
+// that has been silent longest (no byte received for the longest time) is dropped
+// to make room: a peer that opens connections and sends nothing can never keep a
+// real client, which sends its ClientHello at once, from handshaking; nor can a cap
+// per address, since the attacker may share the client's address.
+func (r *remote) beginHandshake(c *serverConn) *pendingHandshake {
+	r.hsMu.Lock()
+	r.hsSeq++
+	p := &pendingHandshake{c: c, seq: r.hsSeq}
+	var victim *pendingHandshake
+	if len(r.handshakes) >= r.hsMax {
+		for q := range r.handshakes {
+			if victim == nil || quieter(q, victim) {
+				victim = q
+			}
+		}
+		delete(r.handshakes, victim)
+	}
+	r.handshakes[p] = struct{}{}
+	r.hsMu.Unlock()
+	if victim != nil {
+		_ = victim.c.raw.Close() // its handshake fails; its goroutine counts the refusal
+	}
+	return p
+}
+
+// quieter reports whether a has been silent longer than b.
+func quieter(a, b *pendingHandshake) bool {
+	la, lb := a.c.activity.last.Load(), b.c.activity.last.Load()
+	if la != lb {
+		return la < lb
+	}
+	return a.seq < b.seq
+}
+
+// endHandshake gives back p's slot; false if an eviction took it already.
+func (r *remote) endHandshake(p *pendingHandshake) bool {
+	r.hsMu.Lock()
+	defer r.hsMu.Unlock()
+	if _, ok := r.handshakes[p]; !ok {
+		return false
+	}
+	delete(r.handshakes, p)
+	return true
+}
 
 // refuse counts and logs a client refused at connect.
 func (r *remote) refuse(addr net.Addr, who, why string, err error) {
@@ -143,7 +210,17 @@ func (r *remote) refuse(addr net.Addr, who, why string, err error) {
 	if err != nil {
 		args = append(args, "error", err)
 	}
-	r.s.log.Warn("remote client refused: "+why, args...)
+	r.s.log.Warn("remote client refused: "+logSafe(why), args...)
+}
+
+// logSafe escapes what a log record must not hold raw: control characters (a
+// newline would split the record) and invalid UTF-8, as Go's %q would.
+func logSafe(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !strconv.IsPrint(r) && r != ' ' }) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }
 
 func orNone(s string) string {
@@ -162,13 +239,21 @@ func orUnknown(s string) string {
 
 // handshake completes the TLS handshake within HandshakeTimeout and sets the
 // client's permissions; a client that fails it is refused (counted, logged, closed).
-func (c *serverConn) handshake() bool {
+func (c *serverConn) handshake(hs *pendingHandshake) bool {
 	r := c.remote
 	tc := c.nc.(*tls.Conn)
 	ctx, cancel := context.WithTimeout(c.ctx, r.rc.HandshakeTimeout)
 	defer cancel()
 	err := tc.HandshakeContext(ctx)
 	addr := c.raw.RemoteAddr()
+	if !r.endHandshake(hs) {
+		// Its slot went to a newer connection, which closed it (even if the handshake
+		// had just succeeded).
+		silent := time.Since(time.Unix(0, c.activity.last.Load())).Round(time.Millisecond)
+		r.refuse(addr, "", fmt.Sprintf("handshake slots full (%d): dropped the longest-silent pending handshake (silent %v) for a newer connection", r.hsMax, silent), nil)
+		c.kill()
+		return false
+	}
 	if err != nil {
 		var re *refusedError
 		switch {
@@ -186,7 +271,7 @@ func (c *serverConn) handshake() bool {
 		return false
 	}
 	chain := tc.ConnectionState().PeerCertificates
-	p, ok := grant(r.rc.Allow, chain[0]) // verified by VerifyConnection
+	p, ok := r.tls.allow.grant(chain[0]) // verified by VerifyConnection
 	if !ok {
 		// Allow does not change while serving; verify would have refused.
 		r.refuse(addr, describeCert(chain[0]), "no --allow entry names it", nil)

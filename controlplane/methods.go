@@ -37,7 +37,13 @@ func (c *serverConn) dispatch(env envelope) {
 		}
 	case methodStatus:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
-			result = c.srv.status()
+			st := c.srv.status()
+			if !c.perm.seesLogs() {
+				for i := range st.Adapters {
+					st.Adapters[i].LogTail = nil // omitted from the answer
+				}
+			}
+			result = st
 		}
 	case methodSend:
 		result, err = c.handleSend(env)
@@ -150,11 +156,16 @@ func (c *serverConn) handleDiscover(env envelope) (any, *Error) {
 }
 
 // diffScan updates seen (by path) to res and returns the events that tell the change.
+// A file the scan listed but that is gone by now (scans are shared, so res may be a
+// rescan interval old) counts as gone.
 func diffScan(seen map[string]AdapterInfo, res *discovery.Result) []DiscoverEvent {
 	var evs []DiscoverEvent
 	now := make(map[string]bool, len(res.Adapters))
 	for _, a := range res.Adapters {
-		info := infoOf(a)
+		info, present := presentInfo(a)
+		if !present {
+			continue
+		}
 		now[info.Path] = true
 		old, ok := seen[info.Path]
 		switch {

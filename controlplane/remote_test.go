@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/json"
 	"errors"
 	"io"
@@ -48,7 +50,12 @@ func (p *pki) issue(t testing.TB, ca *certgen.Authority, s certgen.Spec) (certFi
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := strings.ReplaceAll(s.CommonName, " ", "_") + "-" + c.Cert.SerialNumber.Text(16)[:8]
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s.CommonName) + "-" + c.Cert.SerialNumber.Text(16)[:8]
 	return writePEM(t, p.dir, name+".pem", certgen.CertPEM(c.Cert)), writePEM(t, p.dir, name+".key", certgen.KeyPEM(c.Key))
 }
 
@@ -216,12 +223,17 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 		log  string      // in the refusal's log line
 	}{
 		{name: "no client certificate", tls: noCert, log: "TLS handshake failed"},
-		{name: "another CA", tls: withCert(other, certgen.Spec{CommonName: "caller"}), log: `CN=caller`},
+		{name: "another CA", tls: withCert(other, certgen.Spec{CommonName: "caller"}), log: `unverified certificate claiming CN=\"caller\"`},
+		// A newline in an unverified common name must not start a log record of its own.
+		{name: "another CA, newline in the name", tls: withCert(other, certgen.Spec{CommonName: "x\n[INFO]  forged: record"}), log: `claiming CN=\"x\n[INFO]  forged`},
+		{name: "two common names", tls: withCert(p.ca, certgen.Spec{ExtraNames: []pkix.AttributeTypeAndValue{
+			{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "nobody"}, {Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "caller"}}}),
+			log: "certificate has 2 common names"},
 		{name: "expired", tls: withCert(p.ca, certgen.Spec{CommonName: "old-caller",
 			NotBefore: now.Add(-2 * time.Hour), NotAfter: now.Add(-time.Hour)}), log: `certificate expired at`},
 		{name: "not yet valid", tls: withCert(p.ca, certgen.Spec{CommonName: "early-caller",
 			NotBefore: now.Add(time.Hour), NotAfter: now.Add(2 * time.Hour)}), log: `certificate not valid before`},
-		{name: "verified but not allowed", tls: p.client(t, "stranger"), log: `CN=stranger (spki:sha256/`},
+		{name: "verified but not allowed", tls: p.client(t, "stranger"), log: `CN=\"stranger\" (spki:sha256/`},
 		{name: "server certificate as client", tls: withCert(p.ca, certgen.Spec{CommonName: "caller", Server: true, Hosts: []string{"127.0.0.1"}}), log: "does not verify"},
 		{name: "plain TCP", log: "TLS handshake failed"},
 		{name: "TLS 1.2 only", tls: p.client(t, "caller"), tls2: true, log: "TLS handshake failed"},
@@ -274,6 +286,9 @@ func TestRemoteRefusedAtConnect(t *testing.T) {
 			if !strings.Contains(line, tc.log) || !strings.Contains(line, "client=127.0.0.1:") {
 				t.Errorf("refusal logged as %q, want it to name the client and %q", line, tc.log)
 			}
+			if strings.Contains(logs, "\n[INFO]  forged") {
+				t.Errorf("a client's common name split the log: %q", logs)
+			}
 		})
 	}
 	ctx := testCtx(t)
@@ -304,6 +319,36 @@ func TestRemoteSPKIPin(t *testing.T) {
 	}
 	if _, err := dialRemote(t, d.addr, cfg).Send(testCtx(t), echoSend); err != nil {
 		t.Fatalf("pinned client Send: %v", err)
+	}
+}
+
+// TestRemoteCNIsNotAPin: a certificate from the client CA whose common name spells
+// an allowed pin gets no role, whatever the pin's spelling in Allow; the key the
+// pin names does.
+func TestRemoteCNIsNotAPin(t *testing.T) {
+	p := newPKI(t)
+	alice, err := p.ca.Issue(certgen.Spec{CommonName: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := SPKIPin(alice.Cert)
+	upper := "SPKI:SHA256/" + strings.TrimPrefix(pin, spkiPrefix)
+	d := startRemote(t, p, func(cfg *ServerConfig) { cfg.Remote.Allow[upper] = RoleCall })
+	ctx := testCtx(t)
+	for _, cn := range []string{pin, upper, "cn:" + pin} {
+		_, err := dialRemote(t, d.addr, p.client(t, cn)).Ping(ctx)
+		if err == nil {
+			t.Errorf("a certificate with common name %q was served", cn)
+		}
+	}
+	cert := writePEM(t, p.dir, "alice.pem", certgen.CertPEM(alice.Cert))
+	key := writePEM(t, p.dir, "alice.key", certgen.KeyPEM(alice.Key))
+	cfg, err := ClientTLSConfig(p.caFile, cert, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dialRemote(t, d.addr, cfg).Send(ctx, echoSend); err != nil {
+		t.Fatalf("the pinned key: %v", err)
 	}
 }
 
@@ -383,8 +428,8 @@ func TestRemoteBounds(t *testing.T) {
 }
 
 // TestRemoteHandshakesDoNotCrowdOut: peers that open TCP and never handshake hold
-// handshake slots only: the socket's clients still get in, and one more such peer
-// than MaxClients is refused at once.
+// handshake slots only: the socket's clients still get in; one more such peer than
+// the slots takes the slot of the one silent longest, which is closed at once.
 func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 	p := newPKI(t)
 	d := startRemote(t, p, func(cfg *ServerConfig) {
@@ -392,24 +437,22 @@ func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 		cfg.Remote.HandshakeTimeout = time.Minute
 	})
 	ctx := testCtx(t)
-	for range 3 {
+	var peers []net.Conn
+	for range 4 {
 		nc, err := net.Dial("tcp", d.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer nc.Close()
+		peers = append(peers, nc)
 	}
-	nc, err := net.Dial("tcp", d.addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
-	if n, err := nc.Read(make([]byte, 1)); n != 0 || err == nil {
-		t.Fatalf("fourth silent peer: read %d, %v; want it closed at once", n, err)
+	first := peers[0]
+	_ = first.SetDeadline(time.Now().Add(30 * time.Second))
+	if n, err := first.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("longest-silent peer: read %d, %v; want it closed for the fourth", n, err)
 	}
 	waitStatus(t, d.owner, func(st *StatusResult) bool { return st.Remote.RefusedClients == 1 })
-	if !strings.Contains(d.log.String(), "too many handshakes under way (3)") {
+	if !strings.Contains(d.log.String(), "handshake slots full (3): dropped the longest-silent pending handshake") {
 		t.Errorf("log %s", d.log.String())
 	}
 	if _, err := dial(t, d.sock).Ping(ctx); err != nil {
@@ -417,6 +460,37 @@ func TestRemoteHandshakesDoNotCrowdOut(t *testing.T) {
 	}
 	if st, err := d.owner.Status(ctx); err != nil || st.Clients != 2 {
 		t.Fatalf("status %v, %v: want 2 clients (the silent peers are not clients)", st, err)
+	}
+	// A real client gets a slot too (dropping the longest-silent peer), and in.
+	if _, err := dialRemote(t, d.addr, p.client(t, "reader")).Ping(ctx); err != nil {
+		t.Fatalf("remote client while the handshake slots are full: %v", err)
+	}
+}
+
+// TestRemoteHandshakeFlood: with 300 idle unauthenticated TCP connections open
+// (more than the default handshake slots), a real client still completes a Ping
+// within 3 s: it takes the slot of a silent peer. The bound is generous; before,
+// the client was refused outright.
+func TestRemoteHandshakeFlood(t *testing.T) {
+	p := newPKI(t)
+	d := startRemote(t, p, func(cfg *ServerConfig) { cfg.Remote.HandshakeTimeout = time.Minute })
+	for range 300 {
+		nc, err := net.Dial("tcp", d.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+	}
+	cfg := p.client(t, "reader")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	c, err := DialTLS(ctx, d.addr, cfg)
+	if err != nil {
+		t.Fatalf("dial under a flood of silent peers: %v", err)
+	}
+	defer c.Close()
+	if _, err := c.Ping(ctx); err != nil {
+		t.Fatalf("Ping under a flood of silent peers: %v", err)
 	}
 }
 
@@ -567,6 +641,11 @@ func TestRemoteConfig(t *testing.T) {
 		{"no allow", func(r *RemoteConfig) { r.Allow = nil }, ErrConfig},
 		{"unknown role", func(r *RemoteConfig) { r.Allow["x"] = "admin" }, ErrConfig},
 		{"bad pin", func(r *RemoteConfig) { r.Allow["spki:sha256/abc"] = RoleRead }, ErrConfig},
+		{"bare pin", func(r *RemoteConfig) {
+			r.Allow["sha256/"+strings.Repeat("A", 43)+"="] = RoleRead
+		}, ErrConfig},
+		{"padded name", func(r *RemoteConfig) { r.Allow[" alice"] = RoleRead }, ErrConfig},
+		{"one name, two roles", func(r *RemoteConfig) { r.Allow["cn:x"] = RoleCall }, ErrConfig},
 		{"missing key", func(r *RemoteConfig) { r.KeyFile = filepath.Join(p.dir, "none") }, ErrCertificate},
 		{"CA file without certificates", func(r *RemoteConfig) { r.ClientCAFile = p.keyFile }, ErrCertificate},
 		{"address in use", nil, ErrSocket},
@@ -600,9 +679,24 @@ func TestParseAllow(t *testing.T) {
 		role Role
 		ok   bool
 	}{
-		{"alice=call", "alice", RoleCall, true},
-		{"ops team=read", "ops team", RoleRead, true},
+		{"alice=call", "cn:alice", RoleCall, true},
+		{"cn:alice=call", "cn:alice", RoleCall, true},
+		{"CN:alice=call", "cn:alice", RoleCall, true},
+		{"cn:a:b=call", "cn:a:b", RoleCall, true},
+		{"ops team=read", "cn:ops team", RoleRead, true},
 		{pin + "=read", pin, RoleRead, true},
+		{"SPKI:SHA256/" + strings.Repeat("A", 43) + "==read", pin, RoleRead, true},
+		{"Spki:sha256/" + strings.Repeat("A", 43) + "==read", pin, RoleRead, true},
+		// Refused, not taken as a common name.
+		{"sha256/" + strings.Repeat("A", 43) + "==read", "", "", false},
+		{" alice=read", "", "", false},
+		{"alice =read", "", "", false},
+		{"cn:=read", "", "", false},
+		{"cn: alice=read", "", "", false},
+		{"a\nb=read", "", "", false},
+		{"uri:x=read", "", "", false},
+		{"spki:sha256/" + strings.Repeat("A", 42) + "==read", "", "", false}, // 31 bytes
+		{"spki:sha256/" + strings.Repeat("A", 44) + "=read", "", "", false},  // 33 bytes
 		{pin, "", "", false},
 		{"alice", "", "", false},
 		{"=read", "", "", false},
@@ -631,5 +725,77 @@ func TestRemoteOwnCertExpired(t *testing.T) {
 	}
 	if _, err := DialTLS(testCtx(t), d.addr, p.client(t, "caller")); err == nil {
 		t.Error("a client accepted an expired daemon certificate")
+	}
+}
+
+// TestRemoteStatusLogTail: adapter standard error is its own permission: a read
+// client's Status carries no log_tail; a logs or call client's, and the socket
+// owner's, carry it.
+func TestRemoteStatusLogTail(t *testing.T) {
+	p := newPKI(t)
+	d := startRemote(t, p, func(cfg *ServerConfig) {
+		cfg.Dirs = []string{adapterDir(t, "thermometer_v1.0.0")}
+		cfg.Remote.Allow["logger"] = RoleLogs
+	})
+	ctx := testCtx(t)
+	if _, err := d.owner.Send(ctx, SendParams{Adapter: "thermometer", Method: "example.device.read",
+		Params: json.RawMessage(`{"probe":"inlet"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	// Standard error is read as it comes: wait until the owner sees the line.
+	waitStatus(t, d.owner, func(st *StatusResult) bool {
+		return len(st.Adapters) == 1 && strings.Contains(strings.Join(st.Adapters[0].LogTail, "\n"), "reading")
+	})
+	for _, tc := range []struct {
+		cn   string
+		tail bool
+	}{{"reader", false}, {"logger", true}, {"caller", true}} {
+		st, err := dialRemote(t, d.addr, p.client(t, tc.cn)).Status(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.cn, err)
+		}
+		if len(st.Adapters) != 1 {
+			t.Fatalf("%s: adapters %+v", tc.cn, st.Adapters)
+		}
+		got := st.Adapters[0].LogTail
+		switch {
+		case !tc.tail && got != nil:
+			t.Errorf("%s (read) got log_tail %q", tc.cn, got)
+		case tc.tail && !strings.Contains(strings.Join(got, "\n"), "reading"):
+			t.Errorf("%s got log_tail %q, want the adapter's lines", tc.cn, got)
+		}
+		raw, _ := json.Marshal(st.Adapters[0])
+		if has := strings.Contains(string(raw), `"log_tail"`); has != tc.tail {
+			t.Errorf("%s: log_tail in JSON %v, want %v: %s", tc.cn, has, tc.tail, raw)
+		}
+	}
+}
+
+// TestRemoteLocalReserve: remote clients may take all client slots but an eighth (at
+// least one), kept for the socket: with MaxClients 16, 14 remote clients fill their
+// share, a 15th is refused though a slot is free, and a socket client gets in.
+func TestRemoteLocalReserve(t *testing.T) {
+	p := newPKI(t)
+	d := startRemote(t, p, func(cfg *ServerConfig) { cfg.MaxClients = 16 })
+	ctx := testCtx(t)
+	cfg := p.client(t, "reader")
+	for range 14 {
+		if _, err := dialRemote(t, d.addr, cfg).Ping(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	over, err := DialTLS(ctx, d.addr, cfg)
+	if err == nil {
+		_, err = over.Ping(ctx)
+		over.Close()
+	}
+	if err == nil {
+		t.Fatal("a 15th remote client took a slot kept for the socket")
+	}
+	if !strings.Contains(d.log.String(), "too many clients (16, of which 2 are kept for the socket)") {
+		t.Errorf("log %s", d.log.String())
+	}
+	if st, err := dial(t, d.sock).Status(ctx); err != nil || st.Clients != 16 {
+		t.Fatalf("socket client: %+v, %v; want it served, 16 clients", st, err)
 	}
 }

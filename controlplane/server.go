@@ -46,9 +46,13 @@ type ServerConfig struct {
 	// Logger receives the daemon's logs; nil is silent.
 	Logger hclog.Logger
 	// MaxClients caps the clients connected at once, on the socket and on TCP
-	// together (default 256); one more is refused by closing its connection. A
-	// remote client counts once its TLS handshake has proven who it is; at most
-	// MaxClients handshakes are under way besides.
+	// together (default 256); one more is refused by closing its connection. Remote
+	// clients may hold all but an eighth of them (at least one), kept for the
+	// socket, so that they cannot lock its owner out. A remote client counts once
+	// its TLS handshake has proven who it is. Handshakes
+	// under way have a pool of MaxClients slots of their own; when it is full, a new
+	// connection takes the slot of the pending handshake that has been silent the
+	// longest, which is dropped.
 	MaxClients int
 	// WriteTimeout is how long a client may leave its answers unread: a frame not
 	// written within it, or a full send queue not drained within it, drops the
@@ -299,18 +303,13 @@ func (s *server) accept(ctx context.Context, ln net.Listener, open func(net.Conn
 		if c.remote != nil {
 			// A remote client takes one of MaxClients only once its handshake proved who
 			// it is: unauthenticated peers never crowd out the socket's clients. Its
-			// handshake takes one of MaxClients handshake slots of its own.
-			if !c.remote.beginHandshake() {
-				c.remote.refuse(nc.RemoteAddr(), "", fmt.Sprintf("too many handshakes under way (%d)", s.cfg.MaxClients), nil)
-				c.cancel()
-				_ = nc.Close()
-				continue
-			}
+			// handshake takes a handshake slot, of a pool of its own; when they are all
+			// taken, the longest-silent pending handshake is dropped for it.
+			hs := c.remote.beginHandshake(c)
 			s.wg.Add(1)
 			go func() {
 				defer s.wg.Done()
-				ok := c.handshake()
-				c.remote.endHandshake()
+				ok := c.handshake(hs) // gives the handshake slot back
 				if ok && s.register(c) {
 					s.log.Info("remote client connected", "client", c.raw.RemoteAddr().String(), "identity", c.perm.identity, "role", c.perm.role)
 					s.serveConn(c)
@@ -330,13 +329,25 @@ func (s *server) accept(ctx context.Context, ln net.Listener, open func(net.Conn
 }
 
 // register counts a client among the connected ones, or refuses it (closed and
-// counted) when MaxClients are connected already.
+// counted) when MaxClients are connected already, or, for a remote client, when the
+// remote clients hold all but the socket's reserve (localReserve).
 func (s *server) register(c *serverConn) bool {
 	s.mu.Lock()
-	if len(s.conns) >= s.cfg.MaxClients {
+	full := len(s.conns) >= s.cfg.MaxClients
+	if c.remote != nil && !full {
+		remote := 0
+		for o := range s.conns {
+			if o.remote != nil {
+				remote++
+			}
+		}
+		full = remote >= s.cfg.MaxClients-localReserve(s.cfg.MaxClients)
+	}
+	if full {
 		s.mu.Unlock()
 		if c.remote != nil {
-			c.remote.refuse(c.raw.RemoteAddr(), c.perm.identity, fmt.Sprintf("too many clients (%d)", s.cfg.MaxClients), nil)
+			c.remote.refuse(c.raw.RemoteAddr(), c.perm.identity, fmt.Sprintf("too many clients (%d, of which %d are kept for the socket)",
+				s.cfg.MaxClients, localReserve(s.cfg.MaxClients)), nil)
 		} else {
 			s.refused.Add(1)
 			s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
@@ -348,6 +359,11 @@ func (s *server) register(c *serverConn) bool {
 	s.mu.Unlock()
 	return true
 }
+
+// localReserve is how many of maxClients slots remote clients may never take, so
+// that remote clients (of any role) cannot lock the daemon's owner out of its own
+// socket: an eighth, at least one.
+func localReserve(maxClients int) int { return min(maxClients, max(1, maxClients/8)) }
 
 // serveConn runs a registered connection until it ends.
 func (s *server) serveConn(c *serverConn) {

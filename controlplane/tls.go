@@ -22,10 +22,16 @@ type RemoteConfig struct {
 	CertFile, KeyFile string
 	// ClientCAFile holds the PEM certificates a client certificate must chain to.
 	ClientCAFile string
-	// Allow maps a client certificate's identity to its role: the identity is its
-	// subject common name or the SPKI pin of its public key ([SPKIPin],
-	// "spki:sha256/BASE64"; a pin is looked up first). A verified client that no
-	// entry names is refused at connect. At least one entry is required.
+	// Allow maps a client certificate's identity to its role. An identity is either
+	// its subject common name, "cn:NAME" (a bare NAME means the same), or the SPKI
+	// pin of its public key, "spki:sha256/BASE64" ([SPKIPin]); prefixes are
+	// case-insensitive. The two namespaces never mix: a common name is compared with
+	// common names only, so a certificate whose common name spells a pin does not
+	// get that pin's role. A pin is looked up first. A malformed entry (a pin that
+	// is not the base64 of 32 bytes, a bare "sha256/...", white space around a name,
+	// an unknown "word:" prefix) makes Serve fail with ErrConfig. A verified client
+	// that no entry names is refused at connect, and so is a certificate with more
+	// than one common name. At least one entry is required.
 	Allow map[string]Role
 	// Reload, when it delivers, makes the daemon read CertFile, KeyFile and
 	// ClientCAFile again (e.g. on SIGHUP): new connections use the new files,
@@ -87,17 +93,18 @@ func loadPool(file string) (*x509.CertPool, error) {
 // tlsServer is the TLS side of a remote listener: the current certificates (swapped
 // whole by reload) and the verification of clients.
 type tlsServer struct {
-	rc  *RemoteConfig
-	cur atomic.Pointer[certs]
-	now func() time.Time
+	rc    *RemoteConfig
+	allow *allowList
+	cur   atomic.Pointer[certs]
+	now   func() time.Time
 }
 
-func newTLSServer(rc *RemoteConfig) (*tlsServer, error) {
+func newTLSServer(rc *RemoteConfig, allow *allowList) (*tlsServer, error) {
 	c, err := loadCerts(rc)
 	if err != nil {
 		return nil, err
 	}
-	t := &tlsServer{rc: rc, now: time.Now}
+	t := &tlsServer{rc: rc, allow: allow, now: time.Now}
 	t.cur.Store(c)
 	return t, nil
 }
@@ -132,8 +139,9 @@ func (t *tlsServer) config() *tls.Config {
 // refusedError is why a remote client was refused at connect: its certificate did
 // not verify, or no Allow entry names it.
 type refusedError struct {
-	// Client names the certificate: its common name and SPKI pin ("" when the
-	// client sent none).
+	// Client names the certificate: once its chain verified, its common name
+	// (quoted) and SPKI pin; before, "unverified certificate claiming CN=..."; ""
+	// when the client sent none.
 	Client string
 	// Reason says why, in words.
 	Reason string
@@ -159,7 +167,13 @@ func (t *tlsServer) verify(chain []*x509.Certificate) (perms, error) {
 		return perms{}, &refusedError{Reason: "no client certificate"}
 	}
 	leaf := chain[0]
-	who := describeCert(leaf)
+	// Until the chain verifies, the certificate's names are only claims: they are
+	// logged as such, and quoted.
+	who := describeUnverified(leaf)
+	if cns := commonNames(leaf); len(cns) > 1 {
+		// crypto/x509 would take the last; a CA may have vetted only the first.
+		return perms{}, &refusedError{Client: who, Reason: fmt.Sprintf("certificate has %d common names (at most one is accepted)", len(cns))}
+	}
 	now := t.now()
 	switch {
 	case now.Before(leaf.NotBefore):
@@ -176,7 +190,8 @@ func (t *tlsServer) verify(chain []*x509.Certificate) (perms, error) {
 	if err != nil {
 		return perms{}, &refusedError{Client: who, Reason: "certificate does not verify: " + err.Error(), Err: err}
 	}
-	p, ok := grant(t.rc.Allow, leaf)
+	who = describeCert(leaf)
+	p, ok := t.allow.grant(leaf)
 	if !ok {
 		return perms{}, &refusedError{Client: who, Reason: "verified, but no --allow entry names it"}
 	}

@@ -1,7 +1,10 @@
 package controlplane
 
 import (
+	"crypto/sha256"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"errors"
 	"os"
 	"path/filepath"
@@ -29,13 +32,21 @@ func writeCerts(t *testing.T, dir string, ca *certgen.Authority) *RemoteConfig {
 	return rc
 }
 
+func newTestTLS(rc *RemoteConfig) (*tlsServer, error) {
+	allow, err := parseAllow(rc.Allow)
+	if err != nil {
+		return nil, err
+	}
+	return newTLSServer(rc, allow)
+}
+
 // TestReload: reload swaps the daemon's certificate and client CAs at once; files
 // that do not load leave both as they were.
 func TestReload(t *testing.T) {
 	dir := t.TempDir()
 	ca1, _ := certgen.NewCA("ca1", time.Hour)
 	rc := writeCerts(t, dir, ca1)
-	ts, err := newTLSServer(rc)
+	ts, err := newTestTLS(rc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +92,7 @@ func TestReload(t *testing.T) {
 // TestVerify: each refusal names the client and says why, by the daemon's clock.
 func TestVerify(t *testing.T) {
 	ca, _ := certgen.NewCA("ca", time.Hour)
-	ts, err := newTLSServer(writeCerts(t, t.TempDir(), ca))
+	ts, err := newTestTLS(writeCerts(t, t.TempDir(), ca))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +101,14 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	stranger, _ := ca.Issue(certgen.Spec{CommonName: "stranger"})
+	// Two common names: crypto/x509 reads the last ("reader"), a CA may have vetted
+	// the first.
+	twoCN, _ := ca.Issue(certgen.Spec{ExtraNames: []pkix.AttributeTypeAndValue{
+		{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "someone"}, {Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "reader"}}})
+	// A common name that spells the allowed pin of another key.
+	pinned, _ := ca.Issue(certgen.Spec{CommonName: "pinned"})
+	pinCN, _ := ca.Issue(certgen.Spec{CommonName: SPKIPin(pinned.Cert)})
+	ts.allow.pin[sha256.Sum256(pinned.Cert.RawSubjectPublicKeyInfo)] = RoleCall
 	tests := []struct {
 		name  string
 		chain []*x509.Certificate
@@ -98,7 +117,9 @@ func TestVerify(t *testing.T) {
 	}{
 		{"accepted", []*x509.Certificate{c.Cert}, time.Now(), ""},
 		{"no certificate", nil, time.Now(), "no client certificate"},
-		{"expired", []*x509.Certificate{c.Cert}, c.Cert.NotAfter.Add(time.Second), "CN=reader (spki:sha256/"},
+		{"expired", []*x509.Certificate{c.Cert}, c.Cert.NotAfter.Add(time.Second), `unverified certificate claiming CN="reader"`},
+		{"two common names", []*x509.Certificate{twoCN.Cert}, time.Now(), "certificate has 2 common names"},
+		{"common name spelling a pin", []*x509.Certificate{pinCN.Cert}, time.Now(), "no --allow entry names it"},
 		{"not yet valid", []*x509.Certificate{c.Cert}, c.Cert.NotBefore.Add(-time.Second), "not valid before"},
 		{"not allowed", []*x509.Certificate{stranger.Cert}, time.Now(), "no --allow entry names it"},
 	}
@@ -107,7 +128,7 @@ func TestVerify(t *testing.T) {
 			ts.now = func() time.Time { return tc.now }
 			p, err := ts.verify(tc.chain)
 			if tc.want == "" {
-				if err != nil || p.role != RoleRead || !strings.Contains(p.identity, "CN=reader") {
+				if err != nil || p.role != RoleRead || !strings.Contains(p.identity, `CN="reader"`) {
 					t.Fatalf("verify: %+v, %v", p, err)
 				}
 				return
@@ -134,6 +155,8 @@ func TestPermsAllows(t *testing.T) {
 		{perms{role: RoleRead}, methodCapabilities, true},
 		{perms{role: RoleRead}, methodDiscover, true},
 		{perms{role: RoleRead}, methodStatus, true},
+		{perms{role: RoleLogs}, methodStatus, true},
+		{perms{role: RoleLogs}, methodSend, false},
 		{perms{role: RoleRead}, "Unknown", true}, // answered unknown_method
 		{perms{}, methodPing, false},             // no role: nothing
 	} {

@@ -238,8 +238,10 @@ type AdapterFigures struct {
 	// LastExit is the last end of an adapter process, omitted when none ended yet.
 	LastExit *ExitStatus `json:"last_exit,omitempty"`
 	// LogTail is the adapter's last standard error lines (at most 20, oldest first,
-	// control characters escaped).
-	LogTail []string `json:"log_tail"`
+	// control characters escaped). It is omitted (nil) for a remote client of role
+	// read, which may not see adapter standard error; present, maybe empty, for
+	// everyone else.
+	LogTail []string `json:"log_tail,omitzero"`
 }
 
 // MethodFigures are the call figures of one method.

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -19,7 +20,9 @@ type Config struct {
 	// Args are argv[1:], passed verbatim (argv[0] is Path).
 	Args []string
 	// Env is the exact environment of the adapter. nil means an EMPTY environment:
-	// nothing of the host is inherited unless listed here.
+	// nothing of the host is inherited unless listed here. A name given twice reaches
+	// the adapter once, with the last value given (as with os/exec), so appending
+	// "PATH=/safe" to os.Environ() overrides PATH.
 	Env []string
 	// Dir is the working directory; "" means the executable's directory. It must be absolute.
 	Dir string
@@ -44,13 +47,12 @@ type Config struct {
 	Logger hclog.Logger
 	// Digest, when set, pins the executable: the hex SHA-256 its contents must have.
 	// The file is opened and hashed at this start, and a file that differs is not
-	// started (a *LaunchError; errors.Is(err, discovery.ErrDigestMismatch) holds). What runs is bound to
-	// what was hashed as far as the system allows: Linux executes the hashed descriptor
-	// itself (/proc/self/fd; a script gets it as its fd 3, see the package
-	// documentation), and a file written in place while starting is killed before it is
-	// handed out; Windows holds the file open without write or delete sharing from the
-	// hash until the process exists; macOS hashes the opened file but executes the path,
-	// so a file renamed over it in between would run.
+	// started (a *LaunchError; errors.Is(err, discovery.ErrDigestMismatch) holds). What
+	// runs is bound to what was hashed as far as the system allows: Linux executes a
+	// sealed in-memory copy of the hashed bytes, kept per digest (a script gets it as
+	// its fd 3, see docs/supervision.md); Windows holds the file open without write or
+	// delete sharing from the hash until the process exists; macOS hashes the opened
+	// file but executes the path, so a file renamed over it in between would run.
 	Digest string
 
 	pin *pinned // the opened, hashed executable of a pinned start
@@ -164,7 +166,54 @@ func (c *Config) env() []string {
 	if c.Env == nil {
 		return []string{}
 	}
-	return c.Env
+	return dedupEnv(c.Env, runtime.GOOS == "windows")
+}
+
+// dedupEnv keeps one entry per name, the last one given, at the place of the first
+// (as os/exec does): os.StartProcess passes duplicates through, and programs then
+// disagree on which one counts (glibc's getenv and bash take the first, Python's
+// os.environ the last), so "inherit the environment, but PATH=/safe" could mean
+// either. Names compare case-insensitively on Windows. An entry without "=" is kept
+// as it is (the launcher refuses it where it must).
+func dedupEnv(env []string, foldCase bool) []string {
+	key := func(kv string) (string, bool) {
+		i := strings.IndexByte(kv, '=')
+		if i == 0 { // a leading "=" belongs to the name (Windows' per-drive variables)
+			i = strings.IndexByte(kv[1:], '=') + 1
+		}
+		if i <= 0 {
+			return "", false
+		}
+		if foldCase {
+			return strings.ToUpper(kv[:i]), true
+		}
+		return kv[:i], true
+	}
+	last := make(map[string]int, len(env))
+	for i, kv := range env {
+		if k, ok := key(kv); ok {
+			last[k] = i
+		}
+	}
+	if len(last) == len(env) {
+		return env // nothing duplicated (the common case): no copy
+	}
+	out := make([]string, 0, len(last))
+	placed := make(map[string]int, len(last))
+	for _, kv := range env {
+		k, ok := key(kv)
+		if !ok {
+			out = append(out, kv)
+			continue
+		}
+		if at, seen := placed[k]; seen {
+			out[at] = env[last[k]]
+			continue
+		}
+		placed[k] = len(out)
+		out = append(out, env[last[k]])
+	}
+	return out
 }
 
 // checkWindowsExeName applies the Windows launch rule (R62) to a path, whatever the OS

@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -41,6 +42,28 @@ func TestEnvBlock(t *testing.T) {
 	for _, env := range [][]string{{""}, {"A=1", "", "B=2"}, {"NOVALUE"}, {"=C:"}, {"=="}, {"A=1\x00B=2"}, {"=x"}} {
 		if _, err := envBlock(env); err == nil {
 			t.Errorf("envBlock(%q) accepted", env)
+		}
+	}
+}
+
+// Duplicate names: the last value wins, one entry reaches the adapter, in the place
+// of the first; names fold case on Windows only; entries without "=" stay.
+func TestDedupEnv(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		fold bool
+		want []string
+	}{
+		{[]string{"A=1", "B=2"}, false, []string{"A=1", "B=2"}},
+		{[]string{"PATH=/usr/bin", "HOME=/h", "PATH=/safe"}, false, []string{"PATH=/safe", "HOME=/h"}},
+		{[]string{"A=1", "A=2", "A=3"}, false, []string{"A=3"}},
+		{[]string{"Path=C:\\x", "PATH=C:\\safe"}, true, []string{"PATH=C:\\safe"}},
+		{[]string{"Path=C:\\x", "PATH=C:\\safe"}, false, []string{"Path=C:\\x", "PATH=C:\\safe"}},
+		{[]string{"=C:=C:\\a", "=C:=C:\\b", "A=1"}, true, []string{"=C:=C:\\b", "A=1"}},
+		{[]string{"junk", "A=1", "junk", "A=2"}, false, []string{"junk", "A=2", "junk"}},
+	} {
+		if got := dedupEnv(tc.in, tc.fold); !slices.Equal(got, tc.want) {
+			t.Errorf("dedupEnv(%q, %v) = %q, want %q", tc.in, tc.fold, got, tc.want)
 		}
 	}
 }

@@ -19,6 +19,7 @@ type pinned struct {
 	exec   string      // the path to execute: the descriptor's, or Path where none exists
 	child  *os.File    // passed to the adapter as fd 3 (a script's interpreter reads it), or nil
 	extra  *os.File    // another descriptor to close after the start, or nil
+	sealed bool        // exec runs a sealed copy of the hashed bytes (Linux)
 }
 
 // pinHook, when set (tests only), runs between hashing and executing: the window a swap
@@ -49,8 +50,12 @@ func openPinned(ctx context.Context, cfg *Config) (*pinned, error) {
 		p.close()
 		return nil, &digest.MismatchError{Path: cfg.Path, Want: want, Got: got}
 	}
-	if err := p.prepare(); err != nil {
+	if err := p.prepare(ctx, want); err != nil {
 		p.close()
+		var dm *digest.MismatchError
+		if errors.As(err, &dm) {
+			return nil, err
+		}
 		return nil, errors.Join(ErrStart, err)
 	}
 	if pinHook != nil {
@@ -65,7 +70,13 @@ func openPinned(ctx context.Context, cfg *Config) (*pinned, error) {
 // change time is not compared: unlinking the old file moves it). The modification time
 // is as fine as the file system keeps it: on kernels without fine-grained timestamps a
 // same-size rewrite within one clock tick of the hash is not seen.
+//
+// Where the start executes a sealed copy (Linux), nothing written to the file can reach
+// the adapter, and this reports false.
 func (p *pinned) changed() bool {
+	if p.sealed {
+		return false
+	}
 	now, err := p.f.Stat()
 	if err != nil {
 		return true

@@ -1,11 +1,10 @@
 package platform
 
 import (
+	"context"
 	"os"
 	"strconv"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // openExe opens the executable for hashing: read-only, close-on-exec, and without
@@ -17,29 +16,31 @@ func openExe(path string) (*os.File, error) {
 // childExecFD is the descriptor number a pinned script is passed as.
 const childExecFD = 3
 
-// prepare chooses how the hashed descriptor is executed: execve of /proc/self/fd/N runs
-// the file that descriptor holds, whatever the path names by then.
+// prepare makes the start execute a sealed copy of the hashed bytes (sealedCopy):
+// execve of /proc/self/fd/N runs what that descriptor holds.
 //
-// A native executable is executed through a close-on-exec duplicate numbered 10 or
-// above (the numbers os.StartProcess moves descriptors to in the child are below), so
-// the adapter inherits nothing. A script (#!) is different: the kernel hands its path,
+// A native executable is executed through the copy's close-on-exec descriptor, so the
+// adapter inherits nothing. A script (#!) is different: the kernel hands its path,
 // /proc/self/fd/3, to the interpreter, which opens it after the exec, so the descriptor
 // must survive it: it is passed as the adapter's fd 3, and the interpreter and the script
-// see that descriptor open (read-only, on the script) and /proc/self/fd/3 as the
-// script's path (argv[0] of the script, e.g. Python's sys.argv[0]).
-func (p *pinned) prepare() error {
+// see that descriptor open (read-only use, on the sealed copy) and /proc/self/fd/3 as
+// the script's path (argv[0] of the script, e.g. Python's sys.argv[0]). The interpreter
+// reads the sealed copy, never the file, so a rewrite of the file in place cannot
+// reach it.
+func (p *pinned) prepare(ctx context.Context, sum string) error {
+	m, err := sealedCopy(ctx, p.f, sum)
+	if err != nil {
+		return err
+	}
+	p.extra = m
+	p.sealed = true
 	var magic [2]byte
-	if n, _ := p.f.ReadAt(magic[:], 0); n == 2 && magic == [2]byte{'#', '!'} {
-		p.child = p.f
+	if n, _ := m.ReadAt(magic[:], 0); n == 2 && magic == [2]byte{'#', '!'} {
+		p.child = m
 		p.exec = "/proc/self/fd/" + strconv.Itoa(childExecFD)
 		return nil
 	}
-	fd, err := unix.FcntlInt(p.f.Fd(), unix.F_DUPFD_CLOEXEC, 10)
-	if err != nil {
-		return os.NewSyscallError("fcntl", err)
-	}
-	p.extra = os.NewFile(uintptr(fd), p.f.Name())
-	p.exec = "/proc/self/fd/" + strconv.Itoa(fd)
+	p.exec = "/proc/self/fd/" + strconv.Itoa(int(m.Fd()))
 	if _, err := os.Stat(p.exec); err != nil {
 		// Without /proc the descriptor cannot be executed (no execveat in os.StartProcess):
 		// refuse rather than run a path that may no longer be the hashed file.

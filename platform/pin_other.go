@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"context"
 	"os"
 	"syscall"
 )
@@ -14,7 +15,11 @@ func openExe(path string) (*os.File, error) {
 }
 
 // prepare: this system offers no way to execute an open descriptor from
-// os.StartProcess (macOS has no fexecve or execveat), so the hashed file is executed by
-// its path. The pin is checked at every start, but a file renamed over the path between
-// the hash and the exec would run: there, protect the directory from untrusted writers.
-func (p *pinned) prepare() error { return nil }
+// os.StartProcess (macOS has no fexecve or execveat, and no sealed memory files), so
+// the hashed file is executed by its path. The pin is checked at every start, and a
+// file written in place between the hash and the exec is caught after the exec by its
+// size and modification time (the tree is then killed), but a file renamed over the
+// path in that window would run, and so would a same-size rewrite whose owner resets
+// the modification time, or a rewrite of a script while its interpreter reads it: there,
+// keep the file and its directory from untrusted writers.
+func (p *pinned) prepare(context.Context, string) error { return nil }

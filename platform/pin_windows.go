@@ -1,6 +1,7 @@
 package platform
 
 import (
+	"context"
 	"os"
 
 	"golang.org/x/sys/windows"
@@ -25,4 +26,4 @@ func openExe(path string) (*os.File, error) {
 }
 
 // prepare: the file is executed by its path, held unchangeable by openExe's handle.
-func (p *pinned) prepare() error { return nil }
+func (p *pinned) prepare(context.Context, string) error { return nil }

@@ -215,11 +215,17 @@ func TestStderr(t *testing.T) {
 	})
 }
 
-// The environment is exactly Config.Env; nil means empty.
+// The environment is exactly Config.Env; nil means empty; a name given twice reaches
+// the adapter once, with the last value.
 func TestEnvironmentIsExact(t *testing.T) {
 	t.Setenv("ADAPTERKIT_HOST_SECRET", "must-not-leak")
-	for _, env := range [][]string{nil, {"A=1", "B=two words", "EMPTY="}} {
-		tree := startHelper(t, Config{Env: env}, "env")
+	for _, tc := range []struct{ env, want []string }{
+		{nil, nil},
+		{[]string{"A=1", "B=two words", "EMPTY="}, []string{"A=1", "B=two words", "EMPTY="}},
+		{[]string{"PATH=/usr/bin", "A=1", "PATH=/safe"}, []string{"PATH=/safe", "A=1"}},
+	} {
+		env := tc.want
+		tree := startHelper(t, Config{Env: tc.env}, "env")
 		got, err := io.ReadAll(tree.Stdout())
 		if err != nil {
 			t.Fatal(err)

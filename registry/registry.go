@@ -88,6 +88,9 @@ type Registry struct {
 	closed  bool
 	handles map[*Handle]struct{}
 	scan    *discovery.Result
+
+	logMu    sync.Mutex
+	rejected map[string]string // path -> reason and detail last logged
 }
 
 // New returns a Registry. cfg may be nil.
@@ -143,8 +146,19 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 
 // logRejected logs the files a scan did not take: at Warn those named like an
 // adapter (NAME_vVERSION), which someone meant to be used, at Debug the others.
+// Each is logged once per change (a file newly rejected, or rejected for another
+// reason), not at every scan: a daemon rescans every few hundred milliseconds for
+// each Discover stream.
 func (r *Registry) logRejected(rejected []discovery.Rejected) {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	now := make(map[string]string, len(rejected))
 	for _, rj := range rejected {
+		why := rj.Reason.String() + "\x00" + rj.Detail
+		now[rj.Path] = why
+		if prev, ok := r.rejected[rj.Path]; ok && prev == why {
+			continue
+		}
 		args := []any{"path", rj.Path, "reason", rj.Reason.String()}
 		if rj.Detail != "" {
 			args = append(args, "detail", rj.Detail)
@@ -156,6 +170,7 @@ func (r *Registry) logRejected(rejected []discovery.Rejected) {
 			r.log.Debug("file not taken as an adapter", args...)
 		}
 	}
+	r.rejected = now
 }
 
 func (r *Registry) check() error {

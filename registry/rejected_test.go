@@ -60,3 +60,41 @@ func TestOpenExplainsRejectedFiles(t *testing.T) {
 		t.Errorf("Open(file name) = %v, want a suggestion of inventory@1.0.0", err)
 	}
 }
+
+// A rejected file is logged once per change, not at every scan: scanning again finds
+// it rejected for the same reason and says nothing; once it is gone and back, or
+// rejected for another reason, it is logged again.
+func TestRejectedLoggedOncePerChange(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "inventory_v1.0.0")
+	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs testkit.Buffer
+	r := registry.New(&registry.Config{Dirs: []string{dir},
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: &logs})})
+	defer r.Close(context.Background())
+	scan := func(n int) {
+		for range n {
+			if _, err := r.Discover(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	count := func() int { return strings.Count(logs.String(), "file not taken as an adapter") }
+	scan(5)
+	if n := count(); n != 1 {
+		t.Fatalf("5 scans logged the rejected file %d times, want once:\n%s", n, logs.String())
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	scan(1)
+	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	scan(3)
+	if n := count(); n != 2 {
+		t.Fatalf("gone and back: logged %d times in all, want twice:\n%s", n, logs.String())
+	}
+}

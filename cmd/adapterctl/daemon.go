@@ -16,7 +16,12 @@ import (
 )
 
 const daemonClientHelp = `
-SOCKET is the Unix domain socket of a running 'adapterctl serve'. The answer is
+SOCKET is the Unix domain socket of a running 'adapterctl serve' (by default
+$XDG_RUNTIME_DIR/adapterkit.sock, as serve's). The process listening there must be
+this user's or root's, or the user's named by --daemon-user; any other is refused
+(exit 3: "owned by uid N (NAME)"), since it would read the requests and could forge
+the answers. Text the daemon sends (adapter names, errors, log tails) is printed with
+terminal control characters escaped. The answer is
 printed on stdout: aligned text, or with --json one JSON object (the control-plane
 result as the daemon sent it). A daemon that cannot be reached, that closes the
 connection, or that does not answer within %v exits 3.
@@ -55,6 +60,10 @@ func (e *daemonError) Error() string {
 
 func (e *daemonError) Unwrap() error { return e.err }
 
+// whatUntrusted is a daemonError's what when the process listening at the socket is
+// run by a user this client does not trust (trying again would not change that).
+const whatUntrusted = "refused: not a daemon of a trusted user"
+
 // whatRefused is a daemonError's what when a remote daemon refused the client at
 // connect: the reason is only in the daemon's log, which 'adapterctl serve' writes to
 // its stderr (refusals are warnings, shown at its default --log warn).
@@ -63,13 +72,15 @@ const whatRefused = "refused this client's certificate; why is in the daemon's l
 
 // daemonOpts are the flags of the client commands.
 type daemonOpts struct {
-	socket string
-	remote remoteOpts
-	json   bool
+	socket     string
+	daemonUser string
+	remote     remoteOpts
+	json       bool
 }
 
 func (o *daemonOpts) register(f *flags) {
-	f.StringVar(&o.socket, "socket", "", "`SOCKET` of the running daemon (this or --remote is required)")
+	f.StringVar(&o.socket, "socket", "", "`SOCKET` of the running daemon (default $XDG_RUNTIME_DIR/adapterkit.sock, or\nadapterkit.sock in a 0700 per-user directory of $TMPDIR without it)")
+	f.StringVar(&o.daemonUser, "daemon-user", "", "also trust a daemon run by the user `NAME` (name or uid; by default only\nthis user's or root's daemon is trusted)")
 	o.remote.register(f)
 	f.BoolVar(&o.json, "json", false, "print machine-readable JSON (errors: one JSON object on stderr)")
 }
@@ -114,7 +125,7 @@ exit status 0.
 	case err != nil:
 		return true, fail(e, name, false, err, nil)
 	case o.socket == "" && !remote:
-		return true, fail(e, name, false, usagef("--socket SOCKET is required (or --remote HOST:PORT)"), nil)
+		o.socket = defaultSocket()
 	}
 	return false, ExitOK
 }
@@ -143,13 +154,15 @@ func withDaemon(ctx context.Context, o *daemonOpts, wait time.Duration, fn func(
 	if o.remote.addr != "" {
 		c, err = o.remote.dial(ctx)
 	} else {
-		c, err = controlplane.Dial(ctx, o.socket)
+		c, err = o.dialSocket(ctx)
 	}
 	if err != nil {
 		var ue *usageError
 		switch {
 		case errors.As(err, &ue):
 			return err
+		case errors.Is(err, controlplane.ErrUntrustedDaemon):
+			return &daemonError{socket: socket, what: whatUntrusted, err: err}
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case refusedByDaemon(err):

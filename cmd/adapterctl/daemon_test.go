@@ -347,7 +347,6 @@ func TestDaemonUsage(t *testing.T) {
 		code   int
 		stderr []string
 	}{
-		{"ping without --socket", []string{"ping"}, ExitUsage, []string{"--socket SOCKET is required"}},
 		{"status with an argument", []string{"status", "--socket", nosock, "extra"}, ExitUsage, []string{"no arguments expected"}},
 		{"discover timeout zero", []string{"discover", "--socket", nosock, "--timeout", "0s"}, ExitUsage, []string{"positive"}},
 		{"discover timeout too long", []string{"discover", "--socket", nosock, "--timeout", "11m"}, ExitUsage, []string{"at most"}},
@@ -356,7 +355,6 @@ func TestDaemonUsage(t *testing.T) {
 			[]string{"--config, --env cannot be used with --socket"}},
 		{"call empty --socket", []string{"call", "--socket", "", echo, "a.b"}, ExitUsage, []string{"--socket is empty"}},
 		{"call bad params with --socket", []string{"call", "--socket", nosock, "echo", "a.b", "[1]"}, ExitUsage, []string{"PARAMS_JSON"}},
-		{"serve without --socket", []string{"serve", goodDir}, ExitUsage, []string{"--socket SOCKET is required"}},
 		{"serve bad --log", []string{"serve", "--socket", nosock, "--log", "loud", goodDir}, ExitUsage, []string{"--log"}},
 		{"serve bad --env", []string{"serve", "--socket", nosock, "--env", "X", goodDir}, ExitUsage, []string{"KEY=VALUE"}},
 		{"serve without dirs", []string{"serve", "--socket", nosock}, ExitUsage, []string{"ADAPTERKIT_PATH"}},
@@ -371,6 +369,13 @@ func TestDaemonUsage(t *testing.T) {
 		{"no daemon: call", []string{"call", "--socket", nosock, "echo", "a.b"}, ExitBroken, []string{"cannot connect"}},
 		{"not a socket: call", []string{"call", "--socket", file, "echo", "a.b"}, ExitBroken, []string{"cannot connect"}},
 	}
+	t.Setenv("XDG_RUNTIME_DIR", dir) // no daemon at the default socket either
+	tests = append(tests, struct {
+		name   string
+		args   []string
+		code   int
+		stderr []string
+	}{"no daemon: ping at the default socket", []string{"ping"}, ExitBroken, []string{filepath.Join(dir, "adapterkit.sock"), "cannot connect"}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCmd(t, "", tt.args...)

@@ -8,16 +8,16 @@
 //	adapterctl check   [--json] [-v] [--log-level L] [--timeout D] [--config JSON] ADAPTER
 //	adapterctl help    [COMMAND]
 //
-//	adapterctl serve   --socket SOCKET [--json] [--env KEY=VALUE]... [--inherit-env]
+//	adapterctl serve   [--socket SOCKET] [--json] [--env KEY=VALUE]... [--inherit-env]
 //	                   [--adapter-stderr] [--log LEVEL] [DIR...]
-//	adapterctl wait         --socket SOCKET [--timeout D]
-//	adapterctl ping         --socket SOCKET [--json]
-//	adapterctl version      --socket SOCKET [--json]
-//	adapterctl capabilities --socket SOCKET [--json]
-//	adapterctl status       --socket SOCKET [--json]
-//	adapterctl top          --socket SOCKET [--once] [--interval D] [--json]
-//	adapterctl discover     --socket SOCKET [--timeout D] [--json]
-//	adapterctl call    --socket SOCKET [--json] [--timeout D] ADAPTER METHOD [PARAMS_JSON|-]
+//	adapterctl wait         [--socket SOCKET] [--timeout D]
+//	adapterctl ping         [--socket SOCKET] [--json]
+//	adapterctl version      [--socket SOCKET] [--json]
+//	adapterctl capabilities [--socket SOCKET] [--json]
+//	adapterctl status       [--socket SOCKET] [--json]
+//	adapterctl top          [--socket SOCKET] [--once] [--interval D] [--json]
+//	adapterctl discover     [--socket SOCKET] [--timeout D] [--json]
+//	adapterctl call    --socket SOCKET [--daemon-user NAME] [--json] [--timeout D] ADAPTER METHOD [PARAMS_JSON|-]
 //
 // ADAPTER is the path of an executable, or NAME[@CONSTRAINT] (for example
 // "thermometer@~> 1.0") looked up in the directories given with --dir (repeatable) or,
@@ -43,7 +43,11 @@
 //
 // "adapterctl serve" runs the control-plane daemon (package controlplane): the
 // adapters found in each DIR (default: $ADAPTERKIT_PATH) are kept supervised and
-// clients of the same user are answered over the Unix domain socket SOCKET. It prints
+// clients of the same user are answered over the Unix domain socket SOCKET (default
+// $XDG_RUNTIME_DIR/adapterkit.sock, or adapterkit.sock in a 0700 per-user directory
+// of $TMPDIR). The client commands use the same default, refuse a socket whose
+// listening process is neither this user's nor root's (nor --daemon-user's), and
+// print what the daemon sends with terminal control characters escaped. It prints
 // one line when the socket accepts connections ("serving N adapters from DIRS on
 // SOCKET (pid P)") and stops on SIGTERM or SIGINT, closing every adapter verified; a
 // last line says whether every process tree was proven gone (exit 0) or not (exit

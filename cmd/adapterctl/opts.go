@@ -37,6 +37,7 @@ type adapterOpts struct {
 	dirs          stringList
 	config        string
 	env           stringList
+	envFiles      stringList
 	inheritEnv    bool
 	adapterStderr bool
 	logOpts
@@ -46,10 +47,38 @@ func (o *adapterOpts) register(f *flags) {
 	f.BoolVar(&o.json, "json", false, "print machine-readable JSON (errors: one JSON object on stderr)")
 	f.Var(&o.dirs, "dir", "directory to search for NAME[@CONSTRAINT] (repeatable; default $"+pathEnv+")")
 	f.StringVar(&o.config, "config", "", "configuration sent in initialize: one JSON `object` (default {})")
-	f.Var(&o.env, "env", "`KEY=VALUE` added to the adapter's environment (repeatable)")
+	f.Var(&o.env, "env", "`KEY=VALUE` added to the adapter's environment (repeatable; a KEY given again, or inherited, takes the last value)")
+	f.Var(&o.envFiles, "env-file", "`FILE` of KEY=VALUE lines added to the adapter's environment before --env (repeatable;\nblank lines and lines starting with # are skipped; keeps secrets out of the command line)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapter")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapter's stderr to adapterctl's stderr (default: discarded)")
 	o.registerLogs(f)
+}
+
+// readEnvFile reads the KEY=VALUE lines of an --env-file: blank lines and lines
+// starting with # are skipped; a value is taken as it is (no quotes, no expansion,
+// a trailing carriage return dropped).
+func readEnvFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usagef("--env-file: %v", err)
+	}
+	return parseEnvFile(path, b)
+}
+
+// parseEnvFile parses the contents b of the --env-file path (see readEnvFile).
+func parseEnvFile(path string, b []byte) ([]string, error) {
+	var out []string
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+			continue
+		}
+		if k, _, ok := strings.Cut(line, "="); !ok || k == "" || strings.ContainsAny(k, " \t") || strings.IndexByte(line, 0) >= 0 {
+			return nil, usagef("--env-file %s:%d is not KEY=VALUE", path, i+1)
+		}
+		out = append(out, line)
+	}
+	return out, nil
 }
 
 // configuration returns the --config object, or a usage error.
@@ -63,11 +92,40 @@ func (o *adapterOpts) configuration() (json.RawMessage, error) {
 	return json.RawMessage(o.config), nil
 }
 
-// environ returns the adapter's environment: empty unless --inherit-env or --env.
+// dedupEnv keeps one entry per KEY, the last one given, in the place of the first:
+// "--inherit-env --env PATH=/safe" gives the adapter one PATH, /safe (the platform
+// package does the same for every start; the daemon's Status and logs see it done).
+func dedupEnv(env []string) []string {
+	last := make(map[string]int, len(env))
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		last[k] = i
+	}
+	out := make([]string, 0, len(last))
+	placed := make(map[string]bool, len(last))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !placed[k] {
+			placed[k] = true
+			out = append(out, env[last[k]])
+		}
+	}
+	return out
+}
+
+// environ returns the adapter's environment: empty unless --inherit-env, --env-file
+// or --env; a KEY given more than once takes its last value.
 func (o *adapterOpts) environ() ([]string, error) {
 	var out []string
 	if o.inheritEnv {
 		out = os.Environ()
+	}
+	for _, path := range o.envFiles {
+		kvs, err := readEnvFile(path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kvs...)
 	}
 	for _, kv := range o.env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -75,7 +133,7 @@ func (o *adapterOpts) environ() ([]string, error) {
 		}
 		out = append(out, kv)
 	}
-	return out, nil
+	return dedupEnv(out), nil
 }
 
 // searchDirs returns the --dir directories, or those of $ADAPTERKIT_PATH, made

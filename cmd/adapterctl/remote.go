@@ -37,9 +37,11 @@ const serveRemoteHelp = `
 With --listen HOST:PORT the daemon also serves on TCP (with or without --socket), with
 mutual TLS 1.3 only: --tls-cert and --tls-key are its certificate and key, and a
 client must present a certificate chaining to --client-ca whose identity an --allow
-NAME=ROLE names (NAME: the certificate's subject common name, or spki:sha256/BASE64,
-the SHA-256 of its public key; ROLE: read may Ping, Version, Capabilities, Discover
-and Status, call may also Send). Any other client is refused during the handshake;
+NAME=ROLE names (NAME: cn:CN or a bare CN, the certificate's subject common name, or
+spki:sha256/BASE64, the SHA-256 of its public key; the two never match each other, a
+malformed NAME is refused at start-up; ROLE: read may Ping, Version, Capabilities, Discover
+and Status (without the adapters' log tails), logs may also read the log tails, call
+may do everything, Send included). Any other client is refused during the handshake;
 a method its role may not call is answered permission_denied. The ready line then
 says "on SOCKET and tls://ADDRESS" (the address bound: port 0 takes a free port), and
 with --json has "listen". SIGHUP re-reads --tls-cert, --tls-key and --client-ca for new
@@ -132,7 +134,7 @@ func (o *serveRemoteOpts) register(f *flags) {
 	f.StringVar(&o.cert, "tls-cert", "", "with --listen: PEM `FILE` of the daemon's certificate (chain); re-read on SIGHUP")
 	f.StringVar(&o.key, "tls-key", "", "with --listen: PEM `FILE` of the daemon's private key; re-read on SIGHUP")
 	f.StringVar(&o.clientCA, "client-ca", "", "with --listen: PEM `FILE` of the CA(s) client certificates must chain to; re-read on SIGHUP")
-	f.Var(&o.allow, "allow", "with --listen: `NAME=ROLE` lets the client whose certificate has common name NAME (or\nwhose public key has the pin NAME, spki:sha256/BASE64) connect with ROLE read or call (repeatable)")
+	f.Var(&o.allow, "allow", "with --listen: `NAME=ROLE` lets the client whose certificate has common name NAME (cn:NAME or a bare NAME) or\nwhose public key has the pin NAME (spki:sha256/BASE64) connect with ROLE read, logs or call (repeatable)")
 	f.DurationVar(&o.handshake, "handshake-timeout", controlplane.DefaultHandshakeTimeout, "with --listen: a client's TLS handshake must complete within this")
 	f.DurationVar(&o.idle, "idle-timeout", controlplane.DefaultIdleTimeout, "with --listen: close a remote client idle this long")
 }
@@ -163,7 +165,7 @@ func (o *serveRemoteOpts) config(f *flags) (*controlplane.RemoteConfig, error) {
 	for _, a := range o.allow {
 		name, role, err := controlplane.ParseAllow(a)
 		if err != nil {
-			return nil, usagef("--allow %q: want NAME=read or NAME=call, NAME a common name or spki:sha256/BASE64", a)
+			return nil, usagef("--allow %q: %v (want NAME=ROLE, NAME cn:COMMON-NAME, a bare common name, or spki:sha256/BASE64; ROLE read, logs or call)", a, err)
 		}
 		if prev, dup := rc.Allow[name]; dup && prev != role {
 			return nil, usagef("--allow names %q twice, with roles %s and %s", name, prev, role)

@@ -112,7 +112,7 @@ func TestRemoteCommands(t *testing.T) {
 	t.Setenv(tlsKeyEnv, "")
 	runCmd(t, "", "status").want(t, ExitUsage, nil, []string{"--remote needs --tls-key ($ADAPTERKIT_TLS_KEY)"})
 
-	if r := d.stop(t); !strings.Contains(r.stderr, "remote client refused") || !strings.Contains(r.stderr, "CN=carol") {
+	if r := d.stop(t); !strings.Contains(r.stderr, "remote client refused") || !strings.Contains(r.stderr, `CN=\"carol\"`) {
 		t.Errorf("serve at its default log level did not show carol's refusal on stderr:\n%s", r.stderr)
 	}
 }
@@ -131,11 +131,12 @@ func TestRemoteUsage(t *testing.T) {
 		{"tls flag without remote", []string{"status", "--socket", "/s", "--tls-ca", ca}, "--tls-ca is for --remote"},
 		{"call --dir with --remote", []string{"call", "--remote", "127.0.0.1:1", "--tls-ca", ca, "--tls-cert", cert, "--tls-key", key, "--dir", goodDir, "echo", "a.b"}, "--dir cannot be used with --remote"},
 		{"unreadable client key", []string{"ping", "--remote", "127.0.0.1:1", "--tls-ca", ca, "--tls-cert", cert, "--tls-key", ca}, "cannot load certificates"},
-		{"serve without socket or listen", []string{"serve", goodDir}, "--socket SOCKET is required (or --listen"},
 		{"serve tls flag without listen", []string{"serve", "--socket", "/s", "--tls-cert", cert, goodDir}, "--tls-cert is for --listen"},
 		{"serve listen without certificates", []string{"serve", "--listen", "127.0.0.1:0", "--allow", "a=read", goodDir}, "no plain TCP"},
 		{"serve listen without allow", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, goodDir}, "at least one --allow"},
-		{"serve bad allow", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=admin", goodDir}, "want NAME=read or NAME=call"},
+		{"serve bad allow", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=admin", goodDir}, "ROLE read, logs or call"},
+		{"serve allow bare pin", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "sha256/" + strings.Repeat("A", 43) + "==read", goodDir}, "a pin needs the spki:sha256/ prefix"},
+		{"serve allow two spellings", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=read", "--allow", "CN:a=call", goodDir}, "twice"},
 		{"serve allow twice", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key, "--client-ca", ca, "--allow", "a=read", "--allow", "a=call", goodDir}, "twice"},
 		{"serve missing key file", []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", filepath.Join(pki, "none"), "--client-ca", ca, "--allow", "a=read", goodDir}, "cannot load certificates"},
 		{"certs without dir", []string{"certs"}, "--dir DIR is required"},

@@ -65,6 +65,11 @@ type env struct {
 
 var commands []command
 
+// printsDaemonText are the commands that print what a daemon or an adapter sent:
+// their output goes through an escapeWriter.
+var printsDaemonText = map[string]bool{"ping": true, "version": true, "capabilities": true, "discover": true,
+	"status": true, "top": true, "call": true, "inspect": true}
+
 func init() {
 	commands = []command{
 		{"list", "list the adapters found in directories, and why files were not taken", runList},
@@ -126,6 +131,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	for _, c := range commands {
 		if c.name == name {
+			if printsDaemonText[name] {
+				e.stdout, e.stderr = &escapeWriter{w: stdout}, &escapeWriter{w: stderr}
+			}
 			return c.run(ctx, e, rest)
 		}
 	}

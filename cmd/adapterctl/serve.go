@@ -79,10 +79,11 @@ func serve(ctx context.Context, e *env, args []string) int {
 	var socket, logLevel string
 	var ro serveRemoteOpts
 	f := newFlags(e, "serve", "[--socket SOCKET] [--listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE --allow NAME=ROLE...] [flags] [DIR...]", serveHelp+serveRemoteHelp)
-	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (required without --listen)")
+	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (default without --listen:\n$XDG_RUNTIME_DIR/adapterkit.sock, or adapterkit.sock in a 0700 per-user directory of $TMPDIR)")
 	ro.register(f)
 	f.BoolVar(&o.json, "json", false, "print the ready and stopped lines, and errors, as JSON")
-	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
+	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable; a KEY given again, or inherited, takes the last value)")
+	f.Var(&o.envFiles, "env-file", "`FILE` of KEY=VALUE lines added to every adapter's environment before --env (repeatable;\nblank lines and lines starting with # are skipped; keeps secrets out of the command line)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
 	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
@@ -99,10 +100,14 @@ func serve(ctx context.Context, e *env, args []string) int {
 	switch {
 	case err != nil:
 		return fail(e, "serve", false, err, nil)
-	case socket == "" && remote == nil:
-		return fail(e, "serve", false, usagef("--socket SOCKET is required (or --listen HOST:PORT)"), nil)
 	case level == hclog.NoLevel:
 		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
+	}
+	if socket == "" && remote == nil {
+		socket = defaultSocket()
+		if err := prepareSocketDir(socket); err != nil {
+			return fail(e, "serve", o.json, err, nil)
+		}
 	}
 	if level != hclog.Off {
 		// The adapters' own loggers (plugin.Logger) at the daemon's level; their

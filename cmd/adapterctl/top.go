@@ -76,7 +76,7 @@ func runTop(ctx context.Context, e *env, args []string) int {
 			err = printTopJSON(e.stdout, rows)
 		} else {
 			if !once {
-				fmt.Fprint(e.stdout, "\x1b[H\x1b[2J") // home and clear, as top does
+				fmt.Fprint(rawWriter(e.stdout), "\x1b[H\x1b[2J") // home and clear, as top does
 			}
 			err = printTop(e.stdout, r, rows)
 		}

@@ -21,7 +21,8 @@ a ping, again every 50ms, until it does or --timeout passes:
 
 It prints nothing when the daemon answered, and exits 0. It exits 3 when the daemon did
 not answer within --timeout, naming why the last try failed, and at once when a remote
-daemon refused this client's certificate (trying again would not change that).
+daemon refused this client's certificate, or when the socket's daemon is not run by a
+trusted user (see --daemon-user; trying again would not change either).
 `
 
 // waitRetry is how long wait pauses between two tries.
@@ -57,7 +58,7 @@ func runWait(ctx context.Context, e *env, args []string) int {
 		switch {
 		case errors.As(err, &ue), errors.As(err, &cpe):
 			return fail(e, "wait", o.json, err, nil) // an answer, though not the one wanted
-		case errors.As(err, &de) && de.what == whatRefused:
+		case errors.As(err, &de) && (de.what == whatRefused || de.what == whatUntrusted):
 			return fail(e, "wait", o.json, err, nil)
 		case wctx.Err() == nil || last == nil:
 			last = err

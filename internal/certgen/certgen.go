@@ -43,6 +43,10 @@ type Spec struct {
 	// and until Valid (0: DefaultValid) from now.
 	NotBefore, NotAfter time.Time
 	Valid               time.Duration
+	// ExtraNames are subject attributes, each in its own RDN; a common name among
+	// them replaces CommonName (the tests make certificates with two common names
+	// with it).
+	ExtraNames []pkix.AttributeTypeAndValue
 }
 
 // DefaultValid is how long a certificate is valid when Spec gives no bound.
@@ -75,7 +79,7 @@ func (a *Authority) Issue(s Spec) (*Issued, error) {
 		return nil, err
 	}
 	nb, na := bounds(s.NotBefore, s.NotAfter, s.Valid)
-	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: s.CommonName},
+	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: s.CommonName, ExtraNames: s.ExtraNames},
 		NotBefore: nb, NotAfter: na, KeyUsage: x509.KeyUsageDigitalSignature, BasicConstraintsValid: true}
 	if s.Server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
