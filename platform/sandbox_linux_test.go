@@ -1,0 +1,258 @@
+package platform
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// probeResults starts the test binary with cfg in the probe mode and returns its line
+// for each probe ("ok" or "err ...").
+func probeResults(t *testing.T, cfg Config, probes ...string) (map[string]string, *Tree) {
+	t.Helper()
+	tree := startHelper(t, cfg, "probe", probes...)
+	tree.Stdin().Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(tree.Stdout())
+	for sc.Scan() {
+		k, v, _ := strings.Cut(sc.Text(), " ")
+		out[k] = v
+	}
+	return out, tree
+}
+
+// tcpListener accepts and closes connections until the test ends.
+func tcpListener(t *testing.T) (net.Listener, uint16) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l, uint16(l.Addr().(*net.TCPAddr).Port)
+}
+
+// The kernel refuses what a sandbox does not grant and allows what it grants; the
+// same probes without a sandbox all succeed (the control). Both run in a process
+// group only, so that the host's pid is nameable and the signal probe reaches Landlock's
+// scope rather than a PID namespace's wall.
+func TestSandboxEnforced(t *testing.T) {
+	allowed, outside := t.TempDir(), t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	if err := os.WriteFile(secret, []byte("s"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open, openPort := tcpListener(t)
+	closed, _ := tcpListener(t)
+	sock := filepath.Join(outside, "s.sock")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	go func() {
+		for {
+			c, err := ul.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	sleeper := helperCmd("block")
+	sleeperIn, _ := sleeper.StdinPipe()
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { sleeperIn.Close(); _ = sleeper.Wait() }()
+
+	probes := []struct {
+		probe     string
+		sandboxed string // "ok" or the start of the error
+	}{
+		{"read:" + secret, "err open " + secret + ": permission denied"},
+		{"write:" + outside, "err open " + filepath.Join(outside, "probe") + ": permission denied"},
+		{"write:" + allowed, "ok"},
+		{"read:" + filepath.Join(allowed, "probe"), "ok"},
+		{"tmp:", "ok"},
+		{"connect:" + open.Addr().String(), "ok"},
+		{"connect:" + closed.Addr().String(), "err dial tcp " + closed.Addr().String() + ": connect: permission denied"},
+		{"bind:127.0.0.1:0", "err listen tcp 127.0.0.1:0: bind: permission denied"},
+		{"unix:" + sock, "err dial unix " + sock + ": socket: operation not permitted"},
+		{"exec:/bin/sh", "err fork/exec /bin/sh: permission denied"},
+		{"exec:/bin/true", "ok"},
+		{"kill:" + strconv.Itoa(sleeper.Process.Pid), "err operation not permitted"},
+	}
+	var list []string
+	for _, p := range probes {
+		list = append(list, p.probe)
+	}
+	sb := &Sandbox{Write: []string{allowed}, ConnectPorts: []uint16{openPort}, Exec: []string{"/bin/true"}}
+	got, tree := probeResults(t, Config{Sandbox: sb, Isolation: IsolationProcessGroup}, list...)
+	sup := tree.Supervision()
+	if !sup.Mechanism.Has(MechLandlock|MechSeccomp) || !strings.Contains(sup.Sandbox, "landlock v") ||
+		!strings.Contains(sup.Sandbox, "tcp connect "+strconv.Itoa(int(openPort))) {
+		t.Errorf("supervision %q: want landlock and seccomp, and the port named", sup)
+	}
+	control, _ := probeResults(t, Config{Isolation: IsolationProcessGroup}, list...)
+	for _, p := range probes {
+		if g := got[p.probe]; !strings.HasPrefix(g, p.sandboxed) {
+			t.Errorf("sandboxed %s: got %q, want %q", p.probe, g, p.sandboxed)
+		}
+		if c := control[p.probe]; c != "ok" {
+			t.Errorf("control %s: got %q, want ok", p.probe, c)
+		}
+	}
+}
+
+// seccompThreads counts the host's threads that run under a seccomp filter and those
+// with no_new_privs set.
+func seccompThreads(t *testing.T) (filtered, nnp int) {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+		if err != nil {
+			continue // the thread ended meanwhile
+		}
+		s := string(b)
+		if strings.Contains(s, "\nSeccomp:\t2\n") {
+			filtered++
+		}
+		if strings.Contains(s, "\nNoNewPrivs:\t1\n") {
+			nnp++
+		}
+	}
+	return filtered, nnp
+}
+
+// A sandbox restricts only the thread that forks the adapter: every other thread of
+// the host keeps its permissions while the adapter runs, and the restricted thread ends
+// once the adapter is reaped.
+func TestSandboxHostThreadsUnrestricted(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "outside")
+	if err := os.WriteFile(outside, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tree := startHelper(t, Config{Sandbox: &Sandbox{}}, "block")
+	if f, n := seccompThreads(t); f != 1 || n != 1 {
+		t.Errorf("while the adapter runs: %d threads filtered, %d with no_new_privs; want exactly the forking thread", f, n)
+	}
+	// Many goroutines, each on a thread of its own, do what the sandbox refuses.
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 4 * runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if _, err := os.ReadFile(outside); err != nil {
+				errs <- err
+			}
+			fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			unix.Close(fd)
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a host thread was restricted: %v", err)
+	}
+	shutdown(t, tree)
+	deadline := time.Now().Add(bound)
+	for {
+		f, n := seccompThreads(t)
+		if f == 0 && n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the adapter was reaped: %d threads still filtered, %d with no_new_privs", f, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A restriction the kernel cannot enforce refuses the start, naming what is missing;
+// with BestEffort the adapter starts and the gap is reported.
+func TestSandboxUnenforceable(t *testing.T) {
+	landlockABIHook = func() (int, error) { return 3, nil }
+	defer func() { landlockABIHook = nil }()
+	cfg := Config{Path: mustExecutable(), Args: []string{helperArg, "block"}, Sandbox: &Sandbox{ConnectPorts: []uint16{80}}}
+	_, err := Start(ctxBound(t), cfg)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "TCP connections by port") ||
+		!strings.Contains(err.Error(), "signals") {
+		t.Fatalf("Start: %v; want ErrUnsupported naming the TCP port and signal restrictions", err)
+	}
+	cfg.Sandbox.BestEffort = true
+	tree := startHelper(t, cfg, "block")
+	sup := tree.Supervision()
+	var gaps []string
+	for _, d := range sup.Dropped {
+		if d.Mechanism == MechLandlock {
+			gaps = append(gaps, d.Reason)
+		}
+	}
+	if len(gaps) != 2 || !strings.Contains(sup.Sandbox, "landlock v3: fs;") {
+		t.Errorf("supervision %q: want landlock v3 fs in force and two gaps reported", sup)
+	}
+}
+
+// Interpreters are followed through "#!/usr/bin/env NAME" on the adapter's PATH, and
+// the loader of a dynamically linked program is found.
+func TestSandboxExecChain(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "prefix", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "interp"), []byte("#!/bin/true\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "adapter")
+	if err := os.WriteFile(script, []byte("#!/usr/bin/env interp\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &Config{Path: script, Env: []string{"PATH=" + bin}, Sandbox: &Sandbox{}}
+	execs, reads, err := execChain(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(execs, " ")
+	for _, want := range []string{script, "/usr/bin/env", filepath.Join(bin, "interp"), "/bin/true", "ld-linux"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("exec chain %v lacks %s", execs, want)
+		}
+	}
+	if len(reads) != 1 || reads[0] != filepath.Join(dir, "prefix") {
+		t.Errorf("reads %v; want the interpreter's prefix", reads)
+	}
+	cfg.Env = []string{"PATH=" + dir}
+	if _, _, err := execChain(cfg); err == nil || !strings.Contains(err.Error(), "interp is not on the adapter's PATH") {
+		t.Errorf("missing interpreter: %v", err)
+	}
+}
