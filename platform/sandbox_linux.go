@@ -429,7 +429,7 @@ var sandboxSystemPaths = []string{
 	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
 	"/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
 	"/etc/resolv.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
-	"/etc/ssl/certs", "/etc/ca-certificates", "/etc/pki/tls/certs",
+	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/pki/tls/certs",
 	"/dev/zero", "/dev/urandom", "/dev/random",
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -45,7 +46,7 @@ could not be proven gone; 3 when the daemon could not start (the socket is in us
 a running daemon, cannot be created, or daemons are unsupported on this OS); 5 when
 a DIR cannot be scanned; 2 for usage errors (also a --socket path that exists and is
 not a socket).
-`
+` + sandboxHelp + policyHelp
 
 const daemonClientHelp = `
 SOCKET is the Unix domain socket of a running 'adapterctl serve'. The answer is
@@ -524,6 +525,8 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
 	f.StringVar(&logLevel, "log", "off", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn, error or off")
+	o.sandbox.register(f)
+	policyFile := f.String("policy", "", "`FILE` giving each adapter its own sandbox (see below)")
 	dirs, isDone, status := f.parse(args)
 	if isDone {
 		return status
@@ -532,6 +535,24 @@ func serve(ctx context.Context, e *env, args []string) int {
 	environ, err := o.environ()
 	if err != nil {
 		return fail(e, "serve", false, err, nil)
+	}
+	sandbox, err := o.sandbox.policy()
+	if err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
+	var sandboxes map[string]*platform.Sandbox
+	if *policyFile != "" {
+		pol, err := readPolicy(*policyFile)
+		if err != nil {
+			return fail(e, "serve", false, err, nil)
+		}
+		if pol.hasDef {
+			if sandbox != nil {
+				return fail(e, "serve", false, usagef("--policy %s has an \"adapter *\" section: --sandbox and --allow-* would conflict with it", *policyFile), nil)
+			}
+			sandbox = pol.dflt
+		}
+		sandboxes = pol.byName
 	}
 	remote, err := ro.config(f)
 	switch {
@@ -559,7 +580,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 		return fail(e, "serve", o.json, err, nil)
 	}
 	stderr := &lockedWriter{w: e.stderr}
-	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ,
+	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {
 		cfg.Stderr = stderr
