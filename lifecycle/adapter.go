@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -69,7 +70,7 @@ type Config struct {
 	// restart count after a restart) as fields: a line that is an hclog JSON record
 	// becomes a record at its own level with its own message and fields, any other
 	// line a record at StderrLevel. Stderr still receives the raw bytes. See
-	// [MaxLogLine] for the bounds.
+	// docs/observability.md for the bounds.
 	StderrLogger hclog.Logger
 	// StderrLevel is the level of standard error lines that are not hclog JSON
 	// records; hclog.NoLevel (the zero value) means hclog.Debug.
@@ -88,14 +89,14 @@ type Config struct {
 // ExitEvent tells the host that an adapter ended on its own.
 type ExitEvent struct {
 	Adapter *Adapter
-	// Cause is why the connection ended: a *runtime.ViolationError (ProcessExited with
+	// Cause is why the connection ended: a *wire.ViolationError (ProcessExited with
 	// an *ExitError inside, or a protocol violation).
 	Cause error
 	// Cleanup is nil when the process tree was proven gone, else why not.
 	Cleanup error
 	// Restart is set only on the one further event a [Supervisor] sends when it could
 	// not start the ended adapter again: why (wrapping ErrGaveUp and the *OpenError,
-	// e.g. a *platform.DigestMismatchError for a pinned file that changed). Adapter and
+	// e.g. discovery.ErrDigestMismatch for a pinned file that changed). Adapter and
 	// Cause are then those of the ending already reported, and Cleanup is nil.
 	Restart error
 }
@@ -135,10 +136,6 @@ func (e *OpenError) Unwrap() []error {
 	}
 	return []error{e.Err}
 }
-
-// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON
-// object. It is runtime.ErrInvalidParams, the module's one "not a JSON object" sentinel.
-var ErrInvalidConfiguration = runtime.ErrInvalidParams
 
 // ExitError is the exit status of an adapter process that ended while connected. Exit
 // status carries no meaning in the protocol (A26); it is kept for diagnostics.
@@ -190,8 +187,8 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if ctx == nil {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: runtime.ErrNilContext}
 	}
-	if err := wire.ValidateParams(cfg.Configuration); err != nil {
-		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", ErrInvalidConfiguration, err)}
+	if err := proto.ValidateParams(cfg.Configuration); err != nil {
+		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", runtime.ErrInvalidParams, err)}
 	}
 	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
 	a.name = nameOf(&cfg)
@@ -249,7 +246,7 @@ func (a *Adapter) peerGone() error {
 	defer t.Stop()
 	select {
 	case <-a.tree.Exited():
-		return &runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()}
+		return &wire.ViolationError{Kind: wire.ProcessExited, Err: a.exitError()}
 	case <-t.C:
 		return nil
 	}
@@ -266,7 +263,7 @@ func (a *Adapter) supervise() {
 	case <-a.tree.Exited():
 		// The process may exit while a grandchild holds its stdout: the connection
 		// must not wait for an EOF that never comes.
-		a.conn.Abort(&runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()})
+		a.conn.Abort(&wire.ViolationError{Kind: wire.ProcessExited, Err: a.exitError()})
 	case <-a.conn.Done():
 	case <-a.done:
 		return

@@ -221,3 +221,23 @@ func readPolicy(path string) (*sandboxPolicy, error) {
 	}
 	return pol, nil
 }
+
+// serverPolicy combines serve's sandbox flags with its --policy file (file "": none):
+// the default sandbox and the sandboxes by adapter name.
+func (o *sandboxOpts) serverPolicy(file string) (*platform.Sandbox, map[string]*platform.Sandbox, error) {
+	sandbox, err := o.policy()
+	if err != nil || file == "" {
+		return sandbox, nil, err
+	}
+	pol, err := readPolicy(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pol.hasDef {
+		if sandbox != nil {
+			return nil, nil, usagef("--policy %s has an \"adapter *\" section: --sandbox and --allow-* would conflict with it", file)
+		}
+		sandbox = pol.dflt
+	}
+	return sandbox, pol.byName, nil
+}
