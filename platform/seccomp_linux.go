@@ -33,7 +33,10 @@ import (
 //     does not govern, so executing one would escape the exec rules;
 //   - socket(2) outside the network grant: without Sandbox.Network only AF_UNIX (with
 //     UnixSockets) and, with ConnectPorts, TCP stream sockets of AF_INET and AF_INET6
-//     (protocol 0 or IPPROTO_TCP) may be created; socketpair(2) is not filtered.
+//     (protocol 0 or IPPROTO_TCP) may be created; socketpair(2) is not filtered. The
+//     protocol check matters: Landlock's TCP rules do not govern MPTCP sockets
+//     (IPPROTO_MPTCP), which Go's net.Listen even tries first; with that protocol
+//     refused, the program falls back to TCP and Landlock decides.
 //
 // System calls of another architecture's ABI (x32 on amd64) are refused with ENOSYS;
 // a process of another audit architecture is killed.
