@@ -27,7 +27,7 @@ import (
 // a seccomp filter for socket families and the refused system calls; both applied, with
 // no_new_privs, to one locked OS thread of the host that then forks the adapter, so the
 // adapter inherits them and no other thread of the host is restricted. When a requested
-// restriction cannot be enforced, Start fails with an error wrapping [ErrUnsupported]
+// restriction cannot be enforced, Start fails with an error wrapping [errors.ErrUnsupported]
 // that names what is missing, unless BestEffort is set: the adapter then starts without
 // it and [Tree.Supervision] lists the gap in Dropped. Windows and macOS enforce nothing
 // yet (the error says so).

@@ -79,7 +79,7 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 		missing = append(missing, scErr.Error())
 	}
 	if len(missing) > 0 && !s.BestEffort {
-		return nil, fmt.Errorf("%w: the sandbox cannot be enforced: %s (Sandbox.BestEffort starts the adapter without it)", ErrUnsupported, strings.Join(missing, "; "))
+		return nil, fmt.Errorf("%w: the sandbox cannot be enforced: %s (Sandbox.BestEffort starts the adapter without it)", errors.ErrUnsupported, strings.Join(missing, "; "))
 	}
 	execs, reads, err := execChain(cfg)
 	if err != nil {

@@ -204,9 +204,9 @@ func TestSandboxUnenforceable(t *testing.T) {
 	defer func() { landlockABIHook = nil }()
 	cfg := Config{Path: mustExecutable(), Args: []string{helperArg, "block"}, Sandbox: &Sandbox{ConnectPorts: []uint16{80}}}
 	_, err := Start(ctxBound(t), cfg)
-	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "TCP connections by port") ||
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "TCP connections by port") ||
 		!strings.Contains(err.Error(), "signals") {
-		t.Fatalf("Start: %v; want ErrUnsupported naming the TCP port and signal restrictions", err)
+		t.Fatalf("Start: %v; want errors.ErrUnsupported naming the TCP port and signal restrictions", err)
 	}
 	cfg.Sandbox.BestEffort = true
 	tree := startHelper(t, cfg, "block")

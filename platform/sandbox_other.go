@@ -3,6 +3,7 @@
 package platform
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 )
@@ -30,5 +31,5 @@ func sandboxPreflight(cfg *Config) (*Dropped, error) {
 // sandboxUnsupported is the error (or, with BestEffort, the gap) of a platform that
 // enforces no sandbox.
 func sandboxUnsupported(goos, needs string) error {
-	return fmt.Errorf("%w: adapter sandboxing is not implemented on %s (it would need %s)", ErrUnsupported, goos, needs)
+	return fmt.Errorf("%w: adapter sandboxing is not implemented on %s (it would need %s)", errors.ErrUnsupported, goos, needs)
 }

@@ -243,7 +243,7 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Files: []*os.File{files.child[0], files.child[1], files.child[2]},
 		Sys:   sys,
 	}
-	exe := execPath(cfg, attr) // issue 11: a pinned start executes its hashed descriptor (pin_linux.go)
+	exe := execPath(cfg, attr) // a pinned start executes its hashed descriptor (pin_linux.go)
 	if plan != nil {
 		// The restricted thread may not open /proc to write the id mappings (see
 		// sandbox_linux.go), and must not touch the host's v1 cgroups.

@@ -19,7 +19,7 @@ func TestSandboxPerAdapter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := registry.Bind[*echoClient](echo)
+	e, err := newEchoClient(echo)
 	if err != nil {
 		t.Fatal(err)
 	}
