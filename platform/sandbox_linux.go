@@ -277,6 +277,10 @@ func interpretersOf(path, envPath string) ([]string, error) {
 		}
 		for _, prog := range ef.Progs {
 			if prog.Type == elf.PT_INTERP {
+				if prog.Filesz == 0 || prog.Filesz > unix.PathMax {
+					// The kernel refuses such a file too; never allocate what a header claims.
+					return nil, fmt.Errorf("%s: PT_INTERP of %d bytes", path, prog.Filesz)
+				}
 				b := make([]byte, prog.Filesz)
 				if _, err := prog.ReadAt(b, 0); err != nil {
 					return nil, fmt.Errorf("%s: PT_INTERP: %w", path, err)

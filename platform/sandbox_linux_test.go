@@ -2,6 +2,9 @@ package platform
 
 import (
 	"bufio"
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"net"
 	"os"
@@ -254,5 +257,61 @@ func TestSandboxExecChain(t *testing.T) {
 	cfg.Env = []string{"PATH=" + dir}
 	if _, _, err := execChain(cfg); err == nil || !strings.Contains(err.Error(), "interp is not on the adapter's PATH") {
 		t.Errorf("missing interpreter: %v", err)
+	}
+}
+
+// FuzzInterpretersOf: whatever an executable's first bytes are, reading its "#!" line or
+// ELF header returns absolute interpreters or an error; it never panics.
+func FuzzInterpretersOf(f *testing.F) {
+	f.Add([]byte("#!/usr/bin/env python3\n"))
+	f.Add([]byte("#!/bin/sh -e\n"))
+	f.Add([]byte("#!/usr/bin/env -S node --x\n"))
+	f.Add([]byte("\x7fELF\x02\x01\x01"))
+	if b, err := os.ReadFile("/bin/true"); err == nil {
+		f.Add(b[:min(len(b), 4096)])
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "x")
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := interpretersOf(p, "/usr/bin:/bin")
+		if err != nil {
+			return
+		}
+		for _, n := range next {
+			if len(b) >= 2 && b[0] == '#' && b[1] == '!' && n == "" {
+				t.Fatalf("empty interpreter from %q", b)
+			}
+		}
+	})
+}
+
+// An executable whose PT_INTERP header claims a huge size is refused at once: the size
+// is never allocated (the fuzz target found the host stalling on such a file).
+func TestSandboxHugeInterpHeader(t *testing.T) {
+	b, err := os.ReadFile("/bin/true")
+	if err != nil {
+		t.Skip(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil || ef.Class != elf.ELFCLASS64 {
+		t.Skip("/bin/true is not a 64-bit ELF file")
+	}
+	phoff := binary.LittleEndian.Uint64(b[0x20:])
+	phentsize := uint64(binary.LittleEndian.Uint16(b[0x36:]))
+	for i, p := range ef.Progs {
+		if p.Type == elf.PT_INTERP {
+			// p_filesz is at offset 32 of an Elf64_Phdr.
+			binary.LittleEndian.PutUint64(b[phoff+uint64(i)*phentsize+32:], 1<<40)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "huge")
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := interpretersOf(path, "/usr/bin"); err == nil || !strings.Contains(err.Error(), "PT_INTERP of 1099511627776 bytes") {
+		t.Fatalf("interpretersOf: %v", err)
 	}
 }

@@ -87,3 +87,39 @@ unsandboxed
 		}
 	}
 }
+
+// FuzzParsePolicy: any file either parses into sandboxes whose paths are absolute and
+// ports non-zero, or is refused with an error naming its line.
+func FuzzParsePolicy(f *testing.F) {
+	f.Add("adapter *\nallow-read /srv\nadapter w\nallow-net 80,443\nallow-unix\nbest-effort\nadapter l\nunsandboxed\n")
+	f.Add("adapter a\nallow-net all\nallow-exec /bin/true\n# c\n\nallow-write /tmp/x\n")
+	f.Add("allow-read /x")
+	f.Fuzz(func(t *testing.T, text string) {
+		pol, err := parsePolicy(strings.NewReader(text))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "line ") && !strings.Contains(err.Error(), "token too long") {
+				t.Fatalf("error without a line: %v", err)
+			}
+			return
+		}
+		all := []*platform.Sandbox{pol.dflt}
+		for _, sb := range pol.byName {
+			all = append(all, sb)
+		}
+		for _, sb := range all {
+			if sb == nil {
+				continue
+			}
+			for _, p := range append(append(append([]string(nil), sb.Read...), sb.Write...), sb.Exec...) {
+				if !strings.HasPrefix(p, "/") {
+					t.Fatalf("relative path %q accepted", p)
+				}
+			}
+			for _, port := range sb.ConnectPorts {
+				if port == 0 {
+					t.Fatal("port 0 accepted")
+				}
+			}
+		}
+	})
+}
