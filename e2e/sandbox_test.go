@@ -211,6 +211,16 @@ func TestSandboxHostileAdapter(t *testing.T) {
 	checkOutcomes(t, "adapterctl call --sandbox", out, local, true)
 	out = run("call", "--socket", w.daemonSock, "hostile", "test.hostile.try", params)
 	checkOutcomes(t, "adapterctl serve --policy", out, local, true)
+	var st struct {
+		Adapters []struct {
+			Name, Mechanism, Sandbox string
+		} `json:"adapters"`
+	}
+	if err := json.Unmarshal(run("status", "--socket", w.daemonSock, "--json"), &st); err != nil ||
+		len(st.Adapters) != 1 || !strings.Contains(st.Adapters[0].Mechanism, "landlock|seccomp") ||
+		!strings.Contains(st.Adapters[0].Sandbox, "net tcp connect "+strconv.Itoa(int(w.okPort))) {
+		t.Errorf("daemon status: %+v %v", st, err)
+	}
 	out = run("call", w.hostile, "test.hostile.try", params)
 	checkOutcomes(t, "adapterctl call", out, local, false)
 
