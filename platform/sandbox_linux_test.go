@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/digest"
 )
 
 // probeResults starts the test binary with cfg in the probe mode and returns its line
@@ -313,5 +315,18 @@ func TestSandboxHugeInterpHeader(t *testing.T) {
 	}
 	if _, err := interpretersOf(path, "/usr/bin"); err == nil || !strings.Contains(err.Error(), "PT_INTERP of 1099511627776 bytes") {
 		t.Fatalf("interpretersOf: %v", err)
+	}
+}
+
+// A pinned start executes its hashed descriptor through /proc/self/fd: the sandbox lets
+// that through (the file is the adapter, which it may execute) and still restricts it.
+func TestSandboxPinned(t *testing.T) {
+	sum, err := digest.FileAt(mustExecutable())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, tree := probeResults(t, Config{Digest: sum, Sandbox: &Sandbox{}}, "read:/etc/shadow", "tmp:")
+	if !tree.Supervision().Mechanism.Has(MechLandlock) || !strings.HasPrefix(got["read:/etc/shadow"], "err") || got["tmp:"] != "ok" {
+		t.Errorf("pinned and sandboxed: %v, %s", got, tree.Supervision())
 	}
 }
