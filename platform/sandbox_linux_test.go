@@ -330,3 +330,18 @@ func TestSandboxPinned(t *testing.T) {
 		t.Errorf("pinned and sandboxed: %v, %s", got, tree.Supervision())
 	}
 }
+
+// A sandboxed start does not use the cgroup v1 fallback for Resources (it moves the
+// forking thread between the host's cgroups); where that fallback was the way, LimitErr
+// names the limit and says why.
+func TestSandboxResourcesWithoutV1(t *testing.T) {
+	tree := startHelper(t, Config{Sandbox: &Sandbox{}, Resources: Resources{MaxProcesses: 64}}, "block")
+	err := tree.LimitErr()
+	if err == nil {
+		t.Log("a cgroup v2 with the pids controller applied the limit")
+		return
+	}
+	if !errors.Is(err, ErrLimitUnsupported) || !strings.Contains(err.Error(), "not used for a sandboxed adapter") {
+		t.Errorf("LimitErr: %v", err)
+	}
+}
