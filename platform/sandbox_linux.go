@@ -58,7 +58,7 @@ type unixSockFilter = unix.SockFilter
 func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	s := cfg.Sandbox
 	p := &sandboxPlan{reaped: make(chan struct{})}
-	var missing []string
+	var missing, llGaps []string // everything not enforceable; the Landlock features among it
 	abi, llErr := landlockABI()
 	tcp := !s.Network && abi >= 4
 	scope := abi >= 6
@@ -66,11 +66,12 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	case llErr != nil:
 		missing = append(missing, llErr.Error())
 	case !s.Network && len(s.ConnectPorts) > 0 && abi < 4:
-		missing = append(missing, fmt.Sprintf("Landlock ABI %d cannot limit TCP connections by port (ABI 4, Linux 6.7)", abi))
+		llGaps = append(llGaps, fmt.Sprintf("Landlock ABI %d cannot limit TCP connections by port (ABI 4, Linux 6.7)", abi))
 	}
 	if llErr == nil && !scope {
-		missing = append(missing, fmt.Sprintf("Landlock ABI %d cannot keep signals and abstract Unix sockets inside the sandbox (ABI 6, Linux 6.12)", abi))
+		llGaps = append(llGaps, fmt.Sprintf("Landlock ABI %d cannot keep signals and abstract Unix sockets inside the sandbox (ABI 6, Linux 6.12)", abi))
 	}
+	missing = append(missing, llGaps...)
 	filter, ndenied, scErr := seccompFilter(s)
 	if scErr == nil {
 		scErr = seccompAvailable()
@@ -116,10 +117,8 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	} else {
 		p.dropped = append(p.dropped, Dropped{Mechanism: MechSeccomp, Reason: scErr.Error() + ": socket families and the refused system calls are not filtered"})
 	}
-	if llErr == nil {
-		for _, m := range missing {
-			p.dropped = append(p.dropped, Dropped{Mechanism: MechLandlock, Reason: m})
-		}
+	for _, m := range llGaps {
+		p.dropped = append(p.dropped, Dropped{Mechanism: MechLandlock, Reason: m})
 	}
 	parts = append(parts, "net "+s.netString())
 	p.desc = strings.Join(parts, "; ")

@@ -345,3 +345,27 @@ func TestSandboxResourcesWithoutV1(t *testing.T) {
 		t.Errorf("LimitErr: %v", err)
 	}
 }
+
+// Without seccomp filters the start is refused, naming them; with BestEffort the
+// adapter runs under Landlock alone and the one gap is reported under seccomp.
+func TestSandboxNoSeccomp(t *testing.T) {
+	seccompHook = func() error { return errors.New("seccomp filters are not available: invalid argument") }
+	defer func() { seccompHook = nil }()
+	cfg := Config{Path: mustExecutable(), Args: []string{helperArg, "block"}, Sandbox: &Sandbox{}}
+	if _, err := Start(ctxBound(t), cfg); !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "seccomp filters are not available") {
+		t.Fatalf("Start: %v", err)
+	}
+	cfg.Sandbox.BestEffort = true
+	tree := startHelper(t, cfg, "block")
+	sup := tree.Supervision()
+	var gaps []Dropped
+	for _, d := range sup.Dropped {
+		if d.Mechanism&(MechLandlock|MechSeccomp) != 0 {
+			gaps = append(gaps, d)
+		}
+	}
+	if len(gaps) != 1 || gaps[0].Mechanism != MechSeccomp || !sup.Mechanism.Has(MechLandlock) || sup.Mechanism.Has(MechSeccomp) ||
+		strings.Contains(sup.Sandbox, "seccomp") {
+		t.Errorf("supervision %s, gaps %+v", sup, gaps)
+	}
+}
