@@ -70,6 +70,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 	}
 	s.reg = registry.New(&registry.Config{
 		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
+		Sandbox: cfg.Sandbox, Sandboxes: cfg.Sandboxes,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
@@ -290,6 +291,7 @@ func (s *adapterSet) status(st *StatusResult) {
 		if hs := sl.h.Status(); hs.Running {
 			as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight
 			as.Dropped = droppedStatus(hs.Supervision)
+			as.Sandbox = hs.Supervision.Sandbox
 		}
 		st.Adapters = append(st.Adapters, as)
 	}

@@ -43,6 +43,11 @@ type ServerConfig struct {
 	// Restart is the adapters' restart policy; nil means up to 10 restarts with the
 	// lifecycle package's backoff.
 	Restart *lifecycle.RestartPolicy
+	// Sandbox and Sandboxes restrict what the adapters may read, write, execute and
+	// connect to: Sandboxes by adapter name, else Sandbox (registry.Config); nil runs
+	// them with the daemon's user's permissions.
+	Sandbox   *platform.Sandbox
+	Sandboxes map[string]*platform.Sandbox
 	// Logger receives the daemon's logs; nil is silent.
 	Logger hclog.Logger
 	// MaxClients caps the clients connected at once, on the socket and on TCP

@@ -192,8 +192,11 @@ type AdapterStatus struct {
 	// InFlight is the number of requests in flight on its connection.
 	InFlight int `json:"in_flight"`
 	// Dropped lists the stronger mechanisms not in effect for it, each with why
-	// (platform.Supervision).
+	// (platform.Supervision), the unenforced parts of a best-effort sandbox included.
 	Dropped []DroppedMechanism `json:"dropped,omitempty"`
+	// Sandbox describes the sandbox in force (platform.Supervision.Sandbox); absent when
+	// the adapter runs without one.
+	Sandbox string `json:"sandbox,omitempty"`
 	AdapterFigures
 }
 

@@ -47,6 +47,9 @@ type Config struct {
 	// Isolation chooses how the tree is contained (default: the strongest available;
 	// see platform.Isolation).
 	Isolation platform.Isolation
+	// Sandbox, when set, restricts the files, network and programs the adapter may
+	// use, at every start (see platform.Sandbox); nil leaves it its user's permissions.
+	Sandbox *platform.Sandbox
 	// Limits lowers the protocol's bounds (nil: the protocol's values).
 	Limits *limits.Limits
 	// Logger receives the adapter's lifecycle events; nil is silent.
@@ -219,6 +222,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	tree, err := platform.Start(ctx, platform.Config{
 		Path: cfg.Path, Args: cfg.Args, Env: cfg.Env, Dir: cfg.Dir, Digest: cfg.Digest,
 		Stderr: stderr, Resources: cfg.Resources, Isolation: cfg.Isolation, Logger: a.log,
+		Sandbox: cfg.Sandbox,
 	})
 	if err != nil {
 		a.startedStderr(0)

@@ -55,6 +55,11 @@ func newChoice(cfg *Config) *choice {
 		c.ns = []nsChoice{{}}
 		if cfg.Isolation != IsolationNoUserNamespace {
 			c.ns = append(c.ns, nsChoice{userns: true})
+			if cfg.Sandbox != nil {
+				// A sandboxed adapter of a root host is not root over the host's
+				// resources: in its own user namespace its capabilities stop there.
+				c.ns[0], c.ns[1] = c.ns[1], c.ns[0]
+			}
 		}
 	case cfg.Isolation == IsolationNoUserNamespace:
 		c.nsWhy = "the host lacks CAP_SYS_ADMIN and Config.Isolation (IsolationNoUserNamespace) turned off the user namespace that would give one without it"

@@ -54,6 +54,10 @@ type Config struct {
 	// delete sharing from the hash until the process exists; macOS hashes the opened
 	// file but executes the path, so a file renamed over it in between would run.
 	Digest string
+	// Sandbox, when set, restricts what the adapter may read, write, execute and
+	// connect to; nil (the default) leaves it all of its user's permissions. See
+	// [Sandbox].
+	Sandbox *Sandbox
 
 	pin *pinned // the opened, hashed executable of a pinned start
 }
@@ -157,6 +161,11 @@ func (c *Config) validate() (dir string, err error) {
 	}
 	if c.Resources.MemoryBytes < 0 || c.Resources.MaxProcesses < 0 {
 		return fail(errors.Join(ErrInvalidConfig, errors.New("negative resource limit")))
+	}
+	if c.Sandbox != nil {
+		if err := c.Sandbox.validate(); err != nil {
+			return fail(errors.Join(ErrInvalidConfig, err))
+		}
 	}
 	return dir, nil
 }

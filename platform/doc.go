@@ -36,6 +36,10 @@
 // close-on-exec, which Start otherwise marks close-on-exec and reports with
 // [MarkedCloseOnExec]).
 //
+// [Config.Sandbox] opts one adapter into least privilege (Linux: Landlock and a seccomp
+// filter, applied to a thread that forks only that adapter, so the host stays
+// unrestricted); SECURITY.md in the repository says what it grants and what it cannot.
+//
 // The spawner goroutine ends when no adapter is left; tests using goleak that end with
 // adapters still running should ignore "platform.spawnLoop".
 //

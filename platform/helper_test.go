@@ -93,6 +93,8 @@ func readPidFile(pidfile string) (map[string]int, error) {
 
 func runHelper(mode string, args []string) int {
 	switch mode {
+	case "probe": // try each operation named in args, report what the kernel allowed
+		return sandboxProbe(args)
 	case "echo": // copy stdin to stdout until EOF
 		_, _ = io.Copy(os.Stdout, os.Stdin)
 	case "block": // wait for stdin EOF

@@ -31,6 +31,12 @@ const (
 	// group and lose their parent are re-parented to the host, where they stay visible
 	// and killable. It gives no proof.
 	MechSubreaper
+	// MechLandlock: Linux Landlock restricts the adapter's files, TCP ports, abstract
+	// Unix sockets and signals ([Config].Sandbox).
+	MechLandlock
+	// MechSeccomp: a Linux seccomp filter refuses the adapter socket families and
+	// system calls outside its sandbox ([Config].Sandbox).
+	MechSeccomp
 )
 
 var mechNames = []struct {
@@ -44,6 +50,8 @@ var mechNames = []struct {
 	{MechJobObject, "job"},
 	{MechParentDeathSignal, "pdeathsig"},
 	{MechSubreaper, "subreaper"},
+	{MechLandlock, "landlock"},
+	{MechSeccomp, "seccomp"},
 }
 
 // Has reports whether all of o are in m.
@@ -77,8 +85,13 @@ type Supervision struct {
 	Mechanism Mechanism
 	// Dropped lists the mechanisms that were wanted but are not in effect, strongest
 	// first, each with the reason; a mechanism the host turned off (Config.Isolation)
-	// is listed with that reason too. Empty when nothing was dropped.
+	// is listed with that reason too; so is any part of a best-effort sandbox that could
+	// not be enforced. Empty when nothing was dropped.
 	Dropped []Dropped
+	// Sandbox describes the sandbox in force, e.g. "landlock v7: fs, tcp, scope;
+	// seccomp: 56 syscalls denied, sockets none; net none"; "" when the adapter was
+	// started without one ([Config].Sandbox nil).
+	Sandbox string
 }
 
 // Dropped is one mechanism not in effect for a tree, and why.
@@ -95,6 +108,9 @@ type Dropped struct {
 func (s Supervision) String() string {
 	var b strings.Builder
 	b.WriteString(s.Mechanism.String())
+	if s.Sandbox != "" {
+		b.WriteString(" [sandbox " + s.Sandbox + "]")
+	}
 	for i, d := range s.Dropped {
 		if i == 0 {
 			b.WriteString(" (")

@@ -26,6 +26,10 @@ type osTree struct {
 	v1    *v1Limits // nil when no cgroup v1 holds limits
 	pidns bool
 	pgid  int
+	// sandbox is the sandbox of the tree (nil: none); v1Why says why the cgroup v1
+	// fallback was not tried.
+	sandbox *sandboxPlan
+	v1Why   string
 
 	mu       sync.Mutex
 	known    map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
@@ -53,7 +57,22 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 			s.cg = cg
 		}
 	}
-	if want := v2Missing(s.cg, cfg.Resources); len(want) > 0 && cfg.Isolation != IsolationProcessGroup {
+	var plan *sandboxPlan
+	if cfg.Sandbox != nil {
+		var err error
+		if plan, err = planSandbox(cfg); err != nil {
+			if s.cg != nil {
+				_ = s.cg.remove()
+			}
+			return err
+		}
+		defer plan.closeRules()
+	}
+	if want := v2Missing(s.cg, cfg.Resources); len(want) > 0 && plan != nil {
+		// The v1 fallback enters and leaves the host's v1 cgroups from the forking
+		// thread, which a sandboxed start has restricted.
+		s.v1Why = "the cgroup v1 fallback is not used for a sandboxed adapter"
+	} else if len(want) > 0 && cfg.Isolation != IsolationProcessGroup {
 		name := ""
 		if s.cg != nil {
 			name = filepath.Base(s.cg.path)
@@ -70,7 +89,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	var used attempt
 	var err error
 	for _, a := range attempts {
-		proc, err = startAttempt(ctx, cfg, dir, argv, files, s.cg, s.v1, a)
+		proc, err = startAttempt(ctx, cfg, dir, argv, files, s.cg, s.v1, plan, a)
 		if err == nil {
 			used = a
 			break
@@ -97,12 +116,21 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 		s.v1 = nil
 	}
 	if err != nil {
+		if plan != nil {
+			plan.release()
+		}
 		return err
 	}
 	t.proc, t.pid, t.sys = proc, proc.Pid, s
+	s.sandbox = plan
 	s.pidns, s.pgid = used.pidns, proc.Pid
 	t.beforeReap = func() { s.beforeReap(t) }
 	t.sup = c.supervision(usedMechanism(used), used, attempts)
+	if plan != nil {
+		t.sup.Mechanism |= plan.mech
+		t.sup.Sandbox = plan.desc
+		t.sup.Dropped = append(t.sup.Dropped, plan.dropped...)
+	}
 	t.mech = t.sup.Mechanism
 	if s.v1 != nil {
 		log.Debug("resource limits applied through cgroup v1", "limits", s.v1.applied())
@@ -171,6 +199,9 @@ func (s *osTree) limitError(res Resources, v2used bool) error {
 	} else if len(v2missing) > 0 {
 		reasons = append(reasons, "no cgroup v2 is used for this adapter")
 	}
+	if s.v1Why != "" {
+		reasons = append(reasons, s.v1Why)
+	}
 	var byV1 []string
 	if s.v1 != nil {
 		byV1 = s.v1.applied()
@@ -187,7 +218,7 @@ func (s *osTree) limitError(res Resources, v2used bool) error {
 	return &LimitError{Limits: missing, Reason: strings.Join(reasons, "; ")}
 }
 
-func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, files *stdio, cg *cgroup, v1 *v1Limits, a attempt) (*os.Process, error) {
+func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, files *stdio, cg *cgroup, v1 *v1Limits, plan *sandboxPlan, a attempt) (*os.Process, error) {
 	sys := &syscall.SysProcAttr{
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
@@ -213,13 +244,27 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Sys:   sys,
 	}
 	exe := execPath(cfg, attr) // a pinned start executes its hashed descriptor (pin_linux.go)
+	if plan != nil {
+		// The restricted thread may not open /proc to write the id mappings (see
+		// sandbox_linux.go), and must not touch the host's v1 cgroups.
+		sys.UidMappings, sys.GidMappings = nil, nil
+		attr.Env = plan.env
+		protectInheritedFds(cfg)
+		return spawnSandboxed(ctx, plan, func() (*os.Process, error) { return os.StartProcess(exe, argv, attr) })
+	}
 	return spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
 		return v1.fork(func() (*os.Process, error) { return os.StartProcess(exe, argv, attr) })
 	})
 }
 
-func osReaped(*Tree) { spawnReaped() }
+func osReaped(t *Tree) {
+	if t.sys != nil && t.sys.sandbox != nil {
+		t.sys.sandbox.release()
+		return
+	}
+	spawnReaped()
+}
 
 func (s *osTree) kill(_ context.Context, t *Tree) error {
 	var errs []error

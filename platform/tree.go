@@ -59,6 +59,10 @@ func Start(ctx context.Context, cfg Config) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
+	gap, err := sandboxPreflight(&cfg)
+	if err != nil {
+		return nil, &LaunchError{Path: cfg.Path, Err: err}
+	}
 	if cfg.Digest != "" {
 		if cfg.pin, err = openPinned(ctx, &cfg); err != nil {
 			return nil, &LaunchError{Path: cfg.Path, Err: err}
@@ -79,6 +83,9 @@ func Start(ctx context.Context, cfg Config) (*Tree, error) {
 		return nil, &LaunchError{Path: cfg.Path, Err: errors.Join(ErrStart, err)}
 	}
 	files.closeChildEnds()
+	if gap != nil {
+		t.sup.Dropped = append(t.sup.Dropped, *gap)
+	}
 	t.stdin, t.stdout, t.stderrR = files.stdinW, files.stdoutR, files.stderrRead
 	if t.stderrR != nil {
 		t.stderrDone = make(chan struct{})

@@ -52,6 +52,13 @@ type Config struct {
 	Observer *lifecycle.Observer
 	// Resources limits each adapter's process tree where the platform supports it.
 	Resources platform.Resources
+	// Sandbox, when set, restricts what every adapter may read, write, execute and
+	// connect to (see platform.Sandbox); nil leaves them their user's permissions.
+	Sandbox *platform.Sandbox
+	// Sandboxes maps an adapter's name (as discovery parses it from the file name) to
+	// its own sandbox, which replaces Sandbox for that adapter; a nil value runs that
+	// adapter without one.
+	Sandboxes map[string]*platform.Sandbox
 	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
 	// must have; a pinned adapter whose file differs is not started. The pin is checked
 	// at every start, restarts included, on the bytes that are executed (see
@@ -102,6 +109,7 @@ func New(cfg *Config) *Registry {
 		r.cfg.Dirs = slices.Clone(cfg.Dirs)
 		r.cfg.Env = slices.Clone(cfg.Env)
 		r.cfg.Pins = maps.Clone(cfg.Pins)
+		r.cfg.Sandboxes = maps.Clone(cfg.Sandboxes)
 	}
 	r.log = r.cfg.Logger
 	if r.log == nil {
@@ -309,7 +317,7 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	lcfg := lifecycle.Config{
 		Path: path, Digest: r.cfg.Pins[path], Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
 		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
-		Reservations: r.res, OnExit: r.cfg.OnExit,
+		Reservations: r.res, OnExit: r.cfg.OnExit, Sandbox: r.sandboxOf(name),
 	}
 	r.observe(&lcfg)
 	sup, err := lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)
@@ -480,3 +488,12 @@ func (e *encodeError) Error() string { return ErrEncode.Error() + ": " + e.Err.E
 
 // Unwrap returns ErrEncode and the cause.
 func (e *encodeError) Unwrap() []error { return []error{ErrEncode, e.Err} }
+
+// sandboxOf is the sandbox of the adapter named name: its own entry in Sandboxes, else
+// Sandbox.
+func (r *Registry) sandboxOf(name string) *platform.Sandbox {
+	if sb, ok := r.cfg.Sandboxes[name]; ok {
+		return sb
+	}
+	return r.cfg.Sandbox
+}

@@ -135,7 +135,7 @@ func runCheck(ctx context.Context, e *env, args []string) int {
 		return fail(e, "check", o.json, err, nil)
 	}
 	c := &checker{
-		proc:       platform.Config{Path: lcfg.Path, Env: lcfg.Env, Stderr: o.checkStderr(lcfg)},
+		proc:       platform.Config{Path: lcfg.Path, Env: lcfg.Env, Stderr: o.checkStderr(lcfg), Sandbox: lcfg.Sandbox},
 		config:     lcfg.Configuration,
 		timeout:    *timeout,
 		slow:       slowMethod,

@@ -18,8 +18,10 @@ may exit on its own, and its whole process tree is killed and verified gone.
 
 ` + adapterHelp + `
 --json prints {"name","path","pid","supervision","dropped":[{"mechanism","reason"}],
-"protocol","services":[{"id","version","methods"}],"cleanup_verified"}; "dropped"
-lists the stronger supervision mechanisms not in effect and why (absent when none);
+"sandbox","protocol","services":[{"id","version","methods"}],"cleanup_verified"};
+"dropped" lists the stronger supervision mechanisms not in effect and why, the
+unenforced parts of a --sandbox-best-effort sandbox included (absent when none);
+"sandbox" says what sandbox is in force and by which mechanisms (absent without one);
 cleanup_verified false comes with exit status 4.
 `
 
@@ -36,6 +38,7 @@ type inspectOutput struct {
 	Pid             int            `json:"pid"`
 	Supervision     string         `json:"supervision"`
 	Dropped         []dropped      `json:"dropped,omitempty"`
+	Sandbox         string         `json:"sandbox,omitempty"`
 	Protocol        int            `json:"protocol"`
 	Services        []wire.Service `json:"services"`
 	CleanupVerified bool           `json:"cleanup_verified"`
@@ -68,6 +71,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 	if out.Services == nil {
 		out.Services = []wire.Service{}
 	}
+	out.Sandbox = a.Supervision().Sandbox
 	for _, d := range a.Supervision().Dropped {
 		out.Dropped = append(out.Dropped, dropped{Mechanism: d.Mechanism.String(), Reason: d.Reason})
 	}
@@ -96,6 +100,9 @@ func printInspect(e *env, out inspectOutput) {
 	fmt.Fprintf(w, "supervision  %s\n", out.Supervision)
 	for _, d := range out.Dropped {
 		fmt.Fprintf(w, "  %s dropped: %s\n", d.Mechanism, d.Reason)
+	}
+	if out.Sandbox != "" {
+		fmt.Fprintf(w, "sandbox      %s\n", out.Sandbox)
 	}
 	fmt.Fprintf(w, "protocol     %d\n", out.Protocol)
 	fmt.Fprintf(w, "services     %d\n", len(out.Services))

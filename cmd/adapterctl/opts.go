@@ -40,6 +40,7 @@ type adapterOpts struct {
 	envFiles      stringList
 	inheritEnv    bool
 	adapterStderr bool
+	sandbox       sandboxOpts
 	logOpts
 }
 
@@ -52,6 +53,7 @@ func (o *adapterOpts) register(f *flags) {
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapter")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapter's stderr to adapterctl's stderr (default: discarded)")
 	o.registerLogs(f)
+	o.sandbox.register(f)
 }
 
 // readEnvFile reads the KEY=VALUE lines of an --env-file: blank lines and lines
@@ -210,7 +212,11 @@ func (o *adapterOpts) lifecycleConfig(e *env, t target) (lifecycle.Config, error
 	if o.adapterStderr {
 		stderr = e.stderr
 	}
-	cfg := lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name}
+	sb, err := o.sandbox.policy()
+	if err != nil {
+		return lifecycle.Config{}, err
+	}
+	cfg := lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name, Sandbox: sb}
 	return cfg, o.applyLogs(e.stderr, t.Name, &cfg)
 }
 
@@ -224,6 +230,9 @@ func (o *adapterOpts) prepare(ctx context.Context, e *env, ref string) (target, 
 		return target{}, lifecycle.Config{}, err
 	}
 	if _, err := o.level(); err != nil {
+		return target{}, lifecycle.Config{}, err
+	}
+	if _, err := o.sandbox.policy(); err != nil {
 		return target{}, lifecycle.Config{}, err
 	}
 	t, notes, err := o.resolve(ctx, ref)

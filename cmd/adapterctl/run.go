@@ -47,7 +47,7 @@ const adapterHelp = `ADAPTER is the path of an executable, or NAME[@CONSTRAINT] 
 path-list separator). The newest matching NAME_vVERSION file is taken. Relative paths
 are taken from the working directory; the absolute path used is shown on stderr.
 The adapter gets an empty environment unless --inherit-env or --env is given.
-`
+` + sandboxHelp
 
 // command is one subcommand.
 type command struct {

@@ -41,7 +41,7 @@ could not be proven gone; 3 when the daemon could not start (the socket is in us
 a running daemon, cannot be created, or daemons are unsupported on this OS); 5 when
 a DIR cannot be scanned; 2 for usage errors (also a --socket path that exists and is
 not a socket).
-`
+` + sandboxHelp + policyHelp
 
 // serveEvent is the JSON shape of the lines serve prints with --json.
 type serveEvent struct {
@@ -87,12 +87,18 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
 	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
+	o.sandbox.register(f)
+	policyFile := f.String("policy", "", "`FILE` giving each adapter its own sandbox (see below)")
 	dirs, isDone, status := f.parse(args)
 	if isDone {
 		return status
 	}
 	level := hclog.LevelFromString(logLevel)
 	environ, err := o.environ()
+	if err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
+	sandbox, sandboxes, err := o.sandbox.serverPolicy(*policyFile)
 	if err != nil {
 		return fail(e, "serve", false, err, nil)
 	}
@@ -126,7 +132,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 		return fail(e, "serve", o.json, err, nil)
 	}
 	stderr := &lockedWriter{w: e.stderr}
-	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ,
+	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {
 		cfg.Stderr = stderr

@@ -58,7 +58,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	reps := fs.Int("reps", 5, "repetitions of every (system, workload)")
 	wlFlag := fs.String("workloads", strings.Join(workloadNames(), ","), "workloads to run, comma-separated")
-	sysFlag := fs.String("systems", strings.Join(allSystems, ","), "systems to compare, comma-separated")
+	sysFlag := fs.String("systems", strings.Join(allSystems, ","), "systems to compare, comma-separated (also: "+sysSandbox+", Linux)")
 	withJSON := fs.Bool("json", false, "also print one JSON line per (system, workload)")
 	out := fs.String("out", "", "also write the report (with the JSON lines) to this file")
 	binDir := fs.String("bin", "", "directory of already built child programs (default: build them)")
@@ -84,7 +84,7 @@ func run(args []string) error {
 	if *reps < 1 {
 		return fmt.Errorf("-reps must be at least 1")
 	}
-	sysNames, err := pick(*sysFlag, allSystems, "system")
+	sysNames, err := pick(*sysFlag, knownSystems, "system")
 	if err != nil {
 		return err
 	}

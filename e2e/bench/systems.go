@@ -14,6 +14,7 @@ import (
 	"github.com/adapterkit/adapterkit/e2e/bench/internal/gp"
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
 	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -54,12 +55,19 @@ const (
 	sysFloor      = "floor"
 	sysNetRPC     = "goplugin-netrpc"
 	sysGRPC       = "goplugin-grpc"
+	// sysSandbox is adapterkit-raw with the adapter sandboxed (platform.Sandbox, the
+	// default policy; Linux only): what containment adds to a start and to a call. It
+	// runs only when named with -systems.
+	sysSandbox = "adapterkit-sandbox"
 )
 
 var allSystems = []string{sysAdapterkit, sysRaw, sysFloor, sysNetRPC, sysGRPC}
 
+// knownSystems are the systems -systems may name: the default ones and the sandbox.
+var knownSystems = append(append([]string(nil), allSystems...), sysSandbox)
+
 // verifies reports whether the system's close is the verified close, which must succeed.
-func verifies(name string) bool { return name == sysAdapterkit || name == sysRaw }
+func verifies(name string) bool { return name == sysAdapterkit || name == sysRaw || name == sysSandbox }
 
 // newSystem returns the system called name, whose child programs are in binDir.
 func newSystem(name, binDir string) (*system, error) {
@@ -69,10 +77,14 @@ func newSystem(name, binDir string) (*system, error) {
 		return &system{name: name, pipe: true, open: func(ctx context.Context) (instance, error) {
 			return openTyped(ctx, path)
 		}}, nil
-	case sysRaw:
+	case sysRaw, sysSandbox:
 		path := filepath.Join(binDir, binEcho)
+		var sb *platform.Sandbox
+		if name == sysSandbox {
+			sb = &platform.Sandbox{}
+		}
 		return &system{name: name, pipe: true, open: func(ctx context.Context) (instance, error) {
-			a, err := lifecycle.Open(ctx, lifecycle.Config{Path: path})
+			a, err := lifecycle.Open(ctx, lifecycle.Config{Path: path, Sandbox: sb})
 			if err != nil {
 				return nil, err
 			}

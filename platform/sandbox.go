@@ -1,0 +1,76 @@
+package platform
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// Sandbox is an opt-in least-privilege policy for one adapter: nothing is granted that
+// is not named. A nil *Sandbox (the default) starts the adapter with all of its user's
+// permissions, and such a start pays nothing for this feature.
+//
+// A non-nil Sandbox always grants the default policy: the adapter may read its
+// executable's directory; execute itself, its interpreter (a "#!" line is followed,
+// through "/usr/bin/env NAME" to the program NAME finds on the adapter's PATH, and an
+// interpreter that lives in a "bin" directory outside /usr gets its installation prefix,
+// the parent of that "bin", readable) and the dynamic loader its executables name; read
+// the system locations a program needs to run (listed in SECURITY.md: /usr, /bin,
+// /sbin, /lib*, a few files under /etc, /dev/zero and the random devices); read and write
+// /dev/null and a private temporary directory, created for the adapter, named by TMPDIR in
+// its environment (unless Config.Env sets TMPDIR) and removed when it is reaped. It has
+// no network and may create no Unix socket (socketpair(2) keeps working), and the system
+// calls listed in SECURITY.md are refused. The fields add to that.
+//
+// Enforcement (Linux): Landlock for files, TCP ports, abstract Unix sockets and signals;
+// a seccomp filter for socket families and the refused system calls; both applied, with
+// no_new_privs, to one locked OS thread of the host that then forks the adapter, so the
+// adapter inherits them and no other thread of the host is restricted. When a requested
+// restriction cannot be enforced, Start fails with an error wrapping [errors.ErrUnsupported]
+// that names what is missing, unless BestEffort is set: the adapter then starts without
+// it and [Tree.Supervision] lists the gap in Dropped. Windows and macOS enforce nothing
+// yet (the error says so).
+type Sandbox struct {
+	// Read lists files and directories (each with everything beneath it) the adapter may
+	// read. Paths must be absolute and exist.
+	Read []string
+	// Write lists files and directories the adapter may read, write, create and remove
+	// entries in (no device nodes). Write implies Read.
+	Write []string
+	// Exec lists programs (or directories of programs) the adapter may execute; they
+	// are readable too.
+	Exec []string
+	// Network grants the whole network: every socket family and port. It overrides
+	// ConnectPorts.
+	Network bool
+	// ConnectPorts lists TCP ports the adapter may connect to, on any address (IPv4 or
+	// IPv6); other TCP connections, binding any port, UDP and raw sockets stay refused.
+	ConnectPorts []uint16
+	// UnixSockets lets the adapter create Unix sockets, and so connect to any pathname
+	// Unix socket it can name (Landlock up to ABI 7 cannot limit that by path) — the
+	// daemon's control socket included. Abstract sockets outside its own sandbox stay
+	// unreachable.
+	UnixSockets bool
+	// BestEffort starts the adapter even when part of the policy cannot be enforced on
+	// this system, and reports what is missing in Supervision.Dropped.
+	BestEffort bool
+}
+
+// validate checks the policy's paths: absolute, and clean.
+func (s *Sandbox) validate() error {
+	for _, l := range []struct {
+		name  string
+		paths []string
+	}{{"Read", s.Read}, {"Write", s.Write}, {"Exec", s.Exec}} {
+		for _, p := range l.paths {
+			if !filepath.IsAbs(p) {
+				return fmt.Errorf("sandbox: %s: %q is not an absolute path", l.name, p)
+			}
+		}
+	}
+	if slices.Contains(s.ConnectPorts, 0) {
+		return errors.New("sandbox: ConnectPorts: port 0 is not a port")
+	}
+	return nil
+}

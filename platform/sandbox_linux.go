@@ -1,0 +1,452 @@
+package platform
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// How a sandbox is applied to the adapter only. Landlock domains and seccomp filters
+// belong to a thread and are inherited by every process that thread forks; Go runs no
+// code of ours between fork and exec. So a new goroutine locks itself to its OS thread,
+// sets no_new_privs, enforces the Landlock ruleset and installs the seccomp filter on
+// that thread alone (neither call is given a flag that would synchronize other threads),
+// and then starts the adapter with os.StartProcess — syscall.forkExec issues the clone
+// from the calling thread, so the child inherits exactly that thread's restrictions.
+// The goroutine never unlocks: when it returns, the runtime ends the thread instead of
+// handing it to other goroutines. It returns only after the adapter is reaped, because
+// the adapter's parent-death signal follows the thread that forked it. While it is
+// locked, the runtime creates any new thread it needs from its unrestricted template
+// thread, not from this one, so no host goroutine ever runs on a restricted thread.
+// A re-executed helper (runc init, docker's reexec) was not chosen: a library cannot
+// assume its host binary cooperates when re-executed, and a separate helper binary
+// would have to be installed beside every host.
+//
+// The restricted thread forks with the namespaces of the supervision attempt but writes
+// no uid/gid mapping: Go writes /proc/PID/uid_map from the forking thread, which may no
+// longer open /proc. A sandboxed adapter in a user namespace therefore sees itself as
+// 65534 (its real uid still decides file access), and prefers a user namespace even
+// when the host is root, so that it holds no capability over the host's resources.
+
+// sandboxPlan is what one sandboxed start enforces, prepared before the fork.
+type sandboxPlan struct {
+	rules   *ruleset         // nil: no Landlock
+	filter  []unixSockFilter // nil: no seccomp
+	tmp     string           // the private temporary directory
+	env     []string         // the adapter's environment, with TMPDIR
+	mech    Mechanism        // MechLandlock and/or MechSeccomp
+	desc    string           // what is enforced, for Supervision.Sandbox
+	dropped []Dropped        // what is not, with BestEffort
+	reaped  chan struct{}    // closed when the adapter is reaped
+}
+
+type unixSockFilter = unix.SockFilter
+
+// planSandbox prepares the enforcement of cfg.Sandbox for a start of cfg, or says what
+// cannot be enforced.
+func planSandbox(cfg *Config) (*sandboxPlan, error) {
+	s := cfg.Sandbox
+	p := &sandboxPlan{reaped: make(chan struct{})}
+	var missing, llGaps []string // everything not enforceable; the Landlock features among it
+	abi, llErr := landlockABI()
+	tcp := !s.Network && abi >= 4
+	scope := abi >= 6
+	switch {
+	case llErr != nil:
+		missing = append(missing, llErr.Error())
+	case !s.Network && len(s.ConnectPorts) > 0 && abi < 4:
+		llGaps = append(llGaps, fmt.Sprintf("Landlock ABI %d cannot limit TCP connections by port (ABI 4, Linux 6.7)", abi))
+	}
+	if llErr == nil && !scope {
+		llGaps = append(llGaps, fmt.Sprintf("Landlock ABI %d cannot keep signals and abstract Unix sockets inside the sandbox (ABI 6, Linux 6.12)", abi))
+	}
+	missing = append(missing, llGaps...)
+	filter, ndenied, scErr := seccompFilter(s)
+	if scErr == nil {
+		scErr = seccompAvailable()
+	}
+	if scErr != nil {
+		missing = append(missing, scErr.Error())
+	}
+	if len(missing) > 0 && !s.BestEffort {
+		return nil, fmt.Errorf("%w: the sandbox cannot be enforced: %s (Sandbox.BestEffort starts the adapter without it)", errors.ErrUnsupported, strings.Join(missing, "; "))
+	}
+	execs, reads, err := execChain(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if p.tmp, err = os.MkdirTemp("", "adapterkit-sandbox-"); err != nil {
+		return nil, fmt.Errorf("creating the sandbox's temporary directory: %w", err)
+	}
+	p.env = slices.Clone(cfg.env())
+	if !slices.ContainsFunc(p.env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }) {
+		p.env = append(p.env, "TMPDIR="+p.tmp)
+	}
+	var parts []string
+	if llErr == nil {
+		if p.rules, err = buildRuleset(cfg, abi, tcp, scope, p.tmp, execs, reads); err != nil {
+			p.release()
+			return nil, err
+		}
+		p.mech |= MechLandlock
+		feats := []string{"fs"}
+		if tcp {
+			feats = append(feats, "tcp")
+		}
+		if scope {
+			feats = append(feats, "scope")
+		}
+		parts = append(parts, fmt.Sprintf("landlock v%d: %s", abi, strings.Join(feats, ", ")))
+	} else {
+		p.dropped = append(p.dropped, Dropped{Mechanism: MechLandlock, Reason: llErr.Error() + ": files, TCP ports and signals are not restricted"})
+	}
+	if scErr == nil {
+		p.filter, p.mech = filter, p.mech|MechSeccomp
+		parts = append(parts, fmt.Sprintf("seccomp: %d syscalls denied, sockets %s", ndenied, socketsString(s)))
+	} else {
+		p.dropped = append(p.dropped, Dropped{Mechanism: MechSeccomp, Reason: scErr.Error() + ": socket families and the refused system calls are not filtered"})
+	}
+	for _, m := range llGaps {
+		p.dropped = append(p.dropped, Dropped{Mechanism: MechLandlock, Reason: m})
+	}
+	parts = append(parts, "net "+s.netString())
+	p.desc = strings.Join(parts, "; ")
+	return p, nil
+}
+
+// socketsString describes which sockets the filter lets the adapter create.
+func socketsString(s *Sandbox) string {
+	switch {
+	case s.Network:
+		return "unfiltered"
+	case len(s.ConnectPorts) > 0 && s.UnixSockets:
+		return "unix, tcp"
+	case len(s.ConnectPorts) > 0:
+		return "tcp only"
+	case s.UnixSockets:
+		return "unix only"
+	}
+	return "none"
+}
+
+// buildRuleset creates the Landlock ruleset of the policy.
+func buildRuleset(cfg *Config, abi int, tcp, scope bool, tmp string, execs, reads []string) (*ruleset, error) {
+	s := cfg.Sandbox
+	r, err := newRuleset(abi, tcp, scope)
+	if err != nil {
+		return nil, err
+	}
+	add := func(path string, access uint64, optional bool) error {
+		err := r.addPath(path, access)
+		if optional && errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return err
+	}
+	for _, p := range sandboxSystemPaths {
+		if err = add(p, llRead, true); err != nil {
+			break
+		}
+	}
+	steps := []struct {
+		paths    []string
+		access   uint64
+		optional bool
+	}{
+		{[]string{filepath.Dir(cfg.Path)}, llRead, false},
+		{reads, llRead, true},
+		{execs, llExec, false},
+		{[]string{os.DevNull}, llDevice, false},
+		{[]string{tmp}, llWrite, false},
+		{s.Read, llRead, false},
+		{s.Write, llWrite, false},
+		{s.Exec, llExec, false},
+	}
+	for _, st := range steps {
+		for _, p := range st.paths {
+			if err == nil {
+				err = add(p, st.access, st.optional)
+			}
+		}
+	}
+	if tcp {
+		for _, port := range s.ConnectPorts {
+			if err == nil {
+				err = r.addConnectPort(port)
+			}
+		}
+	}
+	if err != nil {
+		r.close()
+		return nil, fmt.Errorf("%w: sandbox policy: %w", ErrInvalidConfig, err)
+	}
+	return r, nil
+}
+
+// execChain lists the programs the adapter must be able to execute — itself, the
+// interpreters of its "#!" line (through /usr/bin/env), the dynamic loaders they name —
+// and the installation prefixes of interpreters kept outside the system directories.
+// Programs granted by Sandbox.Exec get their interpreters and loaders the same way.
+func execChain(cfg *Config) (execs, reads []string, err error) {
+	envPath := "/bin:/usr/bin" // what env(1) searches when PATH is not set
+	for _, kv := range cfg.env() {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			envPath = v
+		}
+	}
+	queue := []string{cfg.Path}
+	for _, p := range cfg.Sandbox.Exec {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			queue = append(queue, p)
+		}
+	}
+	for n := 0; len(queue) > 0; n++ {
+		path := queue[0]
+		queue = queue[1:]
+		if n > 8+len(cfg.Sandbox.Exec) {
+			return nil, nil, fmt.Errorf("%w: sandbox: more than 8 interpreters chained from %s", ErrInvalidConfig, cfg.Path)
+		}
+		if slices.Contains(execs, path) {
+			continue
+		}
+		execs = append(execs, path)
+		real, rerr := filepath.EvalSymlinks(path)
+		if rerr == nil && real != path {
+			execs = append(execs, real)
+		}
+		if rerr == nil && n > 0 {
+			if prefix := interpreterPrefix(real); prefix != "" {
+				reads = append(reads, prefix)
+			}
+		}
+		next, ierr := interpretersOf(path, envPath)
+		if ierr != nil {
+			return nil, nil, fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, ierr)
+		}
+		queue = append(queue, next...)
+	}
+	return execs, reads, nil
+}
+
+// interpreterPrefix is the installation prefix of an interpreter in a "bin" directory
+// outside the system directories (pyenv, nvm, /opt/...): the parent of that "bin".
+func interpreterPrefix(real string) string {
+	dir := filepath.Dir(real)
+	if filepath.Base(dir) != "bin" {
+		return ""
+	}
+	prefix := filepath.Dir(dir)
+	for _, sys := range []string{"/", "/usr", "/usr/local"} {
+		if prefix == sys {
+			return ""
+		}
+	}
+	return prefix
+}
+
+// interpretersOf reads the start of the executable at path and returns what the kernel
+// will execute for it: for a "#!" script its interpreter (and, for "/usr/bin/env NAME",
+// also the program NAME names on envPath, as env(1) finds it); for a dynamically linked
+// ELF file its loader (PT_INTERP).
+func interpretersOf(path, envPath string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, 4)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, nil // too short to be either: the kernel decides
+	}
+	if bytes.Equal(head, []byte(elf.ELFMAG)) {
+		ef, err := elf.NewFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, prog := range ef.Progs {
+			if prog.Type == elf.PT_INTERP {
+				if prog.Filesz == 0 || prog.Filesz > unix.PathMax {
+					// The kernel refuses such a file too; never allocate what a header claims.
+					return nil, fmt.Errorf("%s: PT_INTERP of %d bytes", path, prog.Filesz)
+				}
+				b := make([]byte, prog.Filesz)
+				if _, err := prog.ReadAt(b, 0); err != nil {
+					return nil, fmt.Errorf("%s: PT_INTERP: %w", path, err)
+				}
+				return []string{string(bytes.TrimRight(b, "\x00"))}, nil
+			}
+		}
+		return nil, nil
+	}
+	if head[0] != '#' || head[1] != '!' {
+		return nil, nil
+	}
+	line, err := bufio.NewReader(f).ReadString('\n')
+	if err != nil && line == "" {
+		return nil, fmt.Errorf("%s: unreadable #! line: %w", path, err)
+	}
+	fields := strings.Fields(strings.TrimPrefix(strings.TrimSuffix(line, "\n"), "#!"))
+	if len(fields) == 0 {
+		return nil, fmt.Errorf("%s: empty #! line", path)
+	}
+	interp := fields[0]
+	if filepath.Base(interp) != "env" || len(fields) < 2 {
+		return []string{interp}, nil
+	}
+	name := fields[1]
+	if strings.HasPrefix(name, "-") {
+		return nil, fmt.Errorf("%s: #!%s %s: env options are not followed; name the interpreter directly or grant it with Sandbox.Exec", path, interp, name)
+	}
+	if strings.Contains(name, "/") {
+		return []string{interp, name}, nil
+	}
+	for _, dir := range filepath.SplitList(envPath) {
+		if dir == "" {
+			continue
+		}
+		cand := filepath.Join(dir, name)
+		if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return []string{interp, cand}, nil
+		}
+	}
+	return nil, fmt.Errorf("%s: #!%s %s: %s is not on the adapter's PATH (%s)", path, interp, name, name, envPath)
+}
+
+// restrictThread applies the plan to the calling thread, which must be locked and never
+// run anything else afterwards.
+func (p *sandboxPlan) restrictThread() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("setting no_new_privs: %w", err)
+	}
+	if p.rules != nil {
+		if err := p.rules.restrictSelf(); err != nil {
+			return err
+		}
+	}
+	if p.filter != nil {
+		if err := installSeccomp(p.filter); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spawnSandboxed runs start on a new OS thread restricted by p (see the comment at the
+// top of this file). On success the thread lives until p.reaped is closed.
+func spawnSandboxed(ctx context.Context, p *sandboxPlan, start func() (*os.Process, error)) (*os.Process, error) {
+	type reply struct {
+		proc *os.Process
+		err  error
+	}
+	ch := make(chan reply, 1)
+	go offMainThread(func() {
+		err := p.restrictThread()
+		var proc *os.Process
+		if err == nil {
+			proc, err = start()
+		}
+		ch <- reply{proc, err}
+		if err == nil {
+			<-p.reaped // the adapter's parent-death signal is tied to this thread
+		}
+	})
+	select {
+	case r := <-ch:
+		return r.proc, r.err
+	case <-ctx.Done():
+		// The fork is not interruptible; wait for it, and end what it started.
+		r := <-ch
+		if r.err == nil {
+			_ = r.proc.Kill()
+			_, _ = r.proc.Wait()
+			close(p.reaped)
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// offMainThread runs body on a goroutine locked to an OS thread other than the main
+// one, and never unlocks it: the runtime ends that thread when body returns. The main
+// thread is excluded because the runtime never ends it (a goroutine exiting locked to
+// it wedges it instead), so a restriction applied to it would stay for the host's life.
+// While this goroutine holds the main thread locked, the one it starts cannot run there.
+func offMainThread(body func()) {
+	runtime.LockOSThread()
+	if unix.Gettid() != unix.Getpid() {
+		body()
+		return // still locked: the thread ends
+	}
+	moved := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked
+		close(moved)
+		body()
+	}()
+	<-moved
+	runtime.UnlockOSThread()
+}
+
+// closeRules releases the ruleset once no more forks will use it.
+func (p *sandboxPlan) closeRules() {
+	if p.rules != nil {
+		p.rules.close()
+		p.rules = nil
+	}
+}
+
+// release removes the temporary directory and lets the restricted thread end; called
+// once the adapter is reaped (or was never started).
+func (p *sandboxPlan) release() {
+	p.closeRules()
+	select {
+	case <-p.reaped:
+	default:
+		close(p.reaped)
+	}
+	if p.tmp != "" {
+		_ = os.RemoveAll(p.tmp)
+	}
+}
+
+// sandboxPreflight has nothing to refuse early on Linux: osStart plans the sandbox.
+func sandboxPreflight(*Config) (*Dropped, error) { return nil, nil }
+
+// sandboxSystemPaths are the system locations every sandboxed adapter may read (not
+// write): the directories holding programs and libraries, the few files under /etc that
+// the dynamic loader, libc's name service and time zone code, and TLS libraries read,
+// and the devices runtimes read for zeros and randomness. Paths that do not exist on a
+// system are skipped. SECURITY.md lists them; keep the two in step.
+var sandboxSystemPaths = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+	"/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts", "/etc/host.conf",
+	"/etc/resolv.conf", "/etc/gai.conf", "/etc/services", "/etc/protocols",
+	"/etc/ssl/certs", "/etc/ssl/openssl.cnf", "/etc/ca-certificates", "/etc/pki/tls/certs",
+	"/dev/zero", "/dev/urandom", "/dev/random",
+}
+
+// netString describes the network grant: "none", "all", "tcp connect 80,443".
+func (s *Sandbox) netString() string {
+	switch {
+	case s.Network:
+		return "all"
+	case len(s.ConnectPorts) == 0:
+		return "none"
+	}
+	ports := make([]string, len(s.ConnectPorts))
+	for i, p := range s.ConnectPorts {
+		ports[i] = strconv.Itoa(int(p))
+	}
+	return "tcp connect " + strings.Join(ports, ",")
+}

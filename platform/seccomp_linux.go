@@ -1,0 +1,223 @@
+package platform
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter of a sandboxed adapter is built by hand from unix.SockFilter: it
+// is a straight list of comparisons (a few dozen instructions), which needs no
+// assembler library. It refuses (EPERM) what Landlock does not govern:
+//
+//   - other processes' memory and execution: ptrace, process_vm_readv/writev,
+//     pidfd_getfd (Landlock also scopes ptrace; this refuses it outright);
+//   - the mount table and namespaces: mount, umount2, pivot_root, the new mount API
+//     (fsopen, fsconfig, fsmount, fspick, move_mount, open_tree, open_tree_attr,
+//     mount_setattr), unshare, setns, chroot — a new namespace from inside is refused
+//     through unshare; clone with namespace flags cannot be refused, because the adapter
+//     itself is forked into its namespaces by the restricted thread (see SECURITY.md);
+//   - kernel facilities that are attack surface or side channels rather than anything an
+//     adapter needs: bpf, perf_event_open, userfaultfd, keyctl, add_key, request_key
+//     (the per-user keyring is shared with the host), io_uring_setup/enter/register
+//     (io_uring performs opens, sockets and connects without passing this filter),
+//     fanotify_init, name_to_handle_at, open_by_handle_at (opening by handle bypasses
+//     path checks);
+//   - administration reserved to root, refused in case the host runs as root: reboot,
+//     kexec_load, kexec_file_load, init/finit/delete_module, swapon/off, acct,
+//     settimeofday, clock_settime, clock_adjtime, adjtimex, syslog, quotactl,
+//     sethostname, setdomainname, vhangup (and on amd64 iopl, ioperm, create_module,
+//     _sysctl, uselib, nfsservctl, lookup_dcookie);
+//   - memfd_create without MFD_NOEXEC_SEAL: a memfd lives on an internal mount Landlock
+//     does not govern, so executing one would escape the exec rules;
+//   - socket(2) outside the network grant: without Sandbox.Network only AF_UNIX (with
+//     UnixSockets) and, with ConnectPorts, TCP stream sockets of AF_INET and AF_INET6
+//     (protocol 0 or IPPROTO_TCP) may be created; socketpair(2) is not filtered. The
+//     protocol check matters: Landlock's TCP rules do not govern MPTCP sockets
+//     (IPPROTO_MPTCP), which Go's net.Listen even tries first; with that protocol
+//     refused, the program falls back to TCP and Landlock decides.
+//
+// System calls of another architecture's ABI (x32 on amd64) are refused with ENOSYS;
+// a process of another audit architecture is killed.
+
+// deniedSyscall is one system call the filter refuses.
+type deniedSyscall struct {
+	nr   uintptr
+	name string
+}
+
+// commonDenied is the part of the list present on every architecture.
+var commonDenied = []deniedSyscall{
+	{unix.SYS_PTRACE, "ptrace"}, {unix.SYS_PROCESS_VM_READV, "process_vm_readv"},
+	{unix.SYS_PROCESS_VM_WRITEV, "process_vm_writev"}, {unix.SYS_PIDFD_GETFD, "pidfd_getfd"},
+	{unix.SYS_MOUNT, "mount"}, {unix.SYS_UMOUNT2, "umount2"}, {unix.SYS_PIVOT_ROOT, "pivot_root"},
+	{unix.SYS_FSOPEN, "fsopen"}, {unix.SYS_FSCONFIG, "fsconfig"}, {unix.SYS_FSMOUNT, "fsmount"},
+	{unix.SYS_FSPICK, "fspick"}, {unix.SYS_MOVE_MOUNT, "move_mount"}, {unix.SYS_OPEN_TREE, "open_tree"},
+	{unix.SYS_OPEN_TREE_ATTR, "open_tree_attr"}, {unix.SYS_MOUNT_SETATTR, "mount_setattr"},
+	{unix.SYS_UNSHARE, "unshare"}, {unix.SYS_SETNS, "setns"}, {unix.SYS_CHROOT, "chroot"},
+	{unix.SYS_BPF, "bpf"}, {unix.SYS_PERF_EVENT_OPEN, "perf_event_open"}, {unix.SYS_USERFAULTFD, "userfaultfd"},
+	{unix.SYS_KEYCTL, "keyctl"}, {unix.SYS_ADD_KEY, "add_key"}, {unix.SYS_REQUEST_KEY, "request_key"},
+	{unix.SYS_IO_URING_SETUP, "io_uring_setup"}, {unix.SYS_IO_URING_ENTER, "io_uring_enter"},
+	{unix.SYS_IO_URING_REGISTER, "io_uring_register"}, {unix.SYS_FANOTIFY_INIT, "fanotify_init"},
+	{unix.SYS_NAME_TO_HANDLE_AT, "name_to_handle_at"}, {unix.SYS_OPEN_BY_HANDLE_AT, "open_by_handle_at"},
+	{unix.SYS_REBOOT, "reboot"}, {unix.SYS_KEXEC_LOAD, "kexec_load"}, {unix.SYS_KEXEC_FILE_LOAD, "kexec_file_load"},
+	{unix.SYS_INIT_MODULE, "init_module"}, {unix.SYS_FINIT_MODULE, "finit_module"},
+	{unix.SYS_DELETE_MODULE, "delete_module"}, {unix.SYS_SWAPON, "swapon"}, {unix.SYS_SWAPOFF, "swapoff"},
+	{unix.SYS_ACCT, "acct"}, {unix.SYS_SETTIMEOFDAY, "settimeofday"}, {unix.SYS_CLOCK_SETTIME, "clock_settime"},
+	{unix.SYS_CLOCK_ADJTIME, "clock_adjtime"}, {unix.SYS_ADJTIMEX, "adjtimex"}, {unix.SYS_SYSLOG, "syslog"},
+	{unix.SYS_QUOTACTL, "quotactl"}, {unix.SYS_SETHOSTNAME, "sethostname"},
+	{unix.SYS_SETDOMAINNAME, "setdomainname"}, {unix.SYS_VHANGUP, "vhangup"},
+}
+
+// BPF opcodes and seccomp return values used below.
+const (
+	bpfLdAbsW  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+	bpfJeq     = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+	bpfJset    = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfAnd     = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
+	bpfRet     = unix.BPF_RET | unix.BPF_K
+	seccompArg = 16 // offset of args[0] in struct seccomp_data (low 32 bits first: little endian)
+
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retNoSys = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+)
+
+// bpfAsm assembles a program whose jumps name labels, resolved by build.
+type bpfAsm struct {
+	ins    []unix.SockFilter
+	jumps  map[int][2]string
+	labels map[string]int
+}
+
+func (a *bpfAsm) stmt(code uint16, k uint32) {
+	a.ins = append(a.ins, unix.SockFilter{Code: code, K: k})
+}
+
+// jump appends a conditional jump to label jt when true, jf when false ("" is the next
+// instruction).
+func (a *bpfAsm) jump(code uint16, k uint32, jt, jf string) {
+	if a.jumps == nil {
+		a.jumps = map[int][2]string{}
+	}
+	a.jumps[len(a.ins)] = [2]string{jt, jf}
+	a.stmt(code, k)
+}
+
+func (a *bpfAsm) label(name string) {
+	if a.labels == nil {
+		a.labels = map[string]int{}
+	}
+	a.labels[name] = len(a.ins)
+}
+
+func (a *bpfAsm) build() ([]unix.SockFilter, error) {
+	for i, j := range a.jumps {
+		for n, l := range j {
+			if l == "" {
+				continue
+			}
+			to, ok := a.labels[l]
+			off := to - i - 1
+			if !ok || off < 0 || off > 255 {
+				return nil, fmt.Errorf("seccomp filter: jump from %d to %q (%d) is out of range", i, l, to)
+			}
+			if n == 0 {
+				a.ins[i].Jt = uint8(off)
+			} else {
+				a.ins[i].Jf = uint8(off)
+			}
+		}
+	}
+	return a.ins, nil
+}
+
+// seccompFilter builds the filter for s, and returns it with the number of system calls
+// it refuses outright.
+func seccompFilter(s *Sandbox) ([]unix.SockFilter, int, error) {
+	if auditArch == 0 {
+		return nil, 0, fmt.Errorf("no seccomp filter is defined for this architecture")
+	}
+	denied := append(append([]deniedSyscall(nil), commonDenied...), archDenied...)
+	var a bpfAsm
+	a.stmt(bpfLdAbsW, 4) // arch
+	a.jump(bpfJeq, auditArch, "", "kill")
+	a.stmt(bpfLdAbsW, 0) // nr
+	if x32Bit != 0 {
+		a.jump(bpfJset, x32Bit, "nosys", "")
+	}
+	for _, d := range denied {
+		a.jump(bpfJeq, uint32(d.nr), "deny", "")
+	}
+	a.jump(bpfJeq, unix.SYS_MEMFD_CREATE, "memfd", "")
+	if !s.Network {
+		a.jump(bpfJeq, unix.SYS_SOCKET, "socket", "")
+	}
+	a.stmt(bpfRet, retAllow)
+
+	a.label("memfd")
+	a.stmt(bpfLdAbsW, seccompArg+8) // flags
+	a.jump(bpfJset, unix.MFD_NOEXEC_SEAL, "allow", "deny")
+
+	if !s.Network {
+		a.label("socket")
+		a.stmt(bpfLdAbsW, seccompArg) // domain
+		unixTo := "deny"
+		if s.UnixSockets {
+			unixTo = "allow"
+		}
+		a.jump(bpfJeq, unix.AF_UNIX, unixTo, "")
+		if len(s.ConnectPorts) > 0 {
+			a.jump(bpfJeq, unix.AF_INET, "tcp", "")
+			a.jump(bpfJeq, unix.AF_INET6, "tcp", "deny")
+			a.label("tcp")
+			a.stmt(bpfLdAbsW, seccompArg+8) // type, with SOCK_NONBLOCK/SOCK_CLOEXEC
+			a.stmt(bpfAnd, 0xf)             // SOCK_TYPE_MASK
+			a.jump(bpfJeq, unix.SOCK_STREAM, "", "deny")
+			a.stmt(bpfLdAbsW, seccompArg+16) // protocol
+			a.jump(bpfJeq, 0, "allow", "")
+			a.jump(bpfJeq, unix.IPPROTO_TCP, "allow", "deny")
+		} else {
+			a.stmt(bpfRet, retEPERM)
+		}
+	}
+	a.label("allow")
+	a.stmt(bpfRet, retAllow)
+	a.label("deny")
+	a.stmt(bpfRet, retEPERM)
+	a.label("nosys")
+	a.stmt(bpfRet, retNoSys)
+	a.label("kill")
+	a.stmt(bpfRet, retKill)
+	prog, err := a.build()
+	return prog, len(denied), err
+}
+
+// seccompHook, when set (tests), stands for the kernel's answer to seccompAvailable.
+var seccompHook func() error
+
+// seccompAvailable reports why filters cannot be installed here (nil: they can).
+func seccompAvailable() error {
+	if seccompHook != nil {
+		return seccompHook()
+	}
+	action := uint32(unix.SECCOMP_RET_ERRNO)
+	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action)))
+	if e != 0 {
+		return fmt.Errorf("seccomp filters are not available: %w", e)
+	}
+	return nil
+}
+
+// installSeccomp installs prog on the calling thread only (no TSYNC); no_new_privs must
+// be set on the thread first.
+func installSeccomp(prog []unix.SockFilter) error {
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp)))
+	if e != 0 {
+		return fmt.Errorf("installing the seccomp filter: %w", e)
+	}
+	return nil
+}

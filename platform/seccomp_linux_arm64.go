@@ -1,0 +1,14 @@
+package platform
+
+import "golang.org/x/sys/unix"
+
+// auditArch is AUDIT_ARCH_AARCH64: the filter refuses to run a process of another ABI.
+const auditArch = unix.AUDIT_ARCH_AARCH64
+
+// x32Bit is zero: arm64 has no second system call numbering.
+const x32Bit = 0
+
+// archDenied are arm64's legacy system calls (see seccomp_linux.go).
+var archDenied = []deniedSyscall{
+	{unix.SYS_NFSSERVCTL, "nfsservctl"}, {unix.SYS_LOOKUP_DCOOKIE, "lookup_dcookie"},
+}
