@@ -29,6 +29,9 @@ const (
 	MethodDiscover     = "Discover"
 	MethodSend         = "Send"
 	MethodStatus       = "Status"
+	// MethodUpgrade looks for new versions of the adapters open and lets them take
+	// over (an addition to the specification's list of methods).
+	MethodUpgrade = "Upgrade"
 )
 
 // ProtocolVersion is the version of the control-plane wire protocol spoken

@@ -41,6 +41,11 @@ func (c *serverConn) dispatch(env Envelope) {
 		}
 	case MethodSend:
 		result, err = c.handleSend(env)
+	case MethodUpgrade:
+		var p UpgradeParams
+		if err = decodeParams(env.Params, &p); err == nil {
+			result, err = c.srv.set.upgrade(c.ctx, p.Adapter)
+		}
 	case MethodDiscover:
 		result, err = c.handleDiscover(env)
 	default:

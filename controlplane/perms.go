@@ -16,7 +16,7 @@ type Role string
 const (
 	// RoleRead may call Ping, Version, Capabilities, Discover and Status.
 	RoleRead Role = "read"
-	// RoleCall may also call Send.
+	// RoleCall may also call Send and Upgrade.
 	RoleCall Role = "call"
 )
 
@@ -50,7 +50,7 @@ func (p perms) allows(method string) bool {
 	switch method {
 	case MethodPing, MethodVersion, MethodCapabilities, MethodDiscover, MethodStatus:
 		return p.role == RoleRead || p.role == RoleCall
-	case MethodSend:
+	case MethodSend, MethodUpgrade:
 		return p.role == RoleCall
 	}
 	return true

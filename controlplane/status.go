@@ -12,8 +12,8 @@ import (
 // AdapterFigures are what the daemon knows of one adapter's work and resource use
 // (part of AdapterStatus; see docs/observability.md).
 type AdapterFigures struct {
-	// Methods are the per-method call figures since the adapter was first opened
-	// (across restarts), sorted by method.
+	// Methods are the per-method call figures since the version serving was opened
+	// (across restarts; a new version starts its own), sorted by method.
 	Methods []MethodFigures `json:"methods"`
 	// MemoryBytes and MemoryPeakBytes are the current and peak memory of the running
 	// adapter's whole process tree; CPUSeconds its processor time. Each is omitted

@@ -134,6 +134,8 @@ func TestPermsAllows(t *testing.T) {
 		{perms{role: RoleRead}, MethodCapabilities, true},
 		{perms{role: RoleRead}, MethodDiscover, true},
 		{perms{role: RoleRead}, MethodStatus, true},
+		{perms{role: RoleRead}, MethodUpgrade, false}, // it starts processes
+		{perms{role: RoleCall}, MethodUpgrade, true},
 		{perms{role: RoleRead}, "Unknown", true}, // answered unknown_method
 		{perms{}, MethodPing, false},             // no role: nothing
 	} {

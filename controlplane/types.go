@@ -162,7 +162,8 @@ type StatusResult struct {
 	InFlight int64 `json:"in_flight"`
 	// Calls counts Send calls made since start.
 	Calls uint64 `json:"calls"`
-	// Adapters lists the adapters open, by path.
+	// Adapters lists the adapters open, by name: one entry per name (the version
+	// serving it), and one per other version asked for by path or constraint.
 	Adapters []AdapterStatus `json:"adapters"`
 	// Restarts counts adapter restarts since start.
 	Restarts int `json:"restarts"`
@@ -194,7 +195,38 @@ type AdapterStatus struct {
 	// Dropped lists the stronger mechanisms not in effect for it, each with why
 	// (platform.Supervision).
 	Dropped []DroppedMechanism `json:"dropped,omitempty"`
+	// Upgrades counts the new versions that took over (AdapterInfo is the version
+	// serving new calls).
+	Upgrades int `json:"upgrades"`
+	// UpgradeError is why the last new version found was refused, "" when none was
+	// since the last upgrade.
+	UpgradeError string `json:"upgrade_error"`
+	// Draining lists the replaced versions still finishing their calls.
+	Draining []DrainingStatus `json:"draining"`
 	AdapterFigures
+}
+
+// DrainingStatus is a replaced version of an adapter still finishing its calls.
+type DrainingStatus struct {
+	Version string `json:"version"`
+	Path    string `json:"path"`
+	// PID is its process's id (0 when none runs).
+	PID int `json:"pid"`
+	// InFlight is the number of its calls under way.
+	InFlight int `json:"in_flight"`
+}
+
+// UpgradeParams are the params of Upgrade.
+type UpgradeParams struct {
+	// Adapter, when set, is the adapter name whose new versions are looked for; absent:
+	// every adapter open.
+	Adapter string `json:"adapter,omitempty"`
+}
+
+// UpgradeResult is the result of Upgrade: the status of the adapters concerned once
+// each new version took over or was refused.
+type UpgradeResult struct {
+	Adapters []AdapterStatus `json:"adapters"`
 }
 
 // DroppedMechanism is one supervision mechanism not in effect for an adapter.
