@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -115,7 +116,7 @@ func (s *adapterSet) resolve(ctx context.Context, ref string) (discovery.Adapter
 	var re *discovery.RefError
 	var nf *discovery.NotFoundError
 	switch {
-	case errors.Is(err, registry.ErrNotAbsolute):
+	case errors.Is(err, platform.ErrNotAbsolute):
 		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter path %q is not absolute", ref)
 	case errors.As(err, &re):
 		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter reference: %v", err)
@@ -198,7 +199,7 @@ func (s *adapterSet) drop(key slotKey, h *registry.Handle) {
 	s.mu.Lock()
 	if sl := s.open[key]; sl != nil && sl.h == h {
 		delete(s.open, key)
-		s.droppedRest += h.Restarts()
+		s.droppedRest += h.Stats().Restarts
 	} else {
 		s.mu.Unlock()
 		return
@@ -308,7 +309,8 @@ func (s *adapterSet) status(st *StatusResult) {
 // adapterStatus is the status of one open adapter.
 func adapterStatus(h *registry.Handle) AdapterStatus {
 	up := h.Upgrades()
-	as := AdapterStatus{AdapterInfo: handleInfo(h), State: "restarting", Restarts: h.Restarts(), AdapterFigures: figuresOf(h.Stats()),
+	stats := h.Stats()
+	as := AdapterStatus{AdapterInfo: handleInfo(h), State: "restarting", Restarts: stats.Restarts, AdapterFigures: figuresOf(stats),
 		Upgrades: up.Upgrades, Draining: []DrainingStatus{}}
 	if up.Err != nil {
 		as.UpgradeError = up.Err.Error()
@@ -334,7 +336,7 @@ func (s *adapterSet) upgrade(ctx context.Context, name string) (*UpgradeResult, 
 		names = []string{name}
 	}
 	if err := s.reg.Rescan(ctx, names...); err != nil {
-		if ctx.Err() != nil || errors.Is(err, registry.ErrClosed) {
+		if ctx.Err() != nil || errors.Is(err, runtime.ErrClosed) {
 			return nil, newError(CodeInternal, nil, "request cancelled: the client left or the daemon is shutting down")
 		}
 		return nil, newError(CodeTransportError, nil, "scanning the adapter directories: %v", err)
@@ -364,7 +366,7 @@ func mapError(err error, path, method string) *Error {
 	d := CallDetails{Adapter: path, Method: method}
 	var ce *runtime.CallError
 	var oe *lifecycle.OpenError
-	var ve *runtime.ViolationError
+	var ve *wire.ViolationError
 	if errors.As(err, &ve) {
 		d.Violation = ve.Kind.String()
 		if ve.Err != nil {
@@ -380,7 +382,7 @@ func mapError(err error, path, method string) *Error {
 		switch {
 		case errors.Is(err, runtime.ErrUnknownMethod):
 			return newError(CodeNotImplemented, d, "adapter does not advertise method %q", method)
-		case errors.Is(err, registry.ErrClosed):
+		case errors.Is(err, runtime.ErrClosed):
 			return newError(CodeInternal, d, "daemon is shutting down")
 		case ce.Code == wire.CodeInvalid:
 			return newError(CodeInvalidParams, d, "adapter refused the call: %s", ce.Message)
@@ -391,11 +393,11 @@ func mapError(err error, path, method string) *Error {
 		if oe.Cleanup != nil {
 			d.Cleanup = oe.Cleanup.Error()
 		}
-		if errors.Is(err, registry.ErrClosed) {
+		if errors.Is(err, runtime.ErrClosed) {
 			return newError(CodeInternal, d, "daemon is shutting down")
 		}
 		return newError(CodeTransportError, d, "adapter did not start: %v", oe.Err)
-	case errors.Is(err, registry.ErrClosed):
+	case errors.Is(err, runtime.ErrClosed):
 		return newError(CodeInternal, d, "daemon is shutting down")
 	case errors.Is(err, context.DeadlineExceeded):
 		d.AdapterCode, d.NeverStarted = string(wire.CodeDeadline), true
@@ -409,7 +411,7 @@ func mapError(err error, path, method string) *Error {
 
 // rawObject reports whether p is absent or one JSON object.
 func rawObject(p json.RawMessage) bool {
-	return len(p) == 0 || wire.ValidateParams(p) == nil
+	return len(p) == 0 || proto.ValidateParams(p) == nil
 }
 
 // droppedStatus converts the mechanisms a supervision dropped; nil when none was.

@@ -10,12 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // ErrClientClosed is the cause of calls on a Client after Close; errors.Is matches
-// runtime.ErrConnClosed too (the module's one "closed by the host" sentinel).
-var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrConnClosed)
+// runtime.ErrClosed too (the module's one "closed by the host" sentinel).
+var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
 
 // Client talks to a daemon over one connection. It is safe for concurrent use: any
 // number of requests may be under way at once, each matched to its answers by id.
@@ -100,7 +101,7 @@ func (c *Client) read() {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.EOF
-			} else if errors.As(err, new(*FrameError)) && errors.Is(err, ErrFrameOversized) {
+			} else if errors.As(err, new(*proto.FrameError)) && errors.Is(err, ErrFrameTooLarge) {
 				err = fmt.Errorf("%w: %w", ErrProtocol, err)
 			}
 			c.fail(err)
@@ -195,6 +196,22 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	if err := c.write(ctx, frame); err != nil {
 		return nil, err
 	}
+	// finish returns the response after the events that came before it.
+	finish := func(resp *Envelope) (json.RawMessage, error) {
+		for {
+			select {
+			case ev := <-p.events:
+				if err := onEvent(ev); err != nil {
+					return nil, err
+				}
+			default:
+				if resp.Error != nil {
+					return nil, resp.Error
+				}
+				return resp.Result, nil
+			}
+		}
+	}
 	for {
 		select {
 		case ev := <-p.events:
@@ -202,21 +219,16 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 				return nil, err
 			}
 		case resp := <-p.final:
-			for drained := false; !drained; {
-				select {
-				case ev := <-p.events:
-					if err := onEvent(ev); err != nil {
-						return nil, err
-					}
-				default:
-					drained = true
-				}
-			}
-			if resp.Error != nil {
-				return nil, resp.Error
-			}
-			return resp.Result, nil
+			return finish(resp)
 		case <-c.done:
+			// The reader hands over a response before it ends the connection, so a
+			// daemon that answers and then closes (a shutdown, a one-shot server) has
+			// answered: when both are ready, select picks either, and the answer wins.
+			select {
+			case resp := <-p.final:
+				return finish(resp)
+			default:
+			}
 			return nil, c.Err()
 		case <-ctx.Done():
 			return nil, ctx.Err()

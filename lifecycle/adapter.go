@@ -3,16 +3,19 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -21,7 +24,7 @@ import (
 
 // Config describes one adapter to open. Only Path is required.
 type Config struct {
-	// Path is the adapter executable's absolute path (R61); it is never run through a shell.
+	// Path is the adapter executable's absolute path; it is never run through a shell.
 	Path string
 	// Digest, when set, pins the executable to this hex SHA-256: it is checked at every
 	// start, restarts included, on the bytes that are executed (see
@@ -36,7 +39,7 @@ type Config struct {
 	Dir string
 	// Configuration is sent in initialize; it must be a JSON object, nil means {}.
 	Configuration json.RawMessage
-	// Stderr receives the adapter's standard error; nil discards it (R8).
+	// Stderr receives the adapter's standard error; nil discards it.
 	Stderr io.Writer
 	// Resources limits the adapter's tree where the platform supports it.
 	Resources platform.Resources
@@ -66,7 +69,7 @@ type Config struct {
 	// restart count after a restart) as fields: a line that is an hclog JSON record
 	// becomes a record at its own level with its own message and fields, any other
 	// line a record at StderrLevel. Stderr still receives the raw bytes. See
-	// [MaxLogLine] for the bounds.
+	// docs/observability.md for the bounds.
 	StderrLogger hclog.Logger
 	// StderrLevel is the level of standard error lines that are not hclog JSON
 	// records; hclog.NoLevel (the zero value) means hclog.Debug.
@@ -85,14 +88,14 @@ type Config struct {
 // ExitEvent tells the host that an adapter ended on its own.
 type ExitEvent struct {
 	Adapter *Adapter
-	// Cause is why the connection ended: a *runtime.ViolationError (ProcessExited with
+	// Cause is why the connection ended: a *wire.ViolationError (ProcessExited with
 	// an *ExitError inside, or a protocol violation).
 	Cause error
 	// Cleanup is nil when the process tree was proven gone, else why not.
 	Cleanup error
 	// Restart is set only on the one further event a [Supervisor] sends when it could
 	// not start the ended adapter again: why (wrapping ErrGaveUp and the *OpenError,
-	// e.g. a *platform.DigestMismatchError for a pinned file that changed). Adapter and
+	// e.g. discovery.ErrDigestMismatch for a pinned file that changed). Adapter and
 	// Cause are then those of the ending already reported, and Cleanup is nil.
 	Restart error
 }
@@ -115,10 +118,18 @@ type OpenError struct {
 	Stage   Stage
 	Err     error
 	Cleanup error
+	// Stderr is, when the process exited during the handshake, the last lines it
+	// wrote to standard error (at most 5, each quoted with control characters and
+	// invalid UTF-8 escaped, and cut at 240 bytes): usually the reason, such as a
+	// missing interpreter. Nil otherwise.
+	Stderr []string
 }
 
 func (e *OpenError) Error() string {
 	msg := fmt.Sprintf("lifecycle: open %s: %s: %v", e.Path, e.Stage, e.Err)
+	if len(e.Stderr) > 0 {
+		msg += "; its last standard error: " + strings.Join(e.Stderr, " ")
+	}
 	if e.Cleanup != nil {
 		msg += "; cleanup: " + e.Cleanup.Error()
 	}
@@ -133,12 +144,8 @@ func (e *OpenError) Unwrap() []error {
 	return []error{e.Err}
 }
 
-// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON
-// object. It is runtime.ErrInvalidParams, the module's one "not a JSON object" sentinel.
-var ErrInvalidConfiguration = runtime.ErrInvalidParams
-
 // ExitError is the exit status of an adapter process that ended while connected. Exit
-// status carries no meaning in the protocol (A26); it is kept for diagnostics.
+// status carries no meaning in the protocol; it is kept for diagnostics.
 type ExitError struct {
 	State *os.ProcessState
 	// Limit is why the kernel stopped the tree when it hit a limit of Config.Resources
@@ -187,8 +194,8 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if ctx == nil {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: runtime.ErrNilContext}
 	}
-	if err := wire.ValidateParams(cfg.Configuration); err != nil {
-		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", ErrInvalidConfiguration, err)}
+	if err := proto.ValidateParams(cfg.Configuration); err != nil {
+		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", runtime.ErrInvalidParams, err)}
 	}
 	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
 	a.name = nameOf(&cfg)
@@ -196,7 +203,8 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if a.obs == nil {
 		a.obs = newObserved(a.name, &cfg)
 	}
-	stderr := a.forwardStderr()
+	tail := &startTail{next: a.forwardStderr()}
+	stderr := io.Writer(tail)
 	a.log = cfg.Logger
 	if a.log == nil {
 		a.log = hclog.NewNullLogger()
@@ -230,8 +238,14 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		a.hostClosing.Store(true)
 		close(a.ready)
 		cerr := a.shutdown(false)
-		return nil, &OpenError{Path: cfg.Path, Stage: StageHandshake, Err: err, Cleanup: cerr}
+		oe := &OpenError{Path: cfg.Path, Stage: StageHandshake, Err: err, Cleanup: cerr}
+		if errors.Is(err, wire.ProcessExited) {
+			// The tree is closed: its standard error has been copied to the end.
+			oe.Stderr = tail.lines()
+		}
+		return nil, oe
 	}
+	tail.stop()
 	a.catalog = cat
 	close(a.ready)
 	return a, nil
@@ -245,7 +259,7 @@ func (a *Adapter) peerGone() error {
 	defer t.Stop()
 	select {
 	case <-a.tree.Exited():
-		return &runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()}
+		return &wire.ViolationError{Kind: wire.ProcessExited, Err: a.exitError()}
 	case <-t.C:
 		return nil
 	}
@@ -262,7 +276,7 @@ func (a *Adapter) supervise() {
 	case <-a.tree.Exited():
 		// The process may exit while a grandchild holds its stdout: the connection
 		// must not wait for an EOF that never comes.
-		a.conn.Abort(&runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()})
+		a.conn.Abort(&wire.ViolationError{Kind: wire.ProcessExited, Err: a.exitError()})
 	case <-a.conn.Done():
 	case <-a.done:
 		return
@@ -321,7 +335,7 @@ func (a *Adapter) shutdown(grace bool) error {
 
 // Close disconnects and ends the adapter: stdin is closed, the adapter has up to the
 // disconnect grace to exit, then the whole tree is killed and verified gone within the
-// cleanup bound (R47, R48). It returns nil when the tree was proven gone, or an error
+// cleanup bound. It returns nil when the tree was proven gone, or an error
 // wrapping a *platform.UnverifiedError; the package directory then stays reserved.
 // Close may be called more than once and after the adapter ended on its own; every
 // call returns the same result.

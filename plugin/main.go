@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // Exit statuses of [Main].
@@ -25,11 +25,11 @@ const (
 // is meant to be the whole of func main, and is the only function of the package that
 // exits or prints.
 //
-// Its first action protects stdout (R6): the original stdout becomes a private
+// Its first action protects stdout: the original stdout becomes a private
 // descriptor used only for frames, and os.Stdout and file descriptor 1 (the standard
 // output handle on Windows) are redirected to stderr, so that stray prints of the
 // adapter or its libraries never reach the protocol stream. It then serves with
-// [Adapter.Serve] and exits with status 0 when the host disconnected cleanly (R49), or
+// [Adapter.Serve] and exits with status 0 when the host disconnected cleanly, or
 // with status [ExitHostFault] after writing the cause to stderr, once: an invalid
 // adapter definition (the catalog is checked before anything is read), a host
 // violation, or a failed output. When a.Logger is nil, diagnostics go to [Logger] (JSON
@@ -97,7 +97,7 @@ func byHand(a *Adapter, what string) string {
 
 // textDetail quotes the text that began the input, from the frame error in err.
 func textDetail(err error) string {
-	var fe *wire.FrameError
+	var fe *proto.FrameError
 	if errors.As(err, &fe) {
 		if t, ok := fe.Text(); ok {
 			return fmt.Sprintf("it began with %q", t)

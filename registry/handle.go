@@ -134,14 +134,6 @@ func (h *Handle) Status() Status {
 	return Status{Running: true, Pid: a.Pid(), Mechanism: a.Mechanism(), Supervision: a.Supervision(), InFlight: a.InFlight(), LimitErr: a.LimitErr()}
 }
 
-// Restarts returns how many times the adapter was restarted (every version of it).
-func (h *Handle) Restarts() int {
-	h.mu.Lock()
-	n := h.retired
-	h.mu.Unlock()
-	return n + h.cur.Load().sup.Restarts()
-}
-
 // Catalog returns the running adapter's catalog, or nil when none is running.
 func (h *Handle) Catalog() *wire.Catalog {
 	if a := h.cur.Load().sup.Current(); a != nil {

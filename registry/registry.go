@@ -76,16 +76,8 @@ type Config struct {
 	Upgrade *Upgrade
 }
 
-// ErrClosed is matched (errors.Is) by the error of a Registry (or a Handle) used after
-// Close. It is runtime.ErrConnClosed, the module's one "closed by the host" sentinel.
-var ErrClosed = runtime.ErrConnClosed
-
 // errRegistryClosed is what a closed Registry returns.
-var errRegistryClosed = fmt.Errorf("registry: %w", ErrClosed)
-
-// ErrNotAbsolute is the cause of a reference that looks like a path but is not
-// absolute. It is platform.ErrNotAbsolute, the module's one "not absolute" sentinel.
-var ErrNotAbsolute = platform.ErrNotAbsolute
+var errRegistryClosed = fmt.Errorf("registry: %w", runtime.ErrClosed)
 
 // Registry opens adapters and binds typed clients to them. It is safe for concurrent use.
 type Registry struct {
@@ -104,12 +96,11 @@ type Registry struct {
 	closed  bool
 	handles map[*Handle]struct{}
 	scan    *discovery.Result
-	clients map[clientKey]clientReg
 }
 
 // New returns a Registry. cfg may be nil.
 func New(cfg *Config) *Registry {
-	r := &Registry{handles: make(map[*Handle]struct{}), clients: make(map[clientKey]clientReg)}
+	r := &Registry{handles: make(map[*Handle]struct{})}
 	r.closing, r.stopOpens = context.WithCancel(context.Background())
 	if cfg != nil {
 		r.cfg = *cfg
@@ -147,6 +138,12 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 		return nil, err
 	}
 	res, err := discovery.Scan(ctx, nil, r.cfg.Dirs...)
+	var de *discovery.DirError
+	if errors.As(err, &de) && errors.Is(de.Reason, discovery.ErrNotAbsolute) {
+		// The same hint as for a relative adapter path: a host's working directory is
+		// not a reliable base, so the registry never resolves against it.
+		return nil, fmt.Errorf("registry: Config.Dirs: %w (directories are searched by absolute path only: make it absolute, e.g. with filepath.Abs)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -189,18 +186,20 @@ func IsPath(ref string) bool {
 	return strings.ContainsAny(ref, `/\`) || filepath.IsAbs(ref)
 }
 
-// Resolve turns a reference into an adapter executable's absolute path: an absolute
-// path is taken as it is (R61, A31: a relative path is refused, never resolved), and
-// NAME or NAME@CONSTRAINT selects the newest matching version in the configured
-// directories, as [Registry.Lookup] does.
-func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
-	if ctx == nil {
-		return "", runtime.ErrNilContext
-	}
-	if err := r.check(); err != nil {
-		return "", err
-	}
+// notAbsolute is the refusal of a relative path.
+func notAbsolute(ref string) error {
+	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, platform.ErrNotAbsolute)
+}
+
+// resolve turns a reference into an adapter executable's absolute path: an absolute
+// path is taken as it is (a relative path is refused, never resolved), and NAME or
+// NAME@CONSTRAINT selects the newest matching version in the configured directories,
+// as [Registry.Lookup] does.
+func (r *Registry) resolve(ctx context.Context, ref string) (string, error) {
 	if IsPath(ref) {
+		if err := r.check(); err != nil {
+			return "", err
+		}
 		if !filepath.IsAbs(ref) {
 			return "", notAbsolute(ref)
 		}
@@ -213,16 +212,11 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 	return a.Path, nil
 }
 
-// notAbsolute is the refusal of a relative path.
-func notAbsolute(ref string) error {
-	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, ErrNotAbsolute)
-}
-
 // Lookup finds the discovered adapter a reference names, in the last scan of the
 // configured directories (scanning them on first use, and once more when nothing
 // matches: a file may have been added since). NAME or NAME@CONSTRAINT selects the newest
 // matching version; an absolute path must be the path of a discovered adapter. Errors:
-// a *discovery.RefError for a malformed reference, ErrNotAbsolute for a relative path,
+// a *discovery.RefError for a malformed reference, platform.ErrNotAbsolute for a relative path,
 // a *discovery.NotFoundError (or discovery.ErrNotFound, for a path) when nothing
 // matches, or the scan's error. It is the one reference resolution of the module
 // (package controlplane resolves through it).
@@ -270,11 +264,11 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 	return find(scan)
 }
 
-// Open resolves ref (see Resolve), starts the adapter with the given configuration
+// Open resolves ref, starts the adapter with the given configuration
 // (nil, a JSON object as json.RawMessage or []byte, or any value that encodes to a JSON
 // object), performs the handshake and returns a Handle. The adapter runs under the
 // configured restart policy until the Handle or the Registry is closed. A Close of the
-// Registry while Open is under way ends the open: Open then fails with ErrClosed.
+// Registry while Open is under way ends the open: Open then fails with runtime.ErrClosed.
 func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Handle, error) {
 	if ctx == nil {
 		return nil, runtime.ErrNilContext
@@ -291,7 +285,7 @@ func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Ha
 	defer cancel(nil)
 	defer context.AfterFunc(r.closing, func() { cancel(errRegistryClosed) })()
 	h, err := r.open(ctx, ref, configuration)
-	if err != nil && context.Cause(ctx) == errRegistryClosed && !errors.Is(err, ErrClosed) {
+	if err != nil && context.Cause(ctx) == errRegistryClosed && !errors.Is(err, runtime.ErrClosed) {
 		err = errors.Join(errRegistryClosed, err)
 	}
 	return h, err
@@ -304,7 +298,7 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 		follow *discovery.Ref
 	)
 	if IsPath(ref) {
-		p, err := r.Resolve(ctx, ref)
+		p, err := r.resolve(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
@@ -360,7 +354,7 @@ func (r *Registry) supervise(ctx context.Context, path, name, digest string, cfg
 	return lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)
 }
 
-// Open returns the handles currently open, sorted by path.
+// Opened returns the handles currently open, sorted by path.
 func (r *Registry) Opened() []*Handle {
 	r.mu.Lock()
 	hs := make([]*Handle, 0, len(r.handles))
@@ -402,7 +396,7 @@ func (e *CloseError) Unwrap() []error {
 }
 
 // Close closes every open adapter concurrently (each verified, see Handle.Close) and
-// refuses further use; opens under way are ended first (they fail with ErrClosed, and
+// refuses further use; opens under way are ended first (they fail with runtime.ErrClosed, and
 // their callers get their cleanup results). It returns nil when every process tree was
 // proven gone, else a *CloseError. ctx bounds the wait; adapters still closing when it
 // ends are reported.

@@ -15,11 +15,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/testkit"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 var adapterDir string
@@ -35,8 +38,17 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// echoClient is a typed client of example.echo as a host would write it.
+// echoClient is a typed client of example.echo as a host would write it: a wrapper
+// around the client NewClient returns.
 type echoClient struct{ c *registry.Client }
+
+func newEchoClient(h *registry.Handle) (*echoClient, error) {
+	c, err := registry.NewClient(h, echoService)
+	if err != nil {
+		return nil, err
+	}
+	return &echoClient{c}, nil
+}
 
 type sleepArgs struct {
 	MS int `json:"ms"`
@@ -67,9 +79,6 @@ func newRegistry(t *testing.T, mod func(*registry.Config)) *registry.Registry {
 			t.Errorf("registry Close: %v", err)
 		}
 	})
-	if err := registry.Register(r, echoService, func(c *registry.Client) *echoClient { return &echoClient{c} }); err != nil {
-		t.Fatal(err)
-	}
 	return r
 }
 
@@ -82,7 +91,7 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 	if h.Name() != "echo" || filepath.Base(h.Path()) != "echo_v1.2.0" {
 		t.Fatalf("opened %s (%s)", h.Name(), h.Path())
 	}
-	e, err := registry.Bind[*echoClient](h)
+	e, err := newEchoClient(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +106,7 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 	// Cancel reaches the adapter: aborted, outcome uncertain (R32).
 	ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
 	defer cancel()
-	if _, err := e.Sleep(ctx, 10000); !errors.Is(err, runtime.ErrDeadline) || !runtime.IsUncertain(err) {
+	if _, err := e.Sleep(ctx, 10000); !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsUncertain(err) {
 		t.Fatalf("Sleep past deadline = %v", err)
 	}
 	if err := h.Close(); err != nil {
@@ -110,14 +119,14 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 
 func TestPrereleaseOnlyWhenAsked(t *testing.T) {
 	r := newRegistry(t, nil)
-	p, err := r.Resolve(ctxT(t), "echo")
-	if err != nil || filepath.Base(p) != "echo_v1.2.0" {
-		t.Fatalf("Resolve(echo) = %s, %v", p, err)
+	a, err := r.Lookup(ctxT(t), "echo")
+	if err != nil || filepath.Base(a.Path) != "echo_v1.2.0" {
+		t.Fatalf("Lookup(echo) = %s, %v", a.Path, err)
 	}
 	pre := newRegistry(t, func(c *registry.Config) { c.Prerelease = true })
-	p, err = pre.Resolve(ctxT(t), "echo")
-	if err != nil || filepath.Base(p) != "echo_v2.0.0-beta.1" {
-		t.Fatalf("Resolve(echo) with pre-releases = %s, %v", p, err)
+	a, err = pre.Lookup(ctxT(t), "echo")
+	if err != nil || filepath.Base(a.Path) != "echo_v2.0.0-beta.1" {
+		t.Fatalf("Lookup(echo) with pre-releases = %s, %v", a.Path, err)
 	}
 }
 
@@ -127,8 +136,8 @@ func TestResolveErrors(t *testing.T) {
 		ref string
 		is  error
 	}{
-		{"./echo_v1.2.0", registry.ErrNotAbsolute},
-		{"bin/echo", registry.ErrNotAbsolute},
+		{"./echo_v1.2.0", platform.ErrNotAbsolute},
+		{"bin/echo", platform.ErrNotAbsolute},
 		{"nosuch", discovery.ErrNotFound},
 		{"echo@>= 3", discovery.ErrNoMatchingVersion},
 		{"Echo!", discovery.ErrRefName},
@@ -141,17 +150,14 @@ func TestResolveErrors(t *testing.T) {
 	}
 }
 
-func TestBindChecksCatalog(t *testing.T) {
+func TestNewClientChecksCatalog(t *testing.T) {
 	r := newRegistry(t, nil)
 	h, err := r.Open(ctxT(t), filepath.Join(adapterDir, "thermometer_v1.0.0"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := registry.Bind[*echoClient](h); !errors.Is(err, registry.ErrServiceMissing) {
-		t.Fatalf("Bind echo client to thermometer = %v", err)
-	}
-	if _, err := registry.Bind[string](h); !errors.Is(err, registry.ErrNotRegistered) {
-		t.Fatalf("Bind unregistered = %v", err)
+	if _, err := newEchoClient(h); !errors.Is(err, registry.ErrServiceMissing) {
+		t.Fatalf("echo client of the thermometer = %v", err)
 	}
 	cat := h.Catalog()
 	svc := func(version int, method string) *contract.Service {
@@ -173,8 +179,8 @@ func TestBindChecksCatalog(t *testing.T) {
 		}
 	}
 	for _, bad := range []*contract.Service{contract.NewService("device", 1), contract.NewService("a.b", 0), nil} {
-		if err := registry.Register(r, bad, func(*registry.Client) int { return 0 }); !errors.Is(err, registry.ErrInvalidService) {
-			t.Errorf("Register(%v) = %v", bad, err)
+		if _, err := registry.NewClient(h, bad); !errors.Is(err, registry.ErrInvalidService) {
+			t.Errorf("NewClient(%v) = %v", bad, err)
 		}
 	}
 }
@@ -204,7 +210,7 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 	for _, p := range []any{map[string]any{"c": make(chan int)}, struct{ F func() }{func() {}}, []int{1}, 7} {
 		_, err = registry.Call(ctxT(t), loose, echoAny, p)
 		var ee *registry.EncodeError
-		if !errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
+		if !errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !(runtime.CodeOf(err) == wire.CodeInvalid) {
 			t.Fatalf("params %T = %v, want an encode error, invalid, never started", p, err)
 		}
 	}
@@ -213,7 +219,7 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 		N int `json:"n"`
 	}](t, h, "echo")
 	_, err = registry.Call(ctxT(t), intClient, echoInt, map[string]any{"n": 1.5})
-	if !errors.Is(err, registry.ErrDecode) || runtime.IsUncertain(err) {
+	if !errors.Is(err, codec.ErrDecode) || runtime.IsUncertain(err) {
 		t.Fatalf("fractional into int = %v", err)
 	}
 	// Raw JSON passes through unchanged, typed and raw.
@@ -224,16 +230,16 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 		t.Fatalf("raw = %s, %v", raw, err)
 	}
 	// R41: a method the adapter does not advertise never reaches it.
-	if _, err := h.Call(ctxT(t), "example.echo.nope", nil); !errors.Is(err, runtime.ErrUnavailable) || !runtime.IsNeverStarted(err) {
+	if _, err := h.Call(ctxT(t), "example.echo.nope", nil); !(runtime.CodeOf(err) == wire.CodeUnavailable) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("unknown method = %v", err)
 	}
 	// The adapter's error arrives typed with its code.
 	failc, fail := bindOne[map[string]string, struct{}](t, h, "fail")
 	_, err = registry.Call(ctxT(t), failc, fail, map[string]string{"code": "denied", "message": "no"})
-	if !errors.Is(err, runtime.ErrDenied) || runtime.IsUncertain(err) {
+	if !(runtime.CodeOf(err) == wire.CodeDenied) || runtime.IsUncertain(err) {
 		t.Fatalf("fail = %v", err)
 	}
-	if _, err := h.Call(ctxT(t), "example.echo.fail", json.RawMessage(`{"code":"denied","message":"no"}`)); !errors.Is(err, runtime.ErrDenied) {
+	if _, err := h.Call(ctxT(t), "example.echo.fail", json.RawMessage(`{"code":"denied","message":"no"}`)); !(runtime.CodeOf(err) == wire.CodeDenied) {
 		t.Fatalf("fail, raw = %v", err)
 	}
 	// Configuration must be a JSON object.
@@ -282,10 +288,10 @@ func TestCloseRegistry(t *testing.T) {
 			t.Errorf("pid %d still exists after a verified close", pid)
 		}
 	}
-	if _, err := r.Open(ctxT(t), "echo", nil); !errors.Is(err, registry.ErrClosed) {
+	if _, err := r.Open(ctxT(t), "echo", nil); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("Open after Close = %v", err)
 	}
-	if _, err := r.Discover(ctxT(t)); !errors.Is(err, registry.ErrClosed) {
+	if _, err := r.Discover(ctxT(t)); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("Discover after Close = %v", err)
 	}
 	if err := r.Reservations().CanRelease(adapterDir); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/testkit"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -44,8 +45,14 @@ func TestOpenExplainsRejectedFiles(t *testing.T) {
 	}
 
 	// A relative path is refused by the library, saying what to do instead.
-	if _, err := r.Open(ctxT(t), "./inventory_v1.0.0", nil); !errors.Is(err, registry.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
+	if _, err := r.Open(ctxT(t), "./inventory_v1.0.0", nil); !errors.Is(err, platform.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
 		t.Errorf("Open(relative path) = %v, want ErrNotAbsolute saying how to make it absolute", err)
+	}
+	// So is a relative directory in Config.Dirs, with the same hint.
+	rel := registry.New(&registry.Config{Dirs: []string{"adapters"}})
+	defer rel.Close(context.Background())
+	if _, err := rel.Open(ctxT(t), "inventory", nil); !errors.Is(err, discovery.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
+		t.Errorf("Open with a relative Config.Dirs entry = %v, want ErrNotAbsolute saying how to make it absolute", err)
 	}
 
 	_, err = r.Open(ctxT(t), "inventory_v1.0.0", nil)

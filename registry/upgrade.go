@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/adapterkit/adapterkit/discovery"
-	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/internal/digest"
 	akruntime "github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -72,8 +72,8 @@ type UpgradeEvent struct {
 // UpgradeError says why a new version was refused. Err is the cause: a
 // *lifecycle.OpenError (it did not start or failed the handshake), a *BindError (its
 // catalog lacks a contract, service or method in use; errors.Is ErrServiceMissing,
-// ErrVersionMismatch or ErrMethodMissing), a *platform.DigestMismatchError (a pin), or
-// ErrNoAdapter (it ended right after its handshake).
+// ErrVersionMismatch or ErrMethodMissing), an error matching discovery.ErrDigestMismatch
+// (a pin), or ErrNoAdapter (it ended right after its handshake).
 type UpgradeError struct {
 	Name, Version, Path string
 	Err                 error
@@ -260,8 +260,8 @@ func (h *Handle) knownRefused(path string) bool {
 	if err != nil || id.size != old.size || id.mtime != old.mtime {
 		return false
 	}
-	digest, err := platform.HashFileAt(path)
-	return err == nil && digest == old.digest
+	sum, err := digest.FileAt(path)
+	return err == nil && sum == old.digest
 }
 
 // settled returns the identity of each of paths that is stable: an executable
@@ -287,14 +287,14 @@ func (r *Registry) settled(ctx context.Context, paths map[string]bool) (map[stri
 			r.log.Debug("new adapter file is still changing; left for a later rescan", "path", p)
 			continue
 		}
-		digest, err := platform.HashFileAt(p)
+		sum, err := digest.FileAt(p)
 		if err != nil {
 			continue
 		}
 		if now, _, err := statID(p); err != nil || now != id {
 			continue
 		}
-		id.digest = digest
+		id.digest = sum
 		stable[p] = id
 	}
 	return stable, nil
@@ -332,17 +332,17 @@ func (h *Handle) upgrade(ctx context.Context, cands []discovery.Adapter, stable 
 // old version cur then drains in the background.
 func (h *Handle) takeOver(ctx context.Context, cur *gen, a discovery.Adapter, id fileID) error {
 	r := h.reg
-	digest, err := h.pinFor(cur, a.Path, id.digest)
+	pin, err := h.pinFor(cur, a.Path, id.digest)
 	if err != nil {
 		return err
 	}
 	sctx, cancel := context.WithTimeout(ctx, r.cfg.Limits.Call())
 	defer cancel()
-	sup, err := r.supervise(sctx, a.Path, h.name, digest, h.cfgJSON)
+	sup, err := r.supervise(sctx, a.Path, h.name, pin, h.cfgJSON)
 	if err != nil {
 		return err
 	}
-	g := newGen(sup, a.Path, a.Version, digest)
+	g := newGen(sup, a.Path, a.Version, pin)
 	err = ErrNoAdapter
 	if ad := sup.Current(); ad != nil {
 		err = h.compatible(cur.catalog(), ad.Catalog())
@@ -350,7 +350,7 @@ func (h *Handle) takeOver(ctx context.Context, cur *gen, a discovery.Adapter, id
 	if err == nil {
 		h.mu.Lock()
 		if h.closed {
-			err = ErrClosed
+			err = errRegistryClosed
 		} else {
 			h.cur.Store(g)
 			h.upgrades++
@@ -376,24 +376,24 @@ func (h *Handle) takeOver(ctx context.Context, cur *gen, a discovery.Adapter, id
 
 // pinFor checks a new file against the pins and returns the digest to start it with
 // ("" when unpinned).
-func (h *Handle) pinFor(cur *gen, path, digest string) (string, error) {
+func (h *Handle) pinFor(cur *gen, path, sum string) (string, error) {
 	cfg := &h.reg.cfg
 	if pin := cfg.Pins[path]; pin != "" {
-		if !strings.EqualFold(pin, digest) {
-			return "", &platform.DigestMismatchError{Path: path, Want: strings.ToLower(pin), Got: digest}
+		if !strings.EqualFold(pin, sum) {
+			return "", &digest.MismatchError{Path: path, Want: strings.ToLower(pin), Got: sum}
 		}
-		return digest, nil
+		return sum, nil
 	}
 	allowed := cfg.Upgrade.Allowed[h.name]
 	if len(allowed) == 0 && cur.digest == "" && cfg.Pins[cur.path] == "" {
 		return "", nil // not pinned
 	}
 	for _, d := range allowed {
-		if strings.EqualFold(d, digest) {
-			return digest, nil
+		if strings.EqualFold(d, sum) {
+			return sum, nil
 		}
 	}
-	return "", &platform.DigestMismatchError{Path: path, Want: "one of the digests allowed for " + h.name, Got: digest}
+	return "", &digest.MismatchError{Path: path, Want: "one of the digests allowed for " + h.name, Got: sum}
 }
 
 // catalog is the catalog of g's running adapter, or nil.

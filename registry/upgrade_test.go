@@ -20,10 +20,10 @@ import (
 
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/registry"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // upgradeEnv is a directory of versions of the test adapter "upg" (testkit.Versioned)
@@ -203,14 +203,14 @@ func TestUpgradeTakesOverAndRefusesBroken(t *testing.T) {
 	}
 	st = h.Upgrades()
 	var ue *registry.UpgradeError
-	if st.Version != "1.1.0" || st.Upgrades != 1 || !errors.As(st.Err, &ue) || !errors.Is(st.Err, wire.ErrInvalidCatalog) || ue.Version != "1.2.0" {
+	if st.Version != "1.1.0" || st.Upgrades != 1 || !errors.As(st.Err, &ue) || !errors.Is(st.Err, proto.ErrInvalidCatalog) || ue.Version != "1.2.0" {
 		t.Fatalf("after the broken 1.2.0: %+v", st)
 	}
 	if got := versionOf(t, h); got != v2 {
 		t.Fatalf("after the refusal %+v answers, want %+v", got, v2)
 	}
 	evs := e.eventList()
-	if len(evs) != 2 || evs[0].Err != nil || evs[0].From != "1.0.0" || evs[0].To != "1.1.0" || !errors.Is(evs[1].Err, wire.ErrInvalidCatalog) {
+	if len(evs) != 2 || evs[0].Err != nil || evs[0].From != "1.0.0" || evs[0].To != "1.1.0" || !errors.Is(evs[1].Err, proto.ErrInvalidCatalog) {
 		t.Fatalf("events %+v", evs)
 	}
 	if n := countOf(e.started(), filepath.Join(e.dir, "upg_v1.2.0")); n != 1 {

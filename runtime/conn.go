@@ -25,7 +25,7 @@ type Options struct {
 	// Name names the sub-logger and appears in diagnostics; empty means "runtime".
 	Name string
 	// FailFast makes a call that finds no free in-flight slot fail at once with busy
-	// (never started) instead of waiting for one (A16).
+	// (never started) instead of waiting for one.
 	FailFast bool
 	// OnPeerGone, if set, is called when the adapter looks gone while the host has not
 	// ended the connection: its output ended cleanly (end of stream between frames), or
@@ -39,9 +39,9 @@ type Options struct {
 	// goroutines); pending calls fail only after it returns.
 	OnPeerGone func() error
 	// FirstCallID is the identity of the first call after initialize (which is always
-	// id 1, R17). Identities must increase but may skip values (A14), so a host may
-	// start higher, e.g. to test how it and an adapter behave at the top of the id space
-	// (R57). Zero, or a value not above 1, means 2; a value above the largest identity
+	// id 1). Identities must increase but may skip values, so a host may
+	// start higher, e.g. to test how it and an adapter behave at the top of the id space.
+	// Zero, or a value not above 1, means 2; a value above the largest identity
 	// makes the first call exhaust the space.
 	FirstCallID uint64
 }
@@ -173,7 +173,7 @@ func (c *Conn) Catalog() *wire.Catalog {
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns nil while the connection is open, and afterwards the cause of its end:
-// [ErrConnClosed] after Close, a [*ViolationError], the cause given to Abort, or the
+// [ErrClosed] after Close, a *wire.ViolationError, the cause given to Abort, or the
 // error of a failed initialize.
 func (c *Conn) Err() error {
 	c.mu.Lock()
@@ -189,28 +189,28 @@ func (c *Conn) InFlight() int {
 	return len(c.pending)
 }
 
-// Close disconnects: it ends the connection with [ErrConnClosed] (closing the adapter's
+// Close disconnects: it ends the connection with [ErrClosed] (closing the adapter's
 // input, so the adapter sees end of input), fails pending calls as closed with an
 // uncertain outcome, closes the adapter's output if it is an io.Closer, and waits for the
 // connection's goroutines to end. It is idempotent. It returns nil (or the error of
 // closing the writer) when the host ended the connection, and the cause when the
 // connection had already ended otherwise.
 func (c *Conn) Close() error {
-	c.end(ErrConnClosed)
+	c.end(ErrClosed)
 	c.wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cause == ErrConnClosed {
+	if c.cause == ErrClosed {
 		return c.closeErr
 	}
 	return c.cause
 }
 
-// Abort ends the connection with cause (nil means [ErrConnClosed]) unless it has ended
+// Abort ends the connection with cause (nil means [ErrClosed]) unless it has ended
 // already (the first cause wins), and otherwise behaves as Close.
 func (c *Conn) Abort(cause error) {
 	if cause == nil {
-		cause = ErrConnClosed
+		cause = ErrClosed
 	}
 	c.end(cause)
 	c.wait()

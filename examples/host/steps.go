@@ -16,6 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // slowTimeout is how long the demo lets the thermometer's "slow" probe run before it
@@ -47,7 +48,7 @@ func (d *demo) thermometer() {
 	defer cancel()
 	_, err = registry.Call(ctx, dev, device.Read, device.ReadParams{Probe: "slow"})
 	var ce *runtime.CallError
-	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDeadline) {
+	if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeDeadline) {
 		d.fail(label, fmt.Errorf("slow read: want a deadline error, got %v", err))
 		return
 	}
@@ -68,7 +69,7 @@ func (d *demo) echo() {
 	}
 	_, err = registry.Call(d.ctx, c, echoapi.Fail, echoapi.FailParams{Code: "denied", Message: "not for you"})
 	var ce *runtime.CallError
-	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDenied) {
+	if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeDenied) {
 		d.fail(label, fmt.Errorf("fail: want a denied error, got %v", err))
 		return
 	}
@@ -102,12 +103,12 @@ func (d *demo) console() {
 		d.fail(label, err)
 		return
 	}
-	st := h.Stream(d.ctx, registry.StreamOptions{
-		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
-		Params: map[string]any{"session": started.Session},
+	st := registry.NewStream(d.ctx, c, consoleapi.Read, func(n int, wait time.Duration) consoleapi.ReadParams {
+		return consoleapi.ReadParams{Session: started.Session, MaxBytes: n, WaitMS: wait.Milliseconds()}
 	})
 	out, err := io.ReadAll(st)
-	if cerr := st.Close(); err == nil {
+	st.Close()
+	if _, cerr := registry.Call(d.ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session}); err == nil {
 		err = cerr
 	}
 	if err != nil {

@@ -40,8 +40,8 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultInterval = 10 * time.Second
-	DefaultQuiet    = 100 * time.Millisecond
+	defaultInterval = 10 * time.Second
+	defaultQuiet    = 100 * time.Millisecond
 )
 
 // Run watches dirs and calls r.Rescan after each burst of changes in them (once the
@@ -58,10 +58,10 @@ func Run(ctx context.Context, r Rescanner, dirs []string, opts *Options) error {
 		o = *opts
 	}
 	if o.Interval <= 0 {
-		o.Interval = DefaultInterval
+		o.Interval = defaultInterval
 	}
 	if o.Quiet <= 0 {
-		o.Quiet = DefaultQuiet
+		o.Quiet = defaultQuiet
 	}
 	log := o.Logger
 	if log == nil {

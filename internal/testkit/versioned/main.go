@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -53,11 +54,11 @@ func main() {
 	case "exit":
 		os.Exit(3)
 	case "badcatalog":
-		r := wire.NewReader(os.Stdin, 0)
+		r := proto.NewReader(os.Stdin, 0)
 		if _, err := r.ReadFrame(); err != nil {
 			os.Exit(1)
 		}
-		_ = wire.WriteFrame(os.Stdout, wire.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"system.x","version":1,"methods":["system.x.y"]}]}`)), 0)
+		_ = proto.WriteFrame(os.Stdout, proto.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"system.x","version":1,"methods":["system.x.y"]}]}`)), 0)
 		_, _ = r.ReadFrame() // until the host closes stdin
 		return
 	case "nosleep":
