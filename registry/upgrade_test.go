@@ -24,6 +24,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // upgradeEnv is a directory of versions of the test adapter "upg" (testkit.Versioned)
@@ -381,6 +382,40 @@ func TestUpgradeHonoursPins(t *testing.T) {
 	}
 }
 
+// A file pinned by its path ahead of time is taken when it matches its pin, and refused
+// when it does not, whether the adapter is pinned or not.
+func TestUpgradePinnedByPath(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(adapterDir, testkit.Versioned.Name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(append(slices.Clone(b), "good"...))
+	e := newUpgradeEnv(t, func(c *registry.Config) {
+		c.Pins = map[string]string{
+			filepath.Join(c.Dirs[0], "upg_v1.1.0"): hex.EncodeToString(sum[:]),
+			filepath.Join(c.Dirs[0], "upg_v1.2.0"): hex.EncodeToString(sum[:]),
+		}
+	}, "1.0.0")
+	h, err := e.reg.Open(ctxT(t), "upg", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.install(t, "1.1.0", []byte("good"))
+	if err := e.reg.Rescan(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Upgrades(); st.Version != "1.1.0" || st.Err != nil {
+		t.Fatalf("pinned path, matching: %+v", st)
+	}
+	e.install(t, "1.2.0", []byte("evil"))
+	if err := e.reg.Rescan(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Upgrades(); st.Version != "1.1.0" || !errors.Is(st.Err, discovery.ErrDigestMismatch) {
+		t.Fatalf("pinned path, not matching: %+v", st)
+	}
+}
+
 // Upgrades compose with restarts and with the directory changing under them.
 func TestUpgradeComposes(t *testing.T) {
 	t.Run("two versions at once: the newest, once", func(t *testing.T) {
@@ -450,6 +485,41 @@ func TestUpgradeComposes(t *testing.T) {
 		waitFor(t, "1.0.0 closed", func() bool { return len(h.Upgrades().Draining) == 0 })
 		if n := countOf(e.started(), filepath.Join(e.dir, "upg_v1.0.0")); n != 1 {
 			t.Fatalf("1.0.0 restarted after it was replaced (%d starts)", n)
+		}
+	})
+	t.Run("old version crashes while it drains", func(t *testing.T) {
+		e := newUpgradeEnv(t, func(c *registry.Config) {
+			c.Restart = lifecycle.RestartPolicy{MaxRestarts: 3, Backoff: time.Millisecond}
+		}, "1.0.0")
+		h, err := e.reg.Open(ctxT(t), "upg", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v1 := versionOf(t, h)
+		slow := make(chan error, 1)
+		go func() {
+			_, err := h.Call(ctxT(t), "example.echo.sleep", json.RawMessage(`{"ms":20000}`))
+			slow <- err
+		}()
+		waitFor(t, "the slow call in flight", func() bool { return h.Status().InFlight == 1 })
+		e.install(t, "1.1.0", nil)
+		if err := e.reg.Rescan(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		if err := syscall.Kill(v1.Pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		// The call in flight fails as the process died (uncertain: it was sent); the
+		// old version is closed, not restarted, and 1.1.0 serves on.
+		if err := <-slow; err == nil || !runtime.IsUncertain(err) {
+			t.Fatalf("call in flight on the crashed 1.0.0: %v", err)
+		}
+		waitFor(t, "1.0.0 closed", func() bool { return len(h.Upgrades().Draining) == 0 })
+		if v := versionOf(t, h); v.Version != "1.1.0" {
+			t.Fatalf("%+v answers", v)
+		}
+		if n := countOf(e.started(), filepath.Join(e.dir, "upg_v1.0.0")); n > 2 {
+			t.Fatalf("the replaced 1.0.0 was started %d times", n)
 		}
 	})
 	t.Run("old file deleted while it runs", func(t *testing.T) {
