@@ -36,6 +36,10 @@ with an error, and every adapter is closed and its process tree verified gone; a
 line says whether that was proven. With --json both lines are JSON objects:
 {"event":"ready","socket","dirs","adapters","pid"} and {"event":"stopped","verified"}.
 
+An adapter opened by name follows new versions of its major version dropped into its
+DIR (see 'adapterctl upgrade'); --upgrade-digest NAME=SHA256 pins NAME's upgrades to
+the files with the digests given.
+
 Exit status: 0 after a shutdown with every process tree verified gone; 4 when some
 could not be proven gone; 3 when the daemon could not start (the socket is in use by
 a running daemon, cannot be created, or daemons are unsupported on this OS); 5 when
@@ -85,6 +89,8 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
+	var digests stringList
+	f.Var(&digests, "upgrade-digest", "`NAME=SHA256`: a new version of adapter NAME is taken only when its file has one of the digests given for NAME (repeatable)")
 	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
 	dirs, isDone, status := f.parse(args)
 	if isDone {
@@ -104,6 +110,10 @@ func serve(ctx context.Context, e *env, args []string) int {
 	case level == hclog.NoLevel:
 		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
 	}
+	allowed, err := upgradeDigests(digests)
+	if err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
 	if level != hclog.Off {
 		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
 		// records are logged under the daemon's logger, named after each adapter.
@@ -122,7 +132,8 @@ func serve(ctx context.Context, e *env, args []string) int {
 	}
 	stderr := &lockedWriter{w: e.stderr}
 	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ,
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
+		Upgrade: &registry.Upgrade{Allowed: allowed},
+		Logger:  hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {
 		cfg.Stderr = stderr
 	}
@@ -182,4 +193,20 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return ""
+}
+
+// upgradeDigests parses the --upgrade-digest values: NAME=SHA256, by name.
+func upgradeDigests(vals []string) (map[string][]string, error) {
+	out := make(map[string][]string)
+	for _, v := range vals {
+		name, sum, ok := strings.Cut(v, "=")
+		if !ok || !discovery.ValidName(name) {
+			return nil, usagef("--upgrade-digest %q is not NAME=SHA256 with an adapter name", v)
+		}
+		if len(sum) != 64 || strings.Trim(strings.ToLower(sum), "0123456789abcdef") != "" {
+			return nil, usagef("--upgrade-digest %q: the digest must be 64 hexadecimal digits", v)
+		}
+		out[name] = append(out[name], strings.ToLower(sum))
+	}
+	return out, nil
 }
