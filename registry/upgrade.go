@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"runtime"
+	goruntime "runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -15,7 +15,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/digest"
-	akruntime "github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -163,7 +163,7 @@ func statID(path string) (fileID, bool, error) {
 	if err != nil {
 		return fileID{}, false, err
 	}
-	exec := fi.Mode().IsRegular() && (runtime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0)
+	exec := fi.Mode().IsRegular() && (goruntime.GOOS == "windows" || fi.Mode().Perm()&0o111 != 0)
 	return fileID{size: fi.Size(), mtime: fi.ModTime().UnixNano()}, exec, nil
 }
 
@@ -176,7 +176,7 @@ func statID(path string) (fileID, bool, error) {
 // handle ([Handle.Upgrades], Upgrade.OnUpgrade).
 func (r *Registry) Rescan(ctx context.Context, names ...string) error {
 	if ctx == nil {
-		return akruntime.ErrNilContext
+		return runtime.ErrNilContext
 	}
 	r.mu.Lock()
 	if r.closed {
