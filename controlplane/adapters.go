@@ -330,7 +330,7 @@ func adapterStatus(h *registry.Handle) AdapterStatus {
 func (s *adapterSet) upgrade(ctx context.Context, name string) (*UpgradeResult, *Error) {
 	var names []string
 	if name != "" {
-		if !discovery.ValidName(name) {
+		if ref, err := discovery.ParseRef(name); err != nil || ref.Name != name {
 			return nil, newError(CodeInvalidParams, nil, "params: adapter %q is not an adapter name", name)
 		}
 		names = []string{name}

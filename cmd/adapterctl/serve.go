@@ -200,7 +200,7 @@ func upgradeDigests(vals []string) (map[string][]string, error) {
 	out := make(map[string][]string)
 	for _, v := range vals {
 		name, sum, ok := strings.Cut(v, "=")
-		if !ok || !discovery.ValidName(name) {
+		if ref, err := discovery.ParseRef(name); !ok || err != nil || ref.Name != name {
 			return nil, usagef("--upgrade-digest %q is not NAME=SHA256 with an adapter name", v)
 		}
 		if len(sum) != 64 || strings.Trim(strings.ToLower(sum), "0123456789abcdef") != "" {
