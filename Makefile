@@ -132,6 +132,9 @@ clean:
 	rm -rf $(BUILD)
 
 ## soak: the long load-and-faults run of e2e's TestSoak: 200,000 calls by default
-## (ADAPTERKIT_SOAK_CALLS overrides); `make test` runs a short one (5,000 calls).
+## (ADAPTERKIT_SOAK_CALLS overrides), and 20 live upgrades under 16 callers through
+## `adapterctl serve` (ADAPTERKIT_SOAK_UPGRADES overrides); `make test` runs short ones
+## (5,000 calls, 3 upgrades).
 soak:
-	ADAPTERKIT_SOAK_CALLS=$${ADAPTERKIT_SOAK_CALLS:-200000} $(GO) test -race -count=1 -timeout 30m -run '^TestSoak$$' -v ./e2e/
+	ADAPTERKIT_SOAK_CALLS=$${ADAPTERKIT_SOAK_CALLS:-200000} ADAPTERKIT_SOAK_UPGRADES=$${ADAPTERKIT_SOAK_UPGRADES:-20} \
+	  $(GO) test -race -count=1 -timeout 30m -run '^(TestSoak|TestServeUpgradesUnderLoad)$$' -v ./e2e/

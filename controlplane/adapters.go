@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,13 @@ import (
 )
 
 // adapterSet is the daemon's set of adapters: discovered in its directories, opened
-// lazily on first use through a registry (so supervised with a restart policy), and
-// closed verified at shutdown.
+// lazily on first use through a registry (so supervised with a restart policy, and
+// following upgrades), and closed verified at shutdown.
+//
+// An adapter asked for by NAME, or by a reference that resolves to the version its
+// name serves, is one slot per name, which follows new versions of it (the registry's
+// Upgrade); one asked for by path or by a constraint that selects another version is
+// a slot of that file, which keeps it.
 type adapterSet struct {
 	reg    *registry.Registry
 	lim    *limits.Limits
@@ -36,8 +42,8 @@ type adapterSet struct {
 	opens  sync.WaitGroup // openSlot and scan goroutines
 
 	mu          sync.Mutex
-	open        map[string]*slot // by executable path
-	droppedRest int              // restarts of handles dropped after they gave up
+	open        map[slotKey]*slot
+	droppedRest int // restarts of handles dropped after they gave up
 
 	scanEvery time.Duration // a finished scan younger than this is shared
 	scanMu    sync.Mutex
@@ -54,19 +60,26 @@ type scanRun struct {
 	at   time.Time // when it ended
 }
 
+// slotKey names a slot: an adapter name (following upgrades) or an executable path.
+type slotKey struct{ name, path string }
+
 // slot is one adapter opened or being opened.
 type slot struct {
-	info  AdapterInfo
+	key   slotKey
 	ready chan struct{} // closed when h or err is set
 	h     *registry.Handle
 	err   error
 }
 
 func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *adapterSet {
-	s := &adapterSet{lim: cfg.Limits, log: log, base: base, open: make(map[string]*slot), scanEvery: cfg.RescanInterval}
+	s := &adapterSet{lim: cfg.Limits, log: log, base: base, open: make(map[slotKey]*slot), scanEvery: cfg.RescanInterval}
 	policy := defaultRestart
 	if cfg.Restart != nil {
 		policy = *cfg.Restart
+	}
+	up := registry.Upgrade{}
+	if cfg.Upgrade != nil {
+		up = *cfg.Upgrade
 	}
 	s.reg = registry.New(&registry.Config{
 		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
@@ -75,6 +88,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
 		},
+		Upgrade: &up,
 	})
 	return s
 }
@@ -138,6 +152,15 @@ func presentInfo(a discovery.Adapter) (AdapterInfo, bool) {
 	return info, true
 }
 
+// handleInfo describes the version an open adapter serves new calls with.
+func handleInfo(h *registry.Handle) AdapterInfo {
+	info := AdapterInfo{Name: h.Name(), Version: h.Upgrades().Version, Path: h.Path(), Dir: filepath.Dir(h.Path())}
+	if fi, err := os.Stat(info.Path); err == nil {
+		info.Size, info.ModTime = fi.Size(), fi.ModTime().UTC()
+	}
+	return info
+}
+
 // resolve finds the adapter a reference names among the discovered ones, through the
 // registry (which scans again once when it is not found: a file may have been added).
 func (s *adapterSet) resolve(ctx context.Context, ref string) (discovery.Adapter, *Error) {
@@ -161,15 +184,42 @@ func (s *adapterSet) resolve(ctx context.Context, ref string) (discovery.Adapter
 	return discovery.Adapter{}, newError(CodeInternal, nil, "scanning the adapter directories: %v", err)
 }
 
-// handle returns the open adapter a, opening it when no client has yet. The open
+// keyFor returns the slot a reference ref, resolved to a, is served by: its name's,
+// when ref is a bare NAME or a is the version the name serves (or would serve: the
+// version a bare NAME selects); else a's own.
+func (s *adapterSet) keyFor(ctx context.Context, ref string, a discovery.Adapter) slotKey {
+	named := slotKey{name: a.Name}
+	if ref == a.Name {
+		return named
+	}
+	s.mu.Lock()
+	sl := s.open[named]
+	s.mu.Unlock()
+	if sl != nil {
+		select {
+		case <-sl.ready:
+			if sl.h != nil && sl.h.Path() == a.Path {
+				return named
+			}
+			return slotKey{path: a.Path}
+		default:
+		}
+	}
+	if newest, err := s.reg.Lookup(ctx, a.Name); err == nil && newest.Path == a.Path && sl == nil {
+		return named
+	}
+	return slotKey{path: a.Path}
+}
+
+// handle returns the open adapter of key, opening it when no client has yet. The open
 // is bounded by the call deadline and by the daemon's life, not by the client that
 // asked first; ctx bounds only this caller's wait. A failed open is not kept.
-func (s *adapterSet) handle(ctx context.Context, a discovery.Adapter) (*registry.Handle, error) {
+func (s *adapterSet) handle(ctx context.Context, key slotKey) (*registry.Handle, error) {
 	s.mu.Lock()
-	sl := s.open[a.Path]
+	sl := s.open[key]
 	if sl == nil {
-		sl = &slot{info: infoOf(a), ready: make(chan struct{})}
-		s.open[a.Path] = sl
+		sl = &slot{key: key, ready: make(chan struct{})}
+		s.open[key] = sl
 		s.opens.Go(func() { s.openSlot(sl) })
 	}
 	s.mu.Unlock()
@@ -184,25 +234,29 @@ func (s *adapterSet) handle(ctx context.Context, a discovery.Adapter) (*registry
 func (s *adapterSet) openSlot(sl *slot) {
 	ctx, cancel := context.WithTimeout(s.base, s.lim.Call())
 	defer cancel()
-	h, err := s.reg.Open(ctx, sl.info.Path, nil)
+	ref := sl.key.path
+	if ref == "" {
+		ref = sl.key.name
+	}
+	h, err := s.reg.Open(ctx, ref, nil)
 	s.mu.Lock()
 	sl.h, sl.err = h, err
-	if err != nil && s.open[sl.info.Path] == sl {
-		delete(s.open, sl.info.Path)
+	if err != nil && s.open[sl.key] == sl {
+		delete(s.open, sl.key)
 	}
 	s.mu.Unlock()
 	close(sl.ready)
 	if err != nil {
-		s.log.Warn("adapter did not open", "adapter", sl.info.Path, "error", err)
+		s.log.Warn("adapter did not open", "adapter", ref, "error", err)
 	}
 }
 
 // drop forgets an adapter whose supervisor gave up, closing it verified, so that the
 // next use opens it afresh.
-func (s *adapterSet) drop(path string, h *registry.Handle) {
+func (s *adapterSet) drop(key slotKey, h *registry.Handle) {
 	s.mu.Lock()
-	if sl := s.open[path]; sl != nil && sl.h == h {
-		delete(s.open, path)
+	if sl := s.open[key]; sl != nil && sl.h == h {
+		delete(s.open, key)
 		s.droppedRest += h.Stats().Restarts
 	} else {
 		s.mu.Unlock()
@@ -210,7 +264,7 @@ func (s *adapterSet) drop(path string, h *registry.Handle) {
 	}
 	s.mu.Unlock()
 	if err := h.Close(); err != nil {
-		s.log.Warn("adapter cleanup not verified", "adapter", path, "error", err)
+		s.log.Warn("adapter cleanup not verified", "adapter", h.Path(), "error", err)
 	}
 }
 
@@ -225,18 +279,19 @@ func (s *adapterSet) send(ctx context.Context, p SendParams, timeout time.Durati
 	s.calls.Add(1)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	h, err := s.handle(ctx, a)
+	key := s.keyFor(ctx, p.Adapter, a)
+	h, err := s.handle(ctx, key)
 	if err != nil {
 		return nil, mapError(err, a.Path, p.Method)
 	}
 	v, err := h.Call(ctx, p.Method, p.Params)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrGaveUp) {
-			s.drop(a.Path, h)
+			s.drop(key, h)
 		}
-		return nil, mapError(err, a.Path, p.Method)
+		return nil, mapError(err, h.Path(), p.Method)
 	}
-	return &SendResult{Adapter: infoOf(a), Value: v}, nil
+	return &SendResult{Adapter: handleInfo(h), Value: v}, nil
 }
 
 // capabilities opens every discovered adapter (concurrently) and reports its catalog.
@@ -250,7 +305,7 @@ func (s *adapterSet) capabilities(ctx context.Context) (*CapabilitiesResult, *Er
 	for i, a := range res.Adapters {
 		out.Adapters[i].AdapterInfo = infoOf(a)
 		wg.Go(func() {
-			h, err := s.handle(ctx, a)
+			h, err := s.handle(ctx, s.keyFor(ctx, a.Path, a))
 			if err != nil {
 				out.Adapters[i].Error = mapError(err, a.Path, "")
 				return
@@ -275,7 +330,6 @@ func (s *adapterSet) status(st *StatusResult) {
 	}
 	st.Restarts = s.droppedRest
 	s.mu.Unlock()
-	sort.Slice(slots, func(i, j int) bool { return slots[i].info.Path < slots[j].info.Path })
 	st.Adapters = []AdapterStatus{}
 	for _, sl := range slots {
 		select {
@@ -286,15 +340,17 @@ func (s *adapterSet) status(st *StatusResult) {
 		if sl.h == nil {
 			continue
 		}
-		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Stats().Restarts, AdapterFigures: figuresOf(sl.h.Stats())}
+		as := adapterStatus(sl.h)
 		st.Restarts += as.Restarts
-		if hs := sl.h.Status(); hs.Running {
-			as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight
-			as.Dropped = droppedStatus(hs.Supervision)
-			as.Sandbox = hs.Supervision.Sandbox
-		}
 		st.Adapters = append(st.Adapters, as)
 	}
+	sort.Slice(st.Adapters, func(i, j int) bool {
+		a, b := st.Adapters[i], st.Adapters[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Path < b.Path
+	})
 	st.InFlight = s.flight.Load()
 	st.Calls = s.calls.Load()
 	st.Exits = s.exits.Load()
@@ -306,6 +362,53 @@ func (s *adapterSet) status(st *StatusResult) {
 			st.UnverifiedCleanups += len(re.Unverified)
 		}
 	}
+}
+
+// adapterStatus is the status of one open adapter.
+func adapterStatus(h *registry.Handle) AdapterStatus {
+	up := h.Upgrades()
+	stats := h.Stats()
+	as := AdapterStatus{AdapterInfo: handleInfo(h), State: "restarting", Restarts: stats.Restarts, AdapterFigures: figuresOf(stats),
+		Upgrades: up.Upgrades, Draining: []DrainingStatus{}}
+	if up.Err != nil {
+		as.UpgradeError = up.Err.Error()
+	}
+	for _, d := range up.Draining {
+		as.Draining = append(as.Draining, DrainingStatus{Version: d.Version, Path: d.Path, PID: d.Pid, InFlight: d.InFlight})
+	}
+	if hs := h.Status(); hs.Running {
+		as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight
+		as.Dropped = droppedStatus(hs.Supervision)
+		as.Sandbox = hs.Supervision.Sandbox
+	}
+	return as
+}
+
+// upgrade looks for new versions of the adapters open (of the one named, when name
+// is set) and lets them take over, then reports the adapters concerned.
+func (s *adapterSet) upgrade(ctx context.Context, name string) (*UpgradeResult, *Error) {
+	var names []string
+	if name != "" {
+		if ref, err := discovery.ParseRef(name); err != nil || ref.Name != name {
+			return nil, newError(CodeInvalidParams, nil, "params: adapter %q is not an adapter name", name)
+		}
+		names = []string{name}
+	}
+	if err := s.reg.Rescan(ctx, names...); err != nil {
+		if ctx.Err() != nil || errors.Is(err, runtime.ErrClosed) {
+			return nil, newError(CodeInternal, nil, "request cancelled: the client left or the daemon is shutting down")
+		}
+		return nil, newError(CodeTransportError, nil, "scanning the adapter directories: %v", err)
+	}
+	var st StatusResult
+	s.status(&st)
+	out := &UpgradeResult{Adapters: []AdapterStatus{}}
+	for _, as := range st.Adapters {
+		if name == "" || as.Name == name {
+			out.Adapters = append(out.Adapters, as)
+		}
+	}
+	return out, nil
 }
 
 // close closes every adapter verified; nil when every tree was proven gone. Opens

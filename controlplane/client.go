@@ -368,6 +368,13 @@ func (c *Client) Status(ctx context.Context) (*StatusResult, error) {
 	return call[StatusResult](ctx, c, methodStatus, nil, nil)
 }
 
+// Upgrade makes the daemon look for new versions of the adapters it has open (of the
+// one named, when name is not "") and let them take over; it returns their status once
+// each took over or was refused.
+func (c *Client) Upgrade(ctx context.Context, name string) (*UpgradeResult, error) {
+	return call[UpgradeResult](ctx, c, methodUpgrade, UpgradeParams{Adapter: name}, nil)
+}
+
 // Send calls one adapter method through the daemon. A failed call is a *Error
 // whose CallDetails keep the adapter protocol's code and outcome.
 func (c *Client) Send(ctx context.Context, p SendParams) (*SendResult, error) {

@@ -29,6 +29,9 @@ const (
 	methodDiscover     = "Discover"
 	methodSend         = "Send"
 	methodStatus       = "Status"
+	// methodUpgrade looks for new versions of the adapters open and lets them take
+	// over (an addition to the specification's list of methods).
+	methodUpgrade = "Upgrade"
 )
 
 // ProtocolVersion is the version of the control-plane wire protocol spoken

@@ -26,8 +26,8 @@ const (
 	dirEnv    = "CONTROLPLANE_TEST_DIR"
 )
 
-// built holds the adapters built once per test binary: echo_v1.2.0 and
-// thermometer_v1.0.0. Tests copy them into directories of their own.
+// built holds the adapters built once per test binary: echo_v1.2.0,
+// thermometer_v1.0.0 and the upgrade tests' versioned. Tests copy them into directories of their own.
 var built string
 
 func TestMain(m *testing.M) {
@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	case "discover-client-tls":
 		os.Exit(discoverClientTLSMain())
 	}
-	testkit.Main(m, &built, func(r testkit.Runner) { goleak.VerifyTestMain(r) }, testkit.Echo, testkit.Thermometer)
+	testkit.Main(m, &built, func(r testkit.Runner) { goleak.VerifyTestMain(r) }, testkit.Echo, testkit.Thermometer, testkit.Versioned)
 }
 
 // daemonMain is what `adapterctl serve` does: Serve until SIGTERM. Exit status 0

@@ -47,6 +47,11 @@ func (c *serverConn) dispatch(env envelope) {
 		}
 	case methodSend:
 		result, err = c.handleSend(env)
+	case methodUpgrade:
+		var p UpgradeParams
+		if err = decodeParams(env.Params, &p); err == nil {
+			result, err = c.srv.set.upgrade(c.ctx, p.Adapter)
+		}
 	case methodDiscover:
 		result, err = c.handleDiscover(env)
 	default:

@@ -24,7 +24,7 @@ const (
 	RoleRead Role = "read"
 	// RoleLogs may call what RoleRead may, and its Status carries the log tails.
 	RoleLogs Role = "logs"
-	// RoleCall may do everything: what RoleLogs may, and Send.
+	// RoleCall may do everything: what RoleLogs may, Send and Upgrade.
 	RoleCall Role = "call"
 )
 
@@ -53,7 +53,7 @@ func (p perms) allows(method string) bool {
 	switch method {
 	case methodPing, methodVersion, methodCapabilities, methodDiscover, methodStatus:
 		return p.role == RoleRead || p.role == RoleLogs || p.role == RoleCall
-	case methodSend:
+	case methodSend, methodUpgrade:
 		return p.role == RoleCall
 	}
 	return true

@@ -17,6 +17,8 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/registry/watch"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -66,6 +68,15 @@ type ServerConfig struct {
 	// RescanInterval is how often a Discover stream scans the directories again
 	// (default 200 ms).
 	RescanInterval time.Duration
+	// Upgrade says how the adapters follow new versions dropped into Dirs (see
+	// registry.Upgrade): an adapter opened by name takes over the newest version of its
+	// major version once it is proven, the directories being watched (package
+	// registry/watch) and rescanned every WatchInterval. nil means registry.Upgrade's
+	// defaults; its OnUpgrade is the host's.
+	Upgrade *registry.Upgrade
+	// WatchInterval is how often the directories are rescanned for new versions
+	// whatever their change events say (default 10 s).
+	WatchInterval time.Duration
 	// OnReady, if set, is called once the socket (and the TCP listener, with Remote)
 	// accepts connections.
 	OnReady func()
@@ -225,6 +236,11 @@ func (s *server) serve(ctx context.Context) error {
 	} else {
 		s.log.Info("serving", "socket", s.cfg.Socket, "dirs", s.cfg.Dirs, "pid", os.Getpid())
 	}
+	// New versions dropped into the directories are looked for until shutdown begins.
+	var watching sync.WaitGroup
+	watching.Go(func() {
+		_ = watch.Run(ctx, s.set.reg, s.cfg.Dirs, &watch.Options{Interval: s.cfg.WatchInterval, Logger: s.log})
+	})
 	if s.cfg.OnReady != nil {
 		s.cfg.OnReady()
 	}
@@ -242,6 +258,7 @@ func (s *server) serve(ctx context.Context) error {
 	closeAll()
 	accepting.Wait()
 	stop()
+	watching.Wait()
 	s.mu.Lock()
 	for c := range s.conns {
 		c.shutdown()

@@ -155,8 +155,8 @@ func TestPermsAllows(t *testing.T) {
 		{perms{role: RoleRead}, methodCapabilities, true},
 		{perms{role: RoleRead}, methodDiscover, true},
 		{perms{role: RoleRead}, methodStatus, true},
-		{perms{role: RoleLogs}, methodStatus, true},
-		{perms{role: RoleLogs}, methodSend, false},
+		{perms{role: RoleRead}, methodUpgrade, false}, // it starts processes
+		{perms{role: RoleCall}, methodUpgrade, true},
 		{perms{role: RoleRead}, "Unknown", true}, // answered unknown_method
 		{perms{}, methodPing, false},             // no role: nothing
 	} {

@@ -162,7 +162,8 @@ type StatusResult struct {
 	InFlight int64 `json:"in_flight"`
 	// Calls counts Send calls made since start.
 	Calls uint64 `json:"calls"`
-	// Adapters lists the adapters open, by path.
+	// Adapters lists the adapters open, by name: one entry per name (the version
+	// serving it), and one per other version asked for by path or constraint.
 	Adapters []AdapterStatus `json:"adapters"`
 	// Restarts counts adapter restarts since start.
 	Restarts int `json:"restarts"`
@@ -197,7 +198,38 @@ type AdapterStatus struct {
 	// Sandbox describes the sandbox in force (platform.Supervision.Sandbox); absent when
 	// the adapter runs without one.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Upgrades counts the new versions that took over (AdapterInfo is the version
+	// serving new calls).
+	Upgrades int `json:"upgrades"`
+	// UpgradeError is why the last new version found was refused, "" when none was
+	// since the last upgrade.
+	UpgradeError string `json:"upgrade_error"`
+	// Draining lists the replaced versions still finishing their calls.
+	Draining []DrainingStatus `json:"draining"`
 	AdapterFigures
+}
+
+// DrainingStatus is a replaced version of an adapter still finishing its calls.
+type DrainingStatus struct {
+	Version string `json:"version"`
+	Path    string `json:"path"`
+	// PID is its process's id (0 when none runs).
+	PID int `json:"pid"`
+	// InFlight is the number of its calls under way.
+	InFlight int `json:"in_flight"`
+}
+
+// UpgradeParams are the params of Upgrade.
+type UpgradeParams struct {
+	// Adapter, when set, is the adapter name whose new versions are looked for; absent:
+	// every adapter open.
+	Adapter string `json:"adapter,omitempty"`
+}
+
+// UpgradeResult is the result of Upgrade: the status of the adapters concerned once
+// each new version took over or was refused.
+type UpgradeResult struct {
+	Adapters []AdapterStatus `json:"adapters"`
 }
 
 // DroppedMechanism is one supervision mechanism not in effect for an adapter.
@@ -227,8 +259,8 @@ type SweptItem struct {
 // AdapterFigures are what the daemon knows of one adapter's work and resource use
 // (part of AdapterStatus; see docs/observability.md).
 type AdapterFigures struct {
-	// Methods are the per-method call figures since the adapter was first opened
-	// (across restarts), sorted by method.
+	// Methods are the per-method call figures since the version serving was opened
+	// (across restarts; a new version starts its own), sorted by method.
 	Methods []MethodFigures `json:"methods"`
 	// MemoryBytes and MemoryPeakBytes are the current and peak memory of the running
 	// adapter's whole process tree; CPUSeconds its processor time. Each is omitted

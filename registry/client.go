@@ -24,7 +24,8 @@ type Client struct {
 
 // NewClient returns a client of the service svc on the adapter of h, after checking the
 // adapter's catalog against svc: the service is present, its version is svc's, and it
-// advertises every method of svc. The error is a *BindError.
+// advertises every method of svc. The error is a *BindError. The handle then keeps svc
+// as a contract in use: a new version that lacks it is refused (see [Upgrade]).
 func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
 	if svc == nil {
 		return nil, &BindError{Err: ErrInvalidService, Detail: "no service"}
@@ -35,6 +36,7 @@ func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
 	if err := CheckCatalog(h.Catalog(), svc); err != nil {
 		return nil, err
 	}
+	h.bind(svc)
 	sizes := make(map[string]*bufpool.Hint)
 	for _, m := range svc.Methods() {
 		sizes[m] = new(bufpool.Hint)

@@ -29,6 +29,12 @@
 // snapshots, not the process), so a call always goes through the Handle's restarts and
 // only [Handle.Close] ends the adapter.
 //
+// A long-running host may let its handles follow new versions of their adapters
+// (Config.Upgrade, see [Upgrade]): a version dropped into a directory is started,
+// proven (handshake, catalog against the contracts in use) and only then given the
+// new calls, while the calls in flight finish on the old one; [Registry.Rescan] looks
+// for new versions, and package registry/watch calls it when the directories change.
+//
 // [Registry.Close] ends every adapter it opened and proves their process trees gone,
 // or reports those it could not (their package directories stay reserved).
 package registry

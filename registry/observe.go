@@ -20,13 +20,23 @@ func (r *Registry) observe(cfg *lifecycle.Config) {
 }
 
 // Stats returns a snapshot of the adapter's figures: calls by method, restarts, exits,
-// resource use (see lifecycle.Stats).
-func (h *Handle) Stats() lifecycle.Stats { return h.sup.Stats() }
+// resource use (see lifecycle.Stats). They are those of the version serving new calls
+// (its call figures start with it), except Restarts, which counts every version's.
+func (h *Handle) Stats() lifecycle.Stats {
+	st := h.cur.Load().sup.Stats()
+	h.mu.Lock()
+	st.Restarts += h.retired
+	h.mu.Unlock()
+	return st
+}
 
 // AdapterStats is the snapshot of one open adapter of a Registry.
 type AdapterStats struct {
 	Path string
 	lifecycle.Stats
+	// Upgrade is where the adapter's upgrades stand (zero for a handle that does not
+	// follow them).
+	Upgrade UpgradeStatus
 }
 
 // Stats returns a snapshot of every open adapter's figures, sorted by path.
@@ -34,7 +44,7 @@ func (r *Registry) Stats() []AdapterStats {
 	hs := r.Opened()
 	out := make([]AdapterStats, len(hs))
 	for i, h := range hs {
-		out[i] = AdapterStats{Path: h.path, Stats: h.Stats()}
+		out[i] = AdapterStats{Path: h.Path(), Stats: h.Stats(), Upgrade: h.Upgrades()}
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-version"
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/discovery"
@@ -76,6 +77,10 @@ type Config struct {
 	// Reservations records package directories reserved by adapters whose cleanup
 	// could not be verified; nil means the registry keeps its own.
 	Reservations *lifecycle.Reservations
+	// Upgrade, when set, makes handles opened by NAME[@CONSTRAINT] follow new versions
+	// of their adapter found by [Registry.Rescan] (see [Upgrade]); nil keeps each
+	// handle on the version it opened.
+	Upgrade *Upgrade
 }
 
 // errRegistryClosed is what a closed Registry returns.
@@ -89,7 +94,10 @@ type Registry struct {
 
 	closing   context.Context // cancelled by Close: ends the opens under way
 	stopOpens context.CancelFunc
-	opening   sync.WaitGroup // opens under way; Add only under mu while !closed
+	opening   sync.WaitGroup // opens and rescans under way; Add only under mu while !closed
+	// rescanning serializes rescans: of two versions dropped in quick succession, the
+	// second rescan finds the first's upgrade done and moves on to the newest.
+	rescanning sync.Mutex
 
 	mu      sync.Mutex
 	closed  bool
@@ -110,6 +118,11 @@ func New(cfg *Config) *Registry {
 		r.cfg.Env = slices.Clone(cfg.Env)
 		r.cfg.Pins = maps.Clone(cfg.Pins)
 		r.cfg.Sandboxes = maps.Clone(cfg.Sandboxes)
+		if cfg.Upgrade != nil {
+			up := *cfg.Upgrade
+			up.Allowed = maps.Clone(up.Allowed)
+			r.cfg.Upgrade = &up
+		}
 	}
 	r.log = r.cfg.Logger
 	if r.log == nil {
@@ -302,37 +315,66 @@ func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Ha
 }
 
 func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Handle, error) {
-	path, err := r.resolve(ctx, ref)
-	if err != nil {
-		return nil, err
+	var (
+		path   string
+		ver    *version.Version
+		follow *discovery.Ref
+	)
+	if IsPath(ref) {
+		p, err := r.resolve(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		path = p
+	} else {
+		a, err := r.Lookup(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		path, ver = a.Path, a.Version
+		if r.cfg.Upgrade != nil {
+			follow, err = followRef(ref, ver)
+			if err != nil {
+				return nil, err
+			}
+		}
 	}
 	cfgJSON, err := encodeObject(configuration)
 	if err != nil {
 		return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageConfig, Err: err}
 	}
 	name := filepath.Base(path)
-	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {
-		name = n
+	if n, v, perr := discovery.ParseFileName(name, ""); perr == nil {
+		name, ver = n, v
 	}
-	lcfg := lifecycle.Config{
-		Path: path, Digest: r.cfg.Pins[path], Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
-		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
-		Reservations: r.res, OnExit: r.cfg.OnExit, Sandbox: r.sandboxOf(name),
-	}
-	r.observe(&lcfg)
-	sup, err := lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)
+	digest := r.cfg.Pins[path]
+	sup, err := r.supervise(ctx, path, name, digest, cfgJSON)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{reg: r, sup: sup, path: path, name: name}
+	h := &Handle{reg: r, name: name, ref: follow, cfgJSON: cfgJSON}
+	h.stopCtx, h.stop = context.WithCancel(context.Background())
+	h.cur.Store(newGen(sup, path, ver, digest))
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
+		h.stop()
 		return nil, errors.Join(errRegistryClosed, sup.Close())
 	}
 	r.handles[h] = struct{}{}
 	r.mu.Unlock()
 	return h, nil
+}
+
+// supervise starts one version of an adapter under the registry's settings.
+func (r *Registry) supervise(ctx context.Context, path, name, digest string, cfgJSON json.RawMessage) (*lifecycle.Supervisor, error) {
+	lcfg := lifecycle.Config{
+		Path: path, Digest: digest, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
+		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
+		Reservations: r.res, OnExit: r.cfg.OnExit, Sandbox: r.sandboxOf(name),
+	}
+	r.observe(&lcfg)
+	return lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)
 }
 
 // Opened returns the handles currently open, sorted by path.
@@ -343,7 +385,7 @@ func (r *Registry) Opened() []*Handle {
 		hs = append(hs, h)
 	}
 	r.mu.Unlock()
-	sort.Slice(hs, func(i, j int) bool { return hs[i].path < hs[j].path })
+	sort.Slice(hs, func(i, j int) bool { return hs[i].Path() < hs[j].Path() })
 	return hs
 }
 
@@ -411,7 +453,7 @@ func (r *Registry) Close(ctx context.Context) error {
 	}
 	results := make(chan result, len(hs))
 	for _, h := range hs {
-		go func() { results <- result{h.path, h.Close()} }()
+		go func() { results <- result{h.Path(), h.Close()} }()
 	}
 	ce := &CloseError{Unverified: make(map[string]error)}
 	for range hs {
@@ -423,7 +465,7 @@ func (r *Registry) Close(ctx context.Context) error {
 		case <-ctx.Done():
 			r.mu.Lock()
 			for h := range r.handles {
-				ce.Unverified[h.path] = ctx.Err()
+				ce.Unverified[h.Path()] = ctx.Err()
 			}
 			r.mu.Unlock()
 			return ce

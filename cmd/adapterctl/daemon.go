@@ -92,6 +92,13 @@ func (o *daemonOpts) where() string { return describeTarget(o.socket, o.remote) 
 // discover; register adds a command's own flags. done is set with the exit status
 // when nothing is left to do.
 func clientCommand(e *env, name string, o *daemonOpts, register func(*flags), args []string) (done bool, status int) {
+	_, done, status = clientCommandArgs(e, name, "", o, register, args)
+	return done, status
+}
+
+// clientCommandArgs is clientCommand for a command that takes at most one positional
+// argument, named in its usage line by arg ("" for none); it returns it.
+func clientCommandArgs(e *env, name, arg string, o *daemonOpts, register func(*flags), args []string) (pos []string, done bool, status int) {
 	help := commandSummary(name) + "\n"
 	if name == "discover" {
 		help += `
@@ -108,26 +115,34 @@ exit status 0.
 	if name == "wait" {
 		help += waitHelp
 	}
-	f := newFlags(e, name, "(--socket SOCKET | --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE) [flags]",
-		help+fmt.Sprintf(daemonClientHelp, requestWait)+remoteClientHelp)
+	if name == "upgrade" {
+		help += upgradeHelp
+	}
+	usageLine := "(--socket SOCKET | --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE) [flags]"
+	if arg != "" {
+		usageLine += " [" + arg + "]"
+	}
+	f := newFlags(e, name, usageLine, help+fmt.Sprintf(daemonClientHelp, requestWait)+remoteClientHelp)
 	o.register(f)
 	if register != nil {
 		register(f)
 	}
-	pos, done, status := f.parse(args)
+	pos, done, status = f.parse(args)
 	if done {
-		return true, status
+		return nil, true, status
 	}
 	remote, err := o.remote.resolve(f, isSet(f, "socket"))
 	switch {
-	case len(pos) > 0:
-		return true, fail(e, name, false, usagef("no arguments expected, got %q", pos), nil)
+	case arg == "" && len(pos) > 0:
+		return nil, true, fail(e, name, false, usagef("no arguments expected, got %q", pos), nil)
+	case len(pos) > 1:
+		return nil, true, fail(e, name, false, usagef("at most one %s expected, got %q", arg, pos), nil)
 	case err != nil:
-		return true, fail(e, name, false, err, nil)
+		return nil, true, fail(e, name, false, err, nil)
 	case o.socket == "" && !remote:
 		o.socket = defaultSocket()
 	}
-	return false, ExitOK
+	return pos, false, ExitOK
 }
 
 // commandSummary returns the summary of a registered command, capitalised as a
@@ -349,13 +364,7 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 	if len(r.Adapters) == 0 {
 		return ExitOK
 	}
-	tw = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  NAME\tVERSION\tSTATE\tPID\tRESTARTS\tIN FLIGHT\tSUPERVISION\tPATH\n")
-	for _, a := range r.Adapters {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Version, a.State, a.PID, a.Restarts,
-			a.InFlight, orNone(a.Mechanism), a.Path)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := printAdapters(e.stdout, r.Adapters); err != nil {
 		return finish(e, "status", err)
 	}
 	return finish(e, "status", printFigures(e.stdout, r.Adapters))

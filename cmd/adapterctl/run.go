@@ -83,6 +83,7 @@ func init() {
 		{"capabilities", "every adapter the daemon discovered, with its catalog", runCapabilities},
 		{"discover", "stream the adapters the daemon finds, and their changes, for --timeout", runDiscover},
 		{"status", "the daemon's health, counters and open adapters", runStatus},
+		{"upgrade", "make the daemon look for new adapter versions now and let them take over", runUpgrade},
 		{"top", "the daemon's adapters, refreshed every second: CPU, memory, calls, errors, latency", runTop},
 		{"certs", "create a CA, a daemon and client certificates to try serve --listen (mutual TLS)", runCerts},
 	}

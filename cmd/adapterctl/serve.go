@@ -19,6 +19,7 @@ import (
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/registry"
 )
 
 const serveHelp = `
@@ -35,6 +36,10 @@ SIGTERM or SIGINT stops the daemon: the socket is removed, requests under way en
 with an error, and every adapter is closed and its process tree verified gone; a last
 line says whether that was proven. With --json both lines are JSON objects:
 {"event":"ready","socket","dirs","adapters","pid"} and {"event":"stopped","verified"}.
+
+An adapter opened by name follows new versions of its major version dropped into its
+DIR (see 'adapterctl upgrade'); --upgrade-digest NAME=SHA256 pins NAME's upgrades to
+the files with the digests given.
 
 Exit status: 0 after a shutdown with every process tree verified gone; 4 when some
 could not be proven gone; 3 when the daemon could not start (the socket is in use by
@@ -86,6 +91,8 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.Var(&o.envFiles, "env-file", "`FILE` of KEY=VALUE lines added to every adapter's environment before --env (repeatable;\nblank lines and lines starting with # are skipped; keeps secrets out of the command line)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
+	var digests stringList
+	f.Var(&digests, "upgrade-digest", "`NAME=SHA256`: a new version of adapter NAME is taken only when its file has one of the digests given for NAME (repeatable)")
 	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
 	o.sandbox.register(f)
 	policyFile := f.String("policy", "", "`FILE` giving each adapter its own sandbox (see below)")
@@ -115,6 +122,10 @@ func serve(ctx context.Context, e *env, args []string) int {
 			return fail(e, "serve", o.json, err, nil)
 		}
 	}
+	allowed, err := upgradeDigests(digests)
+	if err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
 	if level != hclog.Off {
 		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
 		// records are logged under the daemon's logger, named after each adapter.
@@ -133,7 +144,8 @@ func serve(ctx context.Context, e *env, args []string) int {
 	}
 	stderr := &lockedWriter{w: e.stderr}
 	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
+		Upgrade: &registry.Upgrade{Allowed: allowed},
+		Logger:  hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {
 		cfg.Stderr = stderr
 	}
@@ -193,4 +205,20 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return ""
+}
+
+// upgradeDigests parses the --upgrade-digest values: NAME=SHA256, by name.
+func upgradeDigests(vals []string) (map[string][]string, error) {
+	out := make(map[string][]string)
+	for _, v := range vals {
+		name, sum, ok := strings.Cut(v, "=")
+		if ref, err := discovery.ParseRef(name); !ok || err != nil || ref.Name != name {
+			return nil, usagef("--upgrade-digest %q is not NAME=SHA256 with an adapter name", v)
+		}
+		if len(sum) != 64 || strings.Trim(strings.ToLower(sum), "0123456789abcdef") != "" {
+			return nil, usagef("--upgrade-digest %q: the digest must be 64 hexadecimal digits", v)
+		}
+		out[name] = append(out[name], strings.ToLower(sum))
+	}
+	return out, nil
 }

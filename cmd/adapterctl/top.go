@@ -20,26 +20,33 @@ Shows the daemon's adapters in a table refreshed every --interval (default 1s), 
 'docker stats': state, pid, CPU use (percent of one core over the last interval, and
 seconds in all), memory and peak memory of the whole process tree (where the platform
 can say; "-" otherwise), calls (in all and per second), errors, calls in flight and
-the worst method's p99 latency. --once prints one table and exits (rates, which need
+the worst method's p99 latency, and the upgrades: how many new versions took over,
+how many old ones still finish calls ("draining"), and whether the last new version
+was refused ('adapterctl status' says why). --once prints one table and exits (rates, which need
 two samples, show "-"); an interrupt (Ctrl-C) ends the display with exit status 0.
 With --json each refresh is one JSON array of rows on a line.
 `
 
 // topRow is one adapter's line of top.
 type topRow struct {
-	Name          string   `json:"name"`
-	State         string   `json:"state"`
-	PID           int      `json:"pid,omitempty"`
-	CPUPercent    *float64 `json:"cpu_percent,omitempty"`
-	CPUSeconds    *float64 `json:"cpu_seconds,omitempty"`
-	MemoryBytes   *int64   `json:"memory_bytes,omitempty"`
-	MemoryPeak    *int64   `json:"memory_peak_bytes,omitempty"`
-	Calls         uint64   `json:"calls"`
-	CallsPerSec   *float64 `json:"calls_per_second,omitempty"`
-	Errors        uint64   `json:"errors"`
-	InFlight      int64    `json:"in_flight"`
-	WorstP99MS    float64  `json:"worst_p99_ms"`
-	Restarts      int      `json:"restarts"`
+	Name        string   `json:"name"`
+	Version     string   `json:"version"`
+	State       string   `json:"state"`
+	PID         int      `json:"pid,omitempty"`
+	CPUPercent  *float64 `json:"cpu_percent,omitempty"`
+	CPUSeconds  *float64 `json:"cpu_seconds,omitempty"`
+	MemoryBytes *int64   `json:"memory_bytes,omitempty"`
+	MemoryPeak  *int64   `json:"memory_peak_bytes,omitempty"`
+	Calls       uint64   `json:"calls"`
+	CallsPerSec *float64 `json:"calls_per_second,omitempty"`
+	Errors      uint64   `json:"errors"`
+	InFlight    int64    `json:"in_flight"`
+	WorstP99MS  float64  `json:"worst_p99_ms"`
+	Restarts    int      `json:"restarts"`
+	Upgrades    int      `json:"upgrades"`
+	// Draining counts the old versions still finishing calls after an upgrade.
+	Draining      int    `json:"draining"`
+	UpgradeError  string `json:"upgrade_error,omitempty"`
 	path          string
 	sampledAtNano int64
 }
@@ -100,7 +107,7 @@ func runTop(ctx context.Context, e *env, args []string) int {
 func topRows(r *controlplane.StatusResult, prev map[string]topRow, now time.Time) []topRow {
 	rows := make([]topRow, 0, len(r.Adapters))
 	for _, a := range r.Adapters {
-		row := topRow{Name: a.Name, State: a.State, PID: a.PID, CPUSeconds: a.CPUSeconds, MemoryBytes: a.MemoryBytes,
+		row := topRow{Name: a.Name, Version: a.Version, Upgrades: a.Upgrades, Draining: len(a.Draining), UpgradeError: a.UpgradeError, State: a.State, PID: a.PID, CPUSeconds: a.CPUSeconds, MemoryBytes: a.MemoryBytes,
 			MemoryPeak: a.MemoryPeakBytes, Restarts: a.Restarts, path: a.Path, sampledAtNano: now.UnixNano()}
 		for _, m := range a.Methods {
 			row.Calls += m.Calls
@@ -138,11 +145,18 @@ func printTop(w io.Writer, r *controlplane.StatusResult, rows []topRow) error {
 		return ew.err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAME\tSTATE\tPID\tCPU %%\tCPU\tMEMORY\tPEAK\tCALLS\tCALLS/S\tERRORS\tIN FLIGHT\tWORST P99\tRESTARTS\n")
+	fmt.Fprintf(tw, "NAME\tVERSION\tSTATE\tPID\tCPU %%\tCPU\tMEMORY\tPEAK\tCALLS\tCALLS/S\tERRORS\tIN FLIGHT\tWORST P99\tRESTARTS\tUPGRADES\n")
 	for _, row := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%d\n", row.Name, row.State, pidText(row.PID),
+		upgrades := fmt.Sprint(row.Upgrades)
+		if row.Draining > 0 {
+			upgrades += fmt.Sprintf(" (%d draining)", row.Draining)
+		}
+		if row.UpgradeError != "" {
+			upgrades += " (last refused)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%d\t%s\n", row.Name, orNone(row.Version), row.State, pidText(row.PID),
 			fixed(row.CPUPercent, 1, "%"), fixed(row.CPUSeconds, 2, "s"), bytesText(row.MemoryBytes), bytesText(row.MemoryPeak),
-			row.Calls, fixed(row.CallsPerSec, 1, ""), row.Errors, row.InFlight, msText(row.WorstP99MS), row.Restarts)
+			row.Calls, fixed(row.CallsPerSec, 1, ""), row.Errors, row.InFlight, msText(row.WorstP99MS), row.Restarts, upgrades)
 	}
 	return tw.Flush()
 }

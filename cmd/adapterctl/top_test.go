@@ -38,7 +38,7 @@ func TestDaemonFigures(t *testing.T) {
 	}
 	top := runCmd(t, "", "top", "--once", "--socket", sock)
 	top.want(t, ExitOK, nil, nil)
-	if !strings.Contains(top.stdout, "NAME         STATE    PID") || !regexp.MustCompile(`thermometer +running +[0-9]+ +- +[0-9.]+s .* 3 +- +1 +0 +[0-9.]+ms +0`).MatchString(top.stdout) {
+	if !strings.Contains(top.stdout, "NAME         VERSION  STATE    PID") || !regexp.MustCompile(`thermometer +1\.0\.0 +running +[0-9]+ +- +[0-9.]+s .* 3 +- +1 +0 +[0-9.]+ms +0 +0`).MatchString(top.stdout) {
 		t.Errorf("top --once:\n%s", top.stdout)
 	}
 	js := runCmd(t, "", "top", "--once", "--json", "--socket", sock)

@@ -29,6 +29,9 @@ var (
 	Echo        = Build{"github.com/adapterkit/adapterkit/examples/echo", "echo_v1.2.0"}
 	Thermometer = Build{"github.com/adapterkit/adapterkit/examples/thermometer", "thermometer_v1.0.0"}
 	Console     = Build{"github.com/adapterkit/adapterkit/examples/console", "console_v1.0.0"}
+	// Versioned is the upgrade tests' adapter (internal/testkit/versioned), built under
+	// a name discovery does not take: tests install it as NAME_vVERSION themselves.
+	Versioned = Build{"github.com/adapterkit/adapterkit/internal/testkit/versioned", "versioned"}
 )
 
 // ErrNoGo is returned when the go tool is not on PATH (go test puts its own first).

@@ -1,0 +1,103 @@
+//go:build linux || darwin
+
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/controlplane"
+)
+
+// adapterctl upgrade: nothing open yet; a new version taking over (and shown by
+// status); a broken one refused with exit status 1; the JSON answer; bad arguments.
+func TestUpgradeCommand(t *testing.T) {
+	dir, staging := shortDir(t), shortDir(t)
+	src, err := os.ReadFile(filepath.Join(goodDir, exe("echo_v1.2.0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := func(name string, b []byte) {
+		t.Helper()
+		p := filepath.Join(staging, name)
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install(exe("echo_v1.2.0"), src)
+	sock := filepath.Join(shortDir(t), "ctl.sock")
+	startDaemon(t, sock, "--socket", sock, dir)
+
+	runCmd(t, "", "upgrade", "--socket", sock).want(t, ExitOK, []string{"no adapter is open"}, nil)
+	runCmd(t, "", "call", "--socket", sock, "echo", "example.echo.echo", `{}`).want(t, ExitOK, nil, nil)
+
+	install(exe("echo_v1.3.0"), src)
+	r := runCmd(t, "", "upgrade", "--socket", sock, "echo")
+	r.want(t, ExitOK, nil, nil)
+	if !regexp.MustCompile(`echo +1\.3\.0 +running +[0-9]+ +0 +1 `).MatchString(r.stdout) {
+		t.Fatalf("upgrade:\n%s", r.stdout)
+	}
+	st := runCmd(t, "", "status", "--socket", sock)
+	if !regexp.MustCompile(`NAME +VERSION +STATE +PID +RESTARTS +UPGRADES`).MatchString(st.stdout) || !regexp.MustCompile(`echo +1\.3\.0 +running +[0-9]+ +0 +1 `).MatchString(st.stdout) {
+		t.Fatalf("status:\n%s", st.stdout)
+	}
+
+	install("echo_v1.4.0", []byte("#!/bin/sh\nexit 7\n"))
+	r = runCmd(t, "", "upgrade", "--socket", sock, "echo")
+	r.want(t, ExitFailed, []string{"echo: upgrade refused, 1.3.0 keeps serving:", "echo_v1.4.0"}, nil)
+	js := runCmd(t, "", "upgrade", "--json", "--socket", sock)
+	var res controlplane.UpgradeResult
+	decodeStrict(t, js.stdout, &res)
+	if len(res.Adapters) != 1 || res.Adapters[0].Version != "1.3.0" || res.Adapters[0].UpgradeError == "" {
+		t.Fatalf("upgrade --json: %+v", res)
+	}
+
+	runCmd(t, "", "upgrade", "--socket", sock, "echo", "more").want(t, ExitUsage, nil, []string{"at most one NAME"})
+	runCmd(t, "", "upgrade", "--socket", sock, "Not-A-Name").want(t, ExitUsage, nil, nil)
+}
+
+// serve --upgrade-digest: a new version whose digest is not listed for its name is
+// refused; one that is listed takes over. A malformed value is a usage error.
+func TestServeUpgradeDigest(t *testing.T) {
+	dir, staging := shortDir(t), shortDir(t)
+	src, err := os.ReadFile(filepath.Join(goodDir, exe("echo_v1.2.0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	install := func(name string, b []byte) {
+		t.Helper()
+		p := filepath.Join(staging, name)
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	install(exe("echo_v1.2.0"), src)
+	good := append(slices.Clone(src), "allowed"...)
+	sum := sha256.Sum256(good)
+	sock := filepath.Join(shortDir(t), "ctl.sock")
+	startDaemon(t, sock, "--socket", sock, "--upgrade-digest", "echo="+hex.EncodeToString(sum[:]), dir)
+	runCmd(t, "", "call", "--socket", sock, "echo", "example.echo.echo", `{}`).want(t, ExitOK, nil, nil)
+
+	install(exe("echo_v1.3.0"), src)
+	runCmd(t, "", "upgrade", "--socket", sock, "echo").want(t, ExitFailed, []string{"1.2.0 keeps serving", "SHA-256"}, nil)
+	install(exe("echo_v1.4.0"), good)
+	r := runCmd(t, "", "upgrade", "--socket", sock, "echo")
+	r.want(t, ExitOK, nil, nil)
+	if !regexp.MustCompile(`echo +1\.4\.0 +running`).MatchString(r.stdout) {
+		t.Fatalf("upgrade:\n%s", r.stdout)
+	}
+
+	runCmd(t, "", "serve", "--socket", sock+"2", "--upgrade-digest", "echo=abc", dir).want(t, ExitUsage, nil, []string{"64 hexadecimal digits"})
+	runCmd(t, "", "serve", "--socket", sock+"2", "--upgrade-digest", "Echo", dir).want(t, ExitUsage, nil, []string{"NAME=SHA256"})
+}

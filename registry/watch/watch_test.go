@@ -1,0 +1,127 @@
+package watch_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/adapterkit/adapterkit/registry/watch"
+	"github.com/adapterkit/adapterkit/runtime"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// counter is a Rescanner that counts its calls and tells each on a channel.
+type counter struct {
+	mu sync.Mutex
+	n  int
+	c  chan struct{}
+}
+
+func (c *counter) Rescan(context.Context, ...string) error {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	select {
+	case c.c <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *counter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// run starts Run and returns a function that stops it and returns its error.
+func run(t *testing.T, r watch.Rescanner, dirs []string, opts *watch.Options) func() error {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- watch.Run(ctx, r, dirs, opts) }()
+	stop := sync.OnceValue(func() error { cancel(); return <-done })
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+func wait(t *testing.T, c *counter, what string) {
+	t.Helper()
+	select {
+	case <-c.c:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no rescan after %s", what)
+	}
+}
+
+// A file dropped into a watched directory leads to a rescan, long before the periodic one.
+func TestRescanOnChange(t *testing.T) {
+	dir := t.TempDir()
+	c := &counter{c: make(chan struct{}, 1)}
+	stop := run(t, c, []string{dir}, &watch.Options{Interval: time.Hour, Quiet: 10 * time.Millisecond})
+	// Give the watch time to be set up: a rescan comes only from an event after it.
+	for i := 0; c.count() == 0; i++ {
+		if err := os.WriteFile(filepath.Join(dir, "x_v1.0.0"), []byte{byte(i)}, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-c.c:
+		case <-time.After(50 * time.Millisecond):
+		}
+		if i > 200 {
+			t.Fatal("no rescan after writing a file into the directory")
+		}
+	}
+	if err := os.Rename(filepath.Join(dir, "x_v1.0.0"), filepath.Join(dir, "x_v1.1.0")); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, c, "a rename")
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A burst of changes (a copy in progress) is one rescan once the directory is quiet.
+func TestBurstIsOneRescan(t *testing.T) {
+	dir := t.TempDir()
+	c := &counter{c: make(chan struct{}, 100)}
+	run(t, c, []string{dir}, &watch.Options{Interval: time.Hour, Quiet: 300 * time.Millisecond})
+	time.Sleep(50 * time.Millisecond) // let the watch be set up (a missed event only weakens the check)
+	f, err := os.Create(filepath.Join(dir, "x_v1.0.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		if _, err := f.Write([]byte("chunk")); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.Close()
+	wait(t, c, "the burst")
+	time.Sleep(400 * time.Millisecond)
+	if n := c.count(); n != 1 {
+		t.Fatalf("%d rescans for one burst of writes, want 1", n)
+	}
+}
+
+// Without events (a directory that cannot be watched), the periodic rescan still comes.
+func TestPeriodicRescan(t *testing.T) {
+	c := &counter{c: make(chan struct{}, 1)}
+	run(t, c, []string{filepath.Join(t.TempDir(), "missing")}, &watch.Options{Interval: 20 * time.Millisecond})
+	wait(t, c, "the interval")
+	wait(t, c, "the second interval")
+}
+
+func TestNilContext(t *testing.T) {
+	//lint:ignore SA1012 the nil context is the point
+	if err := watch.Run(nil, &counter{}, nil, nil); !errors.Is(err, runtime.ErrNilContext) {
+		t.Fatalf("Run(nil) = %v", err)
+	}
+}
