@@ -157,6 +157,9 @@ func TestPermsAllows(t *testing.T) {
 		{perms{role: RoleRead}, methodStatus, true},
 		{perms{role: RoleRead}, methodUpgrade, false}, // it starts processes
 		{perms{role: RoleCall}, methodUpgrade, true},
+		{perms{role: RoleLogs}, methodStatus, true},
+		{perms{role: RoleLogs}, methodSend, false},
+		{perms{role: RoleLogs}, methodUpgrade, false},
 		{perms{role: RoleRead}, "Unknown", true}, // answered unknown_method
 		{perms{}, methodPing, false},             // no role: nothing
 	} {
