@@ -141,6 +141,9 @@ type MethodStats struct {
 	BytesOut, BytesIn uint64
 	// P50 and P99 are latency quantiles from a fixed-size histogram (within 12.5%).
 	P50, P99 time.Duration
+	// Latency is the histogram P50 and P99 are read from, with the calls' total
+	// duration: enough to export the figures as a Prometheus histogram.
+	Latency Latency
 }
 
 // maxMethods bounds the distinct method names counted per adapter: a method name
@@ -331,7 +334,8 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 	for name, ms := range methods {
 		m := MethodStats{Method: name, Calls: ms.calls.Load(), Uncertain: ms.uncertain.Load(),
 			InFlight: ms.inFlight.Load(), BytesOut: ms.bytesOut.Load(), BytesIn: ms.bytesIn.Load(),
-			P50: ms.lat.quantile(0.50), P99: ms.lat.quantile(0.99)}
+			Latency: ms.lat.snapshot()}
+		m.P50, m.P99 = m.Latency.Quantile(0.50), m.Latency.Quantile(0.99)
 		for i, c := range wire.Codes {
 			if n := ms.errs[i].Load(); n > 0 {
 				if m.Errors == nil {
