@@ -155,7 +155,10 @@ const otherMethod = "(other)"
 
 type methodStats struct {
 	inFlight  atomic.Int64
-	calls     atomic.Uint64
+	// ok counts successes; Calls is ok plus the errors, so that every figure a
+	// snapshot derives (successes = Calls - errors) only ever grows between snapshots,
+	// as Prometheus counters must.
+	ok        atomic.Uint64
 	errs      [len(wire.Codes)]atomic.Uint64
 	uncertain atomic.Uint64
 	bytesOut  atomic.Uint64
@@ -238,7 +241,6 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 	d := time.Since(t.start)
 	ms := t.ms
 	ms.inFlight.Add(-1)
-	ms.calls.Add(1)
 	ms.bytesOut.Add(uint64(t.out))
 	ms.lat.observe(d)
 	var code wire.Code
@@ -254,6 +256,7 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 			ms.uncertain.Add(1)
 		}
 	} else {
+		ms.ok.Add(1)
 		ms.bytesIn.Add(uint64(len(res)))
 	}
 	if ob := o.observer; ob != nil && ob.CallEnd != nil {
@@ -332,7 +335,7 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 	methods := *o.methods.Load()
 	st.Methods = make([]MethodStats, 0, len(methods))
 	for name, ms := range methods {
-		m := MethodStats{Method: name, Calls: ms.calls.Load(), Uncertain: ms.uncertain.Load(),
+		m := MethodStats{Method: name, Calls: ms.ok.Load(), Uncertain: ms.uncertain.Load(),
 			InFlight: ms.inFlight.Load(), BytesOut: ms.bytesOut.Load(), BytesIn: ms.bytesIn.Load(),
 			Latency: ms.lat.snapshot()}
 		m.P50, m.P99 = m.Latency.Quantile(0.50), m.Latency.Quantile(0.99)
@@ -342,6 +345,7 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 					m.Errors = make(map[wire.Code]uint64)
 				}
 				m.Errors[c] = n
+				m.Calls += n
 			}
 		}
 		st.InFlight += m.InFlight
