@@ -154,7 +154,7 @@ const maxMethods = 256
 const otherMethod = "(other)"
 
 type methodStats struct {
-	inFlight  atomic.Int64
+	inFlight atomic.Int64
 	// ok counts successes; Calls is ok plus the errors, so that every figure a
 	// snapshot derives (successes = Calls - errors) only ever grows between snapshots,
 	// as Prometheus counters must.
