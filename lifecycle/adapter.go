@@ -66,7 +66,7 @@ type Config struct {
 	// restart count after a restart) as fields: a line that is an hclog JSON record
 	// becomes a record at its own level with its own message and fields, any other
 	// line a record at StderrLevel. Stderr still receives the raw bytes. See
-	// [MaxLogLine] for the bounds.
+	// docs/observability.md for the bounds.
 	StderrLogger hclog.Logger
 	// StderrLevel is the level of standard error lines that are not hclog JSON
 	// records; hclog.NoLevel (the zero value) means hclog.Debug.

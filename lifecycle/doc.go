@@ -22,7 +22,7 @@
 //
 // What a host sees of an adapter: with [Config.StderrLogger] its standard error is
 // logged line by line under the adapter's name (hclog JSON records at their own
-// level, other lines at [Config.StderrLevel], bounded and sanitized, see [MaxLogLine]);
+// level, other lines at [Config.StderrLevel], bounded and sanitized: lines of at most 64 KiB, 10000 a second);
 // [Adapter.Stats] and [Supervisor.Stats] report its calls by method, exits, restarts and
 // the resource use of its process tree; [Config.Observer] hands the same events to the
 // host's own metrics system as they happen. See docs/observability.md.

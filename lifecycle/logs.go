@@ -2,41 +2,35 @@ package lifecycle
 
 import (
 	"bytes"
-	"encoding/json"
 	"io"
-	"sort"
-	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 )
 
 // Bounds of the forwarding of an adapter's standard error to the host's logger.
 const (
-	// MaxLogLine is the longest standard error line forwarded as it is; a longer one is
-	// cut there and marked (see [TruncatedMarker]); the rest of it is discarded.
-	MaxLogLine = 64 << 10
-	// TruncatedMarker ends a line that was cut at MaxLogLine.
-	TruncatedMarker = " [line truncated at 65536 bytes]"
+	// maxLogLine is the longest standard error line forwarded as it is; a longer one is
+	// cut there and marked (see truncatedMarker); the rest of it is discarded.
+	maxLogLine = 64 << 10
+	// truncatedMarker ends a line that was cut at maxLogLine.
+	truncatedMarker = " [line truncated at 65536 bytes]"
 	// logQueueBytes bounds the lines parsed and waiting for the host's logger: beyond
 	// it new lines are dropped (and counted) rather than block the adapter.
 	logQueueBytes = 1 << 20
 	// maxTailLine caps one line of the log tail kept for status reports.
 	maxTailLine = 4 << 10
-	// MaxLogRate is how many standard error lines of one adapter a second are logged
+	// maxLogRate is how many standard error lines of one adapter a second are logged
 	// (with a burst of as many): beyond it lines are dropped and counted, so that a
 	// flooding adapter costs the host a bounded share of its CPU.
-	MaxLogRate = 10000
+	maxLogRate = 10000
 )
 
 // LogWriter logs what is written to it as [Open] logs an adapter's standard error
 // with Config.StderrLogger, for a host that starts adapter processes itself (give it
 // as platform.Config.Stderr): line by line, hclog JSON records at their own level,
-// other lines at a chosen level, with the same bounds (see [MaxLogLine]). Close it
+// other lines at a chosen level, with the same bounds (lines of at most 64 KiB, 10000 a second). Close it
 // once the process has ended.
 type LogWriter struct{ w *stderrLog }
 
@@ -81,9 +75,9 @@ type stderrLog struct {
 
 	wmu      sync.Mutex // the line being assembled; Write and close
 	line     []byte
-	skipping bool      // the current line passed MaxLogLine: its rest is discarded
+	skipping bool      // the current line passed maxLogLine: its rest is discarded
 	rawBad   bool      // the raw tee failed once: it is no longer written
-	tokens   float64   // lines that may be logged now (MaxLogRate)
+	tokens   float64   // lines that may be logged now (maxLogRate)
 	refilled time.Time // when tokens was last refilled
 
 	mu       sync.Mutex
@@ -137,7 +131,7 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 			chunk = rest[:i]
 		}
 		if !w.skipping {
-			room := MaxLogLine - len(w.line)
+			room := maxLogLine - len(w.line)
 			if len(chunk) > room {
 				w.line = append(w.line, chunk[:room]...)
 				w.handle(w.line, true)
@@ -156,7 +150,7 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 		w.line, w.skipping = w.line[:0], false
 		rest = rest[i+1:]
 	}
-	if cap(w.line) > MaxLogLine && len(w.line) == 0 {
+	if cap(w.line) > maxLogLine && len(w.line) == 0 {
 		w.line = nil // do not keep a large buffer after a long line
 	}
 	return len(p), nil
@@ -207,7 +201,7 @@ func (w *stderrLog) handle(line []byte, truncated bool) {
 		}
 		s := sanitize(t)
 		if truncated || len(line) > maxTailLine {
-			s += TruncatedMarker
+			s += truncatedMarker
 		}
 		w.obs.tail.add(s)
 	}
@@ -225,20 +219,20 @@ func (w *stderrLog) handle(line []byte, truncated bool) {
 	if truncated || !parseRecord(line, w.name, &rec) {
 		rec = logRecord{level: w.level, msg: sanitize(line)}
 		if truncated {
-			rec.msg += TruncatedMarker
+			rec.msg += truncatedMarker
 		}
 	}
 	rec.size = len(line) + 64
 	w.enqueue(rec)
 }
 
-// allow takes a token of the MaxLogRate bucket (under wmu).
+// allow takes a token of the maxLogRate bucket (under wmu).
 func (w *stderrLog) allow() bool {
 	now := time.Now()
 	if w.refilled.IsZero() {
-		w.tokens = MaxLogRate
+		w.tokens = maxLogRate
 	} else {
-		w.tokens = min(MaxLogRate, w.tokens+now.Sub(w.refilled).Seconds()*MaxLogRate)
+		w.tokens = min(maxLogRate, w.tokens+now.Sub(w.refilled).Seconds()*maxLogRate)
 	}
 	w.refilled = now
 	if w.tokens < 1 {
@@ -316,153 +310,4 @@ func (w *stderrLog) drain() {
 			batch[i] = logRecord{}
 		}
 	}
-}
-
-// parseRecord reads line as an hclog JSON record ({"@level":..., "@message":...,
-// fields...}). Fields are sorted by key; "@"-keys other than @module are dropped
-// (the host stamps its own time); @module, when it is not the adapter's own name, is
-// kept as the field "module". Every string is sanitized.
-func parseRecord(line []byte, name string, rec *logRecord) bool {
-	if len(line) < 2 || line[0] != '{' {
-		return false
-	}
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil || dec.More() {
-		return false
-	}
-	lvl, ok1 := m["@level"].(string)
-	msg, ok2 := m["@message"].(string)
-	if !ok1 || !ok2 {
-		return false
-	}
-	level := hclog.LevelFromString(lvl)
-	if level == hclog.NoLevel || level == hclog.Off {
-		return false
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if !strings.HasPrefix(k, "@") {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	args := make([]any, 0, 2*len(keys)+2)
-	if mod, ok := m["@module"].(string); ok && mod != "" && mod != name {
-		args = append(args, "module", sanitizeString(mod))
-	}
-	for _, k := range keys {
-		args = append(args, sanitizeString(k), fieldValue(m[k]))
-	}
-	*rec = logRecord{level: level, msg: sanitizeString(msg), args: args}
-	return true
-}
-
-// fieldValue makes a decoded JSON value safe to log: strings sanitized, numbers and
-// booleans as they are, objects and arrays as compact JSON.
-func fieldValue(v any) any {
-	switch v := v.(type) {
-	case string:
-		return sanitizeString(v)
-	case json.Number:
-		return string(v)
-	case bool:
-		return v
-	case nil:
-		return "null"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "?"
-	}
-	return sanitize(b)
-}
-
-func sanitizeString(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 && c != '\t' || c >= 0x7f {
-			return sanitize([]byte(s))
-		}
-	}
-	return s
-}
-
-// sanitize returns b as text that cannot break a log line or forge one: control
-// characters (C0 but tab, DEL, C1, the line and paragraph separators) are written as
-// \xNN or \uNNNN escapes and bytes that are not UTF-8 as \xNN.
-func sanitize(b []byte) string {
-	clean := true
-	for _, c := range b {
-		if c < 0x20 && c != '\t' || c >= 0x7f {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return string(b)
-	}
-	var sb strings.Builder
-	sb.Grow(len(b) + 16)
-	for len(b) > 0 {
-		r, n := utf8.DecodeRune(b)
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			sb.WriteString(`\x`)
-			sb.WriteString(hex2(b[0]))
-		case r < 0x20 && r != '\t' || r == 0x7f:
-			sb.WriteString(`\x`)
-			sb.WriteString(hex2(byte(r)))
-		case r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029:
-			sb.WriteString(`\u`)
-			s := strconv.FormatInt(int64(r), 16)
-			sb.WriteString(strings.Repeat("0", 4-len(s)) + s)
-		default:
-			sb.Write(b[:n])
-		}
-		b = b[n:]
-	}
-	return sb.String()
-}
-
-func hex2(c byte) string {
-	const digits = "0123456789abcdef"
-	return string([]byte{digits[c>>4], digits[c&15]})
-}
-
-// logTail keeps the last lines of an adapter's standard error.
-type logTail struct {
-	mu    sync.Mutex
-	lines []string // ring
-	next  int
-	full  bool
-	count atomic.Uint64
-}
-
-func newLogTail(n int) *logTail { return &logTail{lines: make([]string, n)} }
-
-func (t *logTail) add(s string) {
-	t.count.Add(1)
-	t.mu.Lock()
-	t.lines[t.next] = s
-	t.next++
-	if t.next == len(t.lines) {
-		t.next, t.full = 0, true
-	}
-	t.mu.Unlock()
-}
-
-// snapshot returns the lines kept, oldest first.
-func (t *logTail) snapshot() []string {
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.full {
-		return append([]string(nil), t.lines[:t.next]...)
-	}
-	out := make([]string, 0, len(t.lines))
-	out = append(out, t.lines[t.next:]...)
-	return append(out, t.lines[:t.next]...)
 }

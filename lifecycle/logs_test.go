@@ -21,7 +21,7 @@ func newTestLog(out *testkit.Buffer, json bool, tail int) (*stderrLog, *observed
 	return w, obs
 }
 
-// A line longer than MaxLogLine is cut there and marked; the rest of it is dropped
+// A line longer than maxLogLine is cut there and marked; the rest of it is dropped
 // and the next line is whole.
 func TestStderrLongLine(t *testing.T) {
 	var out testkit.Buffer
@@ -37,7 +37,7 @@ func TestStderrLongLine(t *testing.T) {
 		t.Fatalf("got %d records, want 2", len(recs))
 	}
 	msg := recs[0]["@message"].(string)
-	if want := strings.Repeat("a", MaxLogLine) + TruncatedMarker; msg != want {
+	if want := strings.Repeat("a", maxLogLine) + truncatedMarker; msg != want {
 		t.Errorf("long line: %d bytes, want %d ending in the marker", len(msg), len(want))
 	}
 	if recs[1]["@message"] != "next" || recs[0]["@level"] != "debug" || recs[0]["pid"] != float64(42) {

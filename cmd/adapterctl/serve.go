@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/controlplane"
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/registry"
+)
+
+const serveHelp = `
+Runs the control-plane daemon: the adapters found in each DIR (relative to the working
+directory or absolute; without DIR,
+the directories of $ADAPTERKIT_PATH) are kept supervised (opened on first use,
+restarted when they fail) and clients of the same user are answered over the Unix
+domain socket --socket (created owner-only; a stale socket is replaced, a live one
+refused). Before serving, whatever a crashed predecessor left running is swept.
+
+When the socket accepts connections one line is printed on stdout:
+  adapterctl serve: serving N adapters from DIR, ... on SOCKET (pid P)
+SIGTERM or SIGINT stops the daemon: the socket is removed, requests under way end
+with an error, and every adapter is closed and its process tree verified gone; a last
+line says whether that was proven. With --json both lines are JSON objects:
+{"event":"ready","socket","dirs","adapters","pid"} and {"event":"stopped","verified"}.
+
+Exit status: 0 after a shutdown with every process tree verified gone; 4 when some
+could not be proven gone; 3 when the daemon could not start (the socket is in use by
+a running daemon, cannot be created, or daemons are unsupported on this OS); 5 when
+a DIR cannot be scanned; 2 for usage errors (also a --socket path that exists and is
+not a socket).
+`
+
+// serveEvent is the JSON shape of the lines serve prints with --json.
+type serveEvent struct {
+	Event    string   `json:"event"` // "ready" or "stopped"
+	Socket   string   `json:"socket,omitempty"`
+	Listen   string   `json:"listen,omitempty"`  // the TCP address served with --listen
+	Metrics  string   `json:"metrics,omitempty"` // the address of the metrics endpoint (--metrics)
+	Dirs     []string `json:"dirs,omitempty"`
+	Adapters *int     `json:"adapters,omitempty"`
+	PID      int      `json:"pid,omitempty"`
+	Verified *bool    `json:"verified,omitempty"`
+}
+
+// lockedWriter serialises writes from the daemon's logger and its adapters' stderr.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// runServe is the serve command: it stops the daemon on SIGTERM or SIGINT.
+func runServe(ctx context.Context, e *env, args []string) int {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return serve(ctx, e, args)
+}
+
+// serve runs the daemon until ctx ends.
+func serve(ctx context.Context, e *env, args []string) int {
+	var o adapterOpts
+	var socket, logLevel string
+	var ro serveRemoteOpts
+	f := newFlags(e, "serve", "[--socket SOCKET] [--listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE --allow NAME=ROLE...] [flags] [DIR...]", serveHelp+serveRemoteHelp+serveServiceHelp)
+	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (required without --listen)")
+	ro.register(f)
+	var svc service
+	svc.register(f)
+	f.BoolVar(&o.json, "json", false, "print the ready and stopped lines, and errors, as JSON")
+	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
+	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
+	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
+	f.StringVar(&logLevel, "log", "off", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn, error or off")
+	dirs, isDone, status := f.parse(args)
+	if isDone {
+		return status
+	}
+	// Before anything reads the environment: what systemd passed is taken out of it.
+	if err := svc.activate(&ro); err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
+	defer svc.close()
+	if socket == "" && svc.unix != nil {
+		socket = svc.unix.Addr().String()
+	}
+	level := hclog.LevelFromString(logLevel)
+	environ, err := o.environ()
+	if err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
+	remote, err := ro.config(f)
+	switch {
+	case err != nil:
+		return fail(e, "serve", false, err, nil)
+	case socket == "" && svc.unix == nil && remote == nil:
+		return fail(e, "serve", false, usagef("--socket SOCKET is required (or --listen HOST:PORT)"), nil)
+	case level == hclog.NoLevel:
+		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
+	}
+	if level != hclog.Off {
+		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
+		// records are logged under the daemon's logger, named after each adapter.
+		environ = registry.WithLogLevel(environ, level)
+	}
+	if len(dirs) == 0 {
+		if dirs, _ = o.searchDirs(); len(dirs) == 0 {
+			return fail(e, "serve", false, usagef("no DIR given and $%s is empty", pathEnv), nil)
+		}
+	} else {
+		dirs, _ = absPaths(dirs) // the ready line shows them
+	}
+	found, err := discovery.Scan(ctx, nil, dirs...)
+	if err != nil {
+		return fail(e, "serve", o.json, err, nil)
+	}
+	stderr := &lockedWriter{w: e.stderr}
+	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
+	if o.adapterStderr {
+		cfg.Stderr = stderr
+	}
+	var listening string
+	if remote != nil {
+		remote.OnListen = func(a net.Addr) { listening = a.String() }
+		cfg.Remote = remote
+	}
+	if err := svc.configure(&cfg, cfg.Logger); err != nil {
+		return fail(e, "serve", o.json, err, nil)
+	}
+	defer svc.reloadOnHUP(ctx, remote, cfg.Logger)()
+	svc.watchStop(ctx)
+	var readyErr error
+	cfg.OnReady = func() {
+		n := len(found.Adapters)
+		if o.json {
+			readyErr = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "ready", Socket: socket, Listen: listening,
+				Metrics: svc.listening, Dirs: dirs, Adapters: &n, PID: os.Getpid()})
+		} else {
+			var on []string
+			if socket != "" {
+				on = append(on, socket)
+			}
+			if listening != "" {
+				on = append(on, "tls://"+listening)
+			}
+			metrics := ""
+			if svc.listening != "" {
+				metrics = "; metrics on http://" + svc.listening + "/metrics"
+			}
+			_, readyErr = fmt.Fprintf(e.stdout, "adapterctl serve: serving %s from %s on %s (pid %d)%s\n",
+				count(n, "adapter", "adapters"), strings.Join(dirs, ", "), strings.Join(on, " and "), os.Getpid(), metrics)
+		}
+		svc.ready(n)
+	}
+	err = controlplane.Serve(ctx, cfg)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		err = nil // stopped by a signal before it served: nothing was opened
+	}
+	var se *controlplane.ShutdownError
+	if err == nil || errors.As(err, &se) {
+		verified := err == nil
+		if o.json {
+			_ = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "stopped", Verified: &verified})
+		} else if verified {
+			fmt.Fprintln(e.stdout, "adapterctl serve: stopped; every adapter closed, process trees verified gone")
+		} else {
+			fmt.Fprintln(e.stdout, "adapterctl serve: stopped; NOT every adapter's process tree was verified gone")
+		}
+	}
+	if err == nil && readyErr != nil {
+		err = &outputError{readyErr}
+	}
+	if err != nil {
+		return fail(e, "serve", o.json, err, nil)
+	}
+	return ExitOK
+}
+
+// buildVersion is adapterctl's module version, reported by the daemon's Version;
+// "" (reported as "devel") for a build from a checkout.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return ""
+}

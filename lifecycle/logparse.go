@@ -1,0 +1,163 @@
+package lifecycle
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// parseRecord reads line as an hclog JSON record ({"@level":..., "@message":...,
+// fields...}). Fields are sorted by key; "@"-keys other than @module are dropped
+// (the host stamps its own time); @module, when it is not the adapter's own name, is
+// kept as the field "module". Every string is sanitized.
+func parseRecord(line []byte, name string, rec *logRecord) bool {
+	if len(line) < 2 || line[0] != '{' {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || dec.More() {
+		return false
+	}
+	lvl, ok1 := m["@level"].(string)
+	msg, ok2 := m["@message"].(string)
+	if !ok1 || !ok2 {
+		return false
+	}
+	level := hclog.LevelFromString(lvl)
+	if level == hclog.NoLevel || level == hclog.Off {
+		return false
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !strings.HasPrefix(k, "@") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	args := make([]any, 0, 2*len(keys)+2)
+	if mod, ok := m["@module"].(string); ok && mod != "" && mod != name {
+		args = append(args, "module", sanitizeString(mod))
+	}
+	for _, k := range keys {
+		args = append(args, sanitizeString(k), fieldValue(m[k]))
+	}
+	*rec = logRecord{level: level, msg: sanitizeString(msg), args: args}
+	return true
+}
+
+// fieldValue makes a decoded JSON value safe to log: strings sanitized, numbers and
+// booleans as they are, objects and arrays as compact JSON.
+func fieldValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return sanitizeString(v)
+	case json.Number:
+		return string(v)
+	case bool:
+		return v
+	case nil:
+		return "null"
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return sanitize(b)
+}
+
+func sanitizeString(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 && c != '\t' || c >= 0x7f {
+			return sanitize([]byte(s))
+		}
+	}
+	return s
+}
+
+// sanitize returns b as text that cannot break a log line or forge one: control
+// characters (C0 but tab, DEL, C1, the line and paragraph separators) are written as
+// \xNN or \uNNNN escapes and bytes that are not UTF-8 as \xNN.
+func sanitize(b []byte) string {
+	clean := true
+	for _, c := range b {
+		if c < 0x20 && c != '\t' || c >= 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return string(b)
+	}
+	var sb strings.Builder
+	sb.Grow(len(b) + 16)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			sb.WriteString(`\x`)
+			sb.WriteString(hex2(b[0]))
+		case r < 0x20 && r != '\t' || r == 0x7f:
+			sb.WriteString(`\x`)
+			sb.WriteString(hex2(byte(r)))
+		case r >= 0x80 && r <= 0x9f || r == 0x2028 || r == 0x2029:
+			sb.WriteString(`\u`)
+			s := strconv.FormatInt(int64(r), 16)
+			sb.WriteString(strings.Repeat("0", 4-len(s)) + s)
+		default:
+			sb.Write(b[:n])
+		}
+		b = b[n:]
+	}
+	return sb.String()
+}
+
+func hex2(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[c>>4], digits[c&15]})
+}
+
+// logTail keeps the last lines of an adapter's standard error.
+type logTail struct {
+	mu    sync.Mutex
+	lines []string // ring
+	next  int
+	full  bool
+	count atomic.Uint64
+}
+
+func newLogTail(n int) *logTail { return &logTail{lines: make([]string, n)} }
+
+func (t *logTail) add(s string) {
+	t.count.Add(1)
+	t.mu.Lock()
+	t.lines[t.next] = s
+	t.next++
+	if t.next == len(t.lines) {
+		t.next, t.full = 0, true
+	}
+	t.mu.Unlock()
+}
+
+// snapshot returns the lines kept, oldest first.
+func (t *logTail) snapshot() []string {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.full {
+		return append([]string(nil), t.lines[:t.next]...)
+	}
+	out := make([]string, 0, len(t.lines))
+	out = append(out, t.lines[t.next:]...)
+	return append(out, t.lines[:t.next]...)
+}
