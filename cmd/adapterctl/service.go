@@ -89,7 +89,8 @@ func (s *service) activate(ro *serveRemoteOpts) error {
 			s.tcp = l.Listener
 		default:
 			s.closeListeners(lns)
-			return usagef("systemd passed more sockets than serve uses (%d): one Unix stream socket, one TCP socket and one TCP socket named %q at most", len(lns), metricsName)
+			return fmt.Errorf("%w: systemd passed more sockets than serve uses (%d): one Unix stream socket, one TCP socket and one TCP socket named %q at most",
+				controlplane.ErrSocket, len(lns), metricsName)
 		}
 	}
 	if s.tcp != nil && ro.listen == "" {
