@@ -77,3 +77,32 @@ func TestNilNotifier(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Whatever the three variables hold, parseListen never panics, and what it accepts
+// is consistent: a count within bounds, one name per descriptor, descriptors only
+// for this process.
+func FuzzParseListen(f *testing.F) {
+	for _, s := range [][3]string{{"42", "1", ""}, {"42", "2", "a:b"}, {"41", "3", ""}, {"x", "1", ""}, {"42", "-1", ""},
+		{"42", "1024", ""}, {"42", "1025", ""}, {"42", "2", "a"}, {"", "", ""}, {"42", "0", ":"}, {"0042", "+1", "a"}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, pid, fds, names string) {
+		env := map[string]string{EnvListenPID: pid, EnvListenFDs: fds, EnvListenFDNames: names}
+		n, got, err := parseListen(func(k string) string { return env[k] }, 42)
+		if err != nil {
+			if !errors.Is(err, ErrListenEnv) || n != 0 || got != nil {
+				t.Fatalf("error %v with %d %q", err, n, got)
+			}
+			return
+		}
+		if n < 0 || n > maxListenFDs || (n > 0 && len(got) != n) {
+			t.Fatalf("%d descriptors, %d names", n, len(got))
+		}
+		if p, _ := strconv.Atoi(pid); n > 0 && p != 42 {
+			t.Fatalf("%d descriptors for pid %q", n, pid)
+		}
+		if names != "" && n > 0 && strings.Join(got, ":") != names {
+			t.Fatalf("names %q from %q", got, names)
+		}
+	})
+}
