@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // maxDepth bounds nesting, as encoding/json and the wire scanner do.
@@ -50,7 +50,7 @@ func (d *decoder) lit(word string) *Error {
 
 // str consumes a string and returns its raw contents and whether it has escapes.
 func (d *decoder) str() ([]byte, bool, *Error) {
-	end, esc, err := wire.ScanString(d.b, d.i)
+	end, esc, err := proto.ScanString(d.b, d.i)
 	if err != nil {
 		return nil, false, &Error{Kind: KindSyntax, Detail: err.Error()}
 	}
@@ -61,14 +61,14 @@ func (d *decoder) str() ([]byte, bool, *Error) {
 
 func stringOf(raw []byte, escaped bool) string {
 	if escaped {
-		return wire.Unquote(raw)
+		return proto.Unquote(raw)
 	}
 	return string(raw)
 }
 
 // number consumes a number and returns its literal.
 func (d *decoder) number() ([]byte, *Error) {
-	end, err := wire.ScanNumber(d.b, d.i)
+	end, err := proto.ScanNumber(d.b, d.i)
 	if err != nil {
 		return nil, &Error{Kind: KindSyntax, Detail: err.Error()}
 	}
@@ -265,7 +265,7 @@ func (d *decoder) object(p *plan, v reflect.Value) *Error {
 			return err
 		}
 		if esc {
-			key = []byte(wire.Unquote(key))
+			key = []byte(proto.Unquote(key))
 		}
 		n := p.fieldIndex(key)
 		if n < 0 {

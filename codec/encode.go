@@ -12,7 +12,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // The direct encoder writes what encoding/json (without HTML escaping) writes, straight
@@ -91,7 +91,7 @@ func newEncoder(t reflect.Type) encFunc {
 				if s == "" {
 					s = "0"
 				}
-				if end, err := wire.ScanNumber([]byte(s), 0); err != nil || end != len(s) {
+				if end, err := proto.ScanNumber([]byte(s), 0); err != nil || end != len(s) {
 					return nil, false // encoding/json's error
 				}
 				return append(dst, s...), true
@@ -309,4 +309,4 @@ func appendFloat(dst []byte, f float64, bits int) ([]byte, bool) {
 
 // appendString appends s as a JSON string exactly as encoding/json does without HTML
 // escaping (the wire package's escaper, shared with the envelopes).
-func appendString(dst []byte, s string) []byte { return wire.AppendString(dst, s) }
+func appendString(dst []byte, s string) []byte { return proto.AppendString(dst, s) }

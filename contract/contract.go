@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // ErrInvalid is the cause of every error Validate returns.
@@ -39,7 +39,7 @@ type Service struct {
 // "example.device") and version (>= 1); [Service.Validate] checks both.
 func NewService(id string, version int) *Service {
 	s := &Service{id: id, version: version}
-	if err := wire.ValidateName(id); err != nil {
+	if err := proto.ValidateName(id); err != nil {
 		s.problem = errors.Join(s.problem, fmt.Errorf("%w: service id %q: %v", ErrInvalid, id, err))
 	}
 	if version < 1 {
@@ -74,7 +74,7 @@ type Method[P, R any] struct {
 // NewMethod adds the method svc.ID()+"."+name to svc and returns its description.
 func NewMethod[P, R any](svc *Service, name string) *Method[P, R] {
 	full := svc.id + "." + name
-	if err := wire.ValidateName(full); err != nil {
+	if err := proto.ValidateName(full); err != nil {
 		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: method %q: %v", ErrInvalid, full, err))
 	} else if slices.Contains(svc.methods, full) {
 		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: method %q declared twice", ErrInvalid, full))

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -92,7 +93,7 @@ func (s *adapterSet) resolve(ctx context.Context, ref string) (discovery.Adapter
 	var re *discovery.RefError
 	var nf *discovery.NotFoundError
 	switch {
-	case errors.Is(err, registry.ErrNotAbsolute):
+	case errors.Is(err, platform.ErrNotAbsolute):
 		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter path %q is not absolute", ref)
 	case errors.As(err, &re):
 		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter reference: %v", err)
@@ -262,7 +263,7 @@ func mapError(err error, path, method string) *Error {
 	d := CallDetails{Adapter: path, Method: method}
 	var ce *runtime.CallError
 	var oe *lifecycle.OpenError
-	var ve *runtime.ViolationError
+	var ve *wire.ViolationError
 	if errors.As(err, &ve) {
 		d.Violation = ve.Kind.String()
 		if ve.Err != nil {
@@ -278,7 +279,7 @@ func mapError(err error, path, method string) *Error {
 		switch {
 		case errors.Is(err, runtime.ErrUnknownMethod):
 			return newError(CodeNotImplemented, d, "adapter does not advertise method %q", method)
-		case errors.Is(err, registry.ErrClosed):
+		case errors.Is(err, runtime.ErrClosed):
 			return newError(CodeInternal, d, "daemon is shutting down")
 		case ce.Code == wire.CodeInvalid:
 			return newError(CodeInvalidParams, d, "adapter refused the call: %s", ce.Message)
@@ -289,11 +290,11 @@ func mapError(err error, path, method string) *Error {
 		if oe.Cleanup != nil {
 			d.Cleanup = oe.Cleanup.Error()
 		}
-		if errors.Is(err, registry.ErrClosed) {
+		if errors.Is(err, runtime.ErrClosed) {
 			return newError(CodeInternal, d, "daemon is shutting down")
 		}
 		return newError(CodeTransportError, d, "adapter did not start: %v", oe.Err)
-	case errors.Is(err, registry.ErrClosed):
+	case errors.Is(err, runtime.ErrClosed):
 		return newError(CodeInternal, d, "daemon is shutting down")
 	case errors.Is(err, context.DeadlineExceeded):
 		d.AdapterCode, d.NeverStarted = string(wire.CodeDeadline), true
@@ -307,7 +308,7 @@ func mapError(err error, path, method string) *Error {
 
 // rawObject reports whether p is absent or one JSON object.
 func rawObject(p json.RawMessage) bool {
-	return len(p) == 0 || wire.ValidateParams(p) == nil
+	return len(p) == 0 || proto.ValidateParams(p) == nil
 }
 
 // droppedStatus converts the mechanisms a supervision dropped; nil when none was.

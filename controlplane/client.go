@@ -10,12 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // ErrClientClosed is the cause of calls on a Client after Close; errors.Is matches
-// runtime.ErrConnClosed too (the module's one "closed by the host" sentinel).
-var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrConnClosed)
+// runtime.ErrClosed too (the module's one "closed by the host" sentinel).
+var ErrClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
 
 // Client talks to a daemon over one connection. It is safe for concurrent use: any
 // number of requests may be under way at once, each matched to its answers by id.
@@ -100,7 +101,7 @@ func (c *Client) read() {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = io.EOF
-			} else if errors.As(err, new(*FrameError)) && errors.Is(err, ErrFrameOversized) {
+			} else if errors.As(err, new(*proto.FrameError)) && errors.Is(err, ErrFrameTooLarge) {
 				err = fmt.Errorf("%w: %w", ErrProtocol, err)
 			}
 			c.fail(err)

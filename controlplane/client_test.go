@@ -56,8 +56,8 @@ func TestClientProtocolErrors(t *testing.T) {
 			_, _ = nc.Write(hdr[:])
 		})
 		_, err := c.Ping(ctx)
-		if !errors.Is(err, controlplane.ErrProtocol) || !errors.Is(err, controlplane.ErrFrameOversized) {
-			t.Fatalf("Ping = %v, want ErrProtocol and ErrFrameOversized", err)
+		if !errors.Is(err, controlplane.ErrProtocol) || !errors.Is(err, controlplane.ErrFrameTooLarge) {
+			t.Fatalf("Ping = %v, want ErrProtocol and ErrFrameTooLarge", err)
 		}
 	})
 	t.Run("id-less frame_too_large", func(t *testing.T) {
@@ -65,11 +65,11 @@ func TestClientProtocolErrors(t *testing.T) {
 			writeEnv(nc, controlplane.Envelope{Kind: controlplane.KindResponse, Error: &controlplane.Error{Code: controlplane.CodeFrameTooLarge, Message: "too big"}})
 		})
 		_, err := c.Ping(ctx)
-		if !errors.Is(err, controlplane.ErrFrameTooLarge) {
+		if controlplane.CodeOf(err) != controlplane.CodeFrameTooLarge {
 			t.Fatalf("Ping = %v, want the daemon's frame_too_large", err)
 		}
 		<-c.Done()
-		if !errors.Is(c.Err(), controlplane.ErrFrameTooLarge) {
+		if controlplane.CodeOf(c.Err()) != controlplane.CodeFrameTooLarge {
 			t.Fatalf("Err() = %v", c.Err())
 		}
 	})

@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // errDropped is why a client's answers are no longer delivered: it stopped reading
@@ -109,8 +111,8 @@ func (c *serverConn) read() {
 	for {
 		body, err := fr.read()
 		if err != nil {
-			var fe *FrameError
-			if errors.As(err, &fe) && errors.Is(fe, ErrFrameOversized) {
+			var fe *proto.FrameError
+			if errors.As(err, &fe) && errors.Is(fe, ErrFrameTooLarge) {
 				// The body is never read, so the stream cannot be followed further:
 				// answer frame_too_large, then close.
 				c.srv.log.Warn("client sent an oversized frame; closing", "size", fe.Length)

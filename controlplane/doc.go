@@ -23,8 +23,9 @@
 // request (client to daemon), response or event (daemon to client). A streamed
 // answer (Discover) is a sequence of event frames carrying the request's id and
 // method, ended by a final response with an empty result {} or by an error
-// response. Every request gets exactly one response. Error codes are [Codes];
-// they are stable, and new ones may be added, never repurposed.
+// response. Every request gets exactly one response. Error codes are the [Code]
+// constants ([CodeOf] reads one from an error); they are stable, and new ones may be
+// added, never repurposed.
 //
 // Methods: Ping, Version, Capabilities, Discover, Send, Status (see [Client] for
 // each, and the types in types.go for params and results). Params are a JSON

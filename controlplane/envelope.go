@@ -81,12 +81,8 @@ const (
 	CodePermissionDenied Code = "permission_denied"
 )
 
-// Codes lists every code this package knows, in the specification's order.
-var Codes = [...]Code{CodeNotImplemented, CodeUnknownMethod, CodeInvalidParams,
-	CodeTransportError, CodeNotFound, CodeFrameTooLarge, CodeInternal, CodePermissionDenied}
-
 // Error is the error object of a failed response. A *Error is also the Go error
-// the [Client] returns for it; errors.Is(err, ErrNotFound) and so on match by code.
+// the [Client] returns for it; [CodeOf] reads its code through any wrapping.
 type Error struct {
 	Code    Code            `json:"code"`
 	Message string          `json:"message"`
@@ -98,12 +94,6 @@ func (e *Error) Error() string {
 		return "controlplane: " + string(e.Code)
 	}
 	return "controlplane: " + string(e.Code) + ": " + e.Message
-}
-
-// Is matches the code sentinels ([ErrNotFound] ...).
-func (e *Error) Is(target error) bool {
-	c, ok := target.(*codeError)
-	return ok && c.code == e.Code
 }
 
 // CallDetails decodes the details of a Send error: ok is false when the error
@@ -118,23 +108,16 @@ func (e *Error) CallDetails() (d CallDetails, ok bool) {
 	return d, true
 }
 
-type codeError struct{ code Code }
-
-func (e *codeError) Error() string { return "controlplane: code " + string(e.code) }
-
-// Sentinels, one per code: errors.Is(err, ErrNotFound) reports a *Error with code
-// not_found.
-var (
-	ErrNotImplemented error = &codeError{CodeNotImplemented}
-	ErrUnknownMethod  error = &codeError{CodeUnknownMethod}
-	ErrInvalidParams  error = &codeError{CodeInvalidParams}
-	ErrTransport      error = &codeError{CodeTransportError}
-	ErrNotFound       error = &codeError{CodeNotFound}
-	ErrFrameTooLarge  error = &codeError{CodeFrameTooLarge}
-	ErrInternal       error = &codeError{CodeInternal}
-	// ErrPermissionDenied matches code permission_denied.
-	ErrPermissionDenied error = &codeError{CodePermissionDenied}
-)
+// CodeOf returns the code of the first *Error in err's chain, and "" when there is none
+// (err is nil, or the request failed on the client's side: a dial, a write, a broken
+// connection).
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
 
 func newError(code Code, details any, format string, args ...any) *Error {
 	e := &Error{Code: code, Message: fmt.Sprintf(format, args...)}

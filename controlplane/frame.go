@@ -4,23 +4,14 @@ import (
 	"encoding/binary"
 	"io"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// Framing errors: the adapter protocol's (package wire), whose frame reader the
-// control plane uses with its own cap; a *FrameError wraps one of them.
-var (
-	// ErrFrameOversized: a length prefix above the 16 MiB cap (wire.ErrFrameTooLarge).
-	// The body is never read nor buffered.
-	ErrFrameOversized = wire.ErrFrameTooLarge
-	// ErrFrameTruncated: the stream ended inside a frame (wire.ErrFrameTruncated).
-	ErrFrameTruncated = wire.ErrFrameTruncated
-)
-
-// FrameError is a framing failure on a control-plane connection: wire.FrameError, the
-// module's one frame error (Length is the length prefix, Max the 16 MiB cap).
-type FrameError = wire.FrameError
+// ErrFrameTooLarge is matched (errors.Is) by the error of a connection that received
+// a frame whose length prefix is above the 16 MiB cap; its body is never read nor
+// buffered. It is the adapter protocol's frame error too, with that protocol's cap.
+var ErrFrameTooLarge = proto.ErrFrameTooLarge
 
 const headerSize = limits.FrameHeaderSize
 
@@ -31,12 +22,12 @@ const headerSize = limits.FrameHeaderSize
 // 16 MiB and then stalls costs what it sent, not what it announced.
 type frameReader struct {
 	r  io.Reader
-	wr *wire.Reader
+	wr *proto.Reader
 }
 
 func (f *frameReader) read() ([]byte, error) {
 	if f.wr == nil {
-		f.wr = wire.NewReaderConfig(f.r, wire.ReaderConfig{Max: maxFrame, AllowEmpty: true})
+		f.wr = proto.NewReaderConfig(f.r, proto.ReaderConfig{Max: maxFrame, AllowEmpty: true})
 	}
 	return f.wr.ReadFrame()
 }
@@ -45,7 +36,7 @@ func (f *frameReader) read() ([]byte, error) {
 // refuses a body over the cap.
 func appendFrame(dst, body []byte) ([]byte, error) {
 	if len(body) > maxFrame {
-		return nil, &FrameError{Err: ErrFrameOversized, Length: uint64(len(body)), Max: maxFrame}
+		return nil, &proto.FrameError{Err: ErrFrameTooLarge, Length: uint64(len(body)), Max: maxFrame}
 	}
 	dst = binary.BigEndian.AppendUint32(dst, uint32(len(body)))
 	return append(dst, body...), nil

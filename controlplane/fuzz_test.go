@@ -8,6 +8,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 )
 
@@ -16,7 +17,7 @@ func fuzzFrame(body string) []byte {
 }
 
 // FuzzFrameReader: any byte stream yields whole frames within the cap, then io.EOF or
-// a typed *FrameError; it never returns more than the stream held.
+// a typed *proto.FrameError; it never returns more than the stream held.
 func FuzzFrameReader(f *testing.F) {
 	f.Add(fuzzFrame(`{"id":"x","kind":"request","method":"Ping"}`))
 	f.Add(append(fuzzFrame(`{}`), fuzzFrame(``)...))
@@ -28,7 +29,7 @@ func FuzzFrameReader(f *testing.F) {
 		for {
 			body, err := r.read()
 			if err != nil {
-				var fe *FrameError
+				var fe *proto.FrameError
 				if err != io.EOF && !errors.As(err, &fe) {
 					t.Fatalf("untyped error %v", err)
 				}

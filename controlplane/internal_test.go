@@ -19,8 +19,8 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -213,10 +213,10 @@ func TestMapError(t *testing.T) {
 		{"adapter invalid", &runtime.CallError{Code: wire.CodeInvalid, RawCode: "invalid"}, CodeInvalidParams},
 		{"request too large", &runtime.CallError{Code: wire.CodeInvalid, NeverStarted: true, Cause: runtime.ErrRequestTooLarge}, CodeInvalidParams},
 		{"adapter busy", &runtime.CallError{Code: wire.CodeBusy, RawCode: "busy"}, CodeTransportError},
-		{"violation", &runtime.CallError{Code: wire.CodeClosed, Uncertain: true, Cause: runtime.NewViolation(runtime.UnknownReply, nil)}, CodeTransportError},
+		{"violation", &runtime.CallError{Code: wire.CodeClosed, Uncertain: true, Cause: &wire.ViolationError{Kind: wire.UnknownReply}}, CodeTransportError},
 		{"gave up", &runtime.CallError{Code: wire.CodeClosed, NeverStarted: true, Cause: lifecycle.ErrGaveUp}, CodeTransportError},
 		{"open failed", &lifecycle.OpenError{Stage: lifecycle.StageHandshake, Err: errors.New("x")}, CodeTransportError},
-		{"registry closed", fmt.Errorf("open: %w", registry.ErrClosed), CodeInternal},
+		{"registry closed", fmt.Errorf("open: %w", runtime.ErrClosed), CodeInternal},
 		{"cancelled", context.Canceled, CodeInternal},
 		{"deadline while opening", context.DeadlineExceeded, CodeTransportError},
 		{"unexpected", errors.New("boom"), CodeInternal},
@@ -229,8 +229,8 @@ func TestMapError(t *testing.T) {
 			t.Errorf("%s: details %+v", tc.name, d)
 		}
 	}
-	e := mapError(&runtime.CallError{Code: wire.CodeClosed, Uncertain: true, Cause: runtime.NewViolation(runtime.UnknownReply, nil)}, "/p", "m")
-	if d, _ := e.CallDetails(); d.Violation != runtime.UnknownReply.String() || !d.Uncertain || d.AdapterCode != "closed" {
+	e := mapError(&runtime.CallError{Code: wire.CodeClosed, Uncertain: true, Cause: &wire.ViolationError{Kind: wire.UnknownReply}}, "/p", "m")
+	if d, _ := e.CallDetails(); d.Violation != wire.UnknownReply.String() || !d.Uncertain || d.AdapterCode != "closed" {
 		t.Errorf("violation details %+v", d)
 	}
 }
@@ -300,8 +300,8 @@ func TestFrameMemoryFollowsBytes(t *testing.T) {
 	goruntime.ReadMemStats(&before)
 	for range 4 {
 		fr := frameReader{r: io.MultiReader(bytes.NewReader(hdr[:]), strings.NewReader(`{"id":`))}
-		if _, err := fr.read(); !errors.Is(err, ErrFrameTruncated) {
-			t.Fatalf("read = %v, want ErrFrameTruncated", err)
+		if _, err := fr.read(); !errors.Is(err, proto.ErrFrameTruncated) {
+			t.Fatalf("read = %v, want proto.ErrFrameTruncated", err)
 		}
 	}
 	goruntime.ReadMemStats(&after)

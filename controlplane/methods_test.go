@@ -233,8 +233,8 @@ func TestUnknownMethodAndParams(t *testing.T) {
 	ctx := testCtx(t)
 	_, err := c.Call(ctx, "Frobnicate", nil, nil)
 	wantCode(t, err, controlplane.CodeUnknownMethod)
-	if !errors.Is(err, controlplane.ErrUnknownMethod) {
-		t.Error("errors.Is(err, ErrUnknownMethod) is false")
+	if controlplane.CodeOf(err) != controlplane.CodeUnknownMethod {
+		t.Error("CodeOf(err) is not unknown_method")
 	}
 	_, err = c.Call(ctx, "ping", nil, nil) // method names are case-sensitive
 	wantCode(t, err, controlplane.CodeUnknownMethod)

@@ -64,7 +64,12 @@ func (m *Monitor) Adapters() []AdapterStats {
 		}
 		a := AdapterStats{AdapterInfo: sl.info, Running: sl.h.Status().Running, Stats: sl.h.Stats()}
 		if cat := sl.h.Catalog(); cat != nil {
-			a.Methods = cat.Methods()
+			a.Methods = make(map[string]bool)
+			for _, svc := range cat.Services {
+				for _, m := range svc.Methods {
+					a.Methods[m] = true
+				}
+			}
 		}
 		out = append(out, a)
 	}

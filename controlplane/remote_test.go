@@ -153,7 +153,7 @@ func TestRemoteRoles(t *testing.T) {
 	for range 2 { // denied twice: the connection stays usable after a denial
 		_, err = reader.Send(ctx, echoSend)
 		e := wantCode(t, err, controlplane.CodePermissionDenied)
-		if !errors.Is(err, controlplane.ErrPermissionDenied) || !strings.Contains(e.Message, "read") {
+		if controlplane.CodeOf(err) != controlplane.CodePermissionDenied || !strings.Contains(e.Message, "read") {
 			t.Errorf("denial %v", e)
 		}
 		if _, err := reader.Ping(ctx); err != nil {

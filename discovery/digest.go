@@ -4,51 +4,43 @@ import (
 	"context"
 	"os"
 
-	"github.com/adapterkit/adapterkit/platform"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/digest"
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
-// Errors of the digest functions. They are package platform's, which checks a pin at
-// every start ([platform.Config.Digest]); they are re-exported here so that
-// errors.Is and errors.As work the same on a digest checked here or at a start.
+// Errors of a pinned digest, the same whether it is checked here or at every start of
+// a pinned adapter (platform.Config.Digest, lifecycle.Config.Digest,
+// registry.Config.Pins), so that errors.Is works alike on both.
 var (
-	// ErrDigestMismatch: the file's SHA-256 is not the expected one.
-	ErrDigestMismatch = platform.ErrDigestMismatch
+	// ErrDigestMismatch: the file's SHA-256 is not the expected one; the error says
+	// both digests.
+	ErrDigestMismatch = digest.ErrMismatch
 	// ErrInvalidDigest: the expected digest is not 64 hexadecimal digits.
-	ErrInvalidDigest = platform.ErrInvalidDigest
-	// ErrDigestNotRegular: the path is not a regular file (platform.ErrNotRegular).
-	ErrDigestNotRegular = platform.ErrNotRegular
+	ErrInvalidDigest = digest.ErrInvalid
 )
 
-// errNilContext is the module's one nil-context error (runtime.ErrNilContext).
-var errNilContext = wire.ErrNilContext
-
-// DigestMismatchError reports a file whose SHA-256 differs from the pinned one.
-type DigestMismatchError = platform.DigestMismatchError
-
-// InvalidDigestError reports an expected digest that is not a SHA-256 in hex.
-type InvalidDigestError = platform.InvalidDigestError
+// errNilContext refuses a nil context: runtime.ErrNilContext matches it.
+var errNilContext = sentinel.NilContext
 
 // SHA256 returns the lower-case hex SHA-256 of the regular file at path.
 func SHA256(path string) (string, error) {
-	return platform.HashFileAt(path)
+	return digest.FileAt(path)
 }
 
 // VerifySHA256 checks that the regular file at path has the SHA-256 wantHex
-// (64 hex digits, either case). It returns a *DigestMismatchError
-// (errors.Is ErrDigestMismatch) when it differs, an *InvalidDigestError
-// (errors.Is ErrInvalidDigest) for a malformed wantHex, before touching the
+// (64 hex digits, either case). It returns an error matching
+// ErrDigestMismatch when it differs, one matching ErrInvalidDigest for a malformed wantHex, before touching the
 // file, and ctx.Err() when ctx ends while hashing.
 //
 // Checking here and executing later are two steps: the file can be replaced in
 // between. To bind a pin to what runs, set it on the start instead
-// ([platform.Config.Digest], lifecycle.Config.Digest, registry.Config.Pins): the
+// (platform.Config.Digest, lifecycle.Config.Digest, registry.Config.Pins): the
 // file is then hashed and executed through one descriptor where the system allows.
 func VerifySHA256(ctx context.Context, path string, wantHex string) error {
 	if ctx == nil {
 		return errNilContext
 	}
-	want, err := platform.ParseDigest(wantHex)
+	want, err := digest.Parse(wantHex)
 	if err != nil {
 		return err
 	}
@@ -57,13 +49,13 @@ func VerifySHA256(ctx context.Context, path string, wantHex string) error {
 		return err
 	}
 	if got != want {
-		return &DigestMismatchError{Path: path, Want: want, Got: got}
+		return &digest.MismatchError{Path: path, Want: want, Got: got}
 	}
 	return nil
 }
 
 // sha256File hashes path. It refuses anything but a regular file before
-// opening it (opening a FIFO would block); HashFile checks again on the open file.
+// opening it (opening a FIFO would block); digest.File checks again on the open file.
 func sha256File(ctx context.Context, path string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -73,12 +65,12 @@ func sha256File(ctx context.Context, path string) (string, error) {
 		return "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", &os.PathError{Op: "sha256", Path: path, Err: ErrDigestNotRegular}
+		return "", &os.PathError{Op: "sha256", Path: path, Err: sentinel.NotRegular}
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	return platform.HashFile(ctx, f)
+	return digest.File(ctx, f)
 }

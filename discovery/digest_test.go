@@ -11,6 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/digest"
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
 func TestVerifySHA256(t *testing.T) {
@@ -49,7 +52,7 @@ func TestVerifySHA256(t *testing.T) {
 		{"empty digest", small, "", ErrInvalidDigest},
 		{"bad digest before missing file", filepath.Join(dir, "missing"), "x", ErrInvalidDigest},
 		{"missing file", filepath.Join(dir, "missing"), helloSum, fs.ErrNotExist},
-		{"directory", dir, helloSum, ErrDigestNotRegular},
+		{"directory", dir, helloSum, sentinel.NotRegular},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,7 +77,7 @@ func TestDigestErrorDetails(t *testing.T) {
 	}
 	want := strings.Repeat("AB", 32)
 	err := VerifySHA256(context.Background(), p, want)
-	var dm *DigestMismatchError
+	var dm *digest.MismatchError
 	if !errors.As(err, &dm) {
 		t.Fatalf("err = %v", err)
 	}
@@ -88,7 +91,7 @@ func TestDigestErrorDetails(t *testing.T) {
 	if !strings.Contains(err.Error(), got) || errors.Is(err, ErrInvalidDigest) {
 		t.Errorf("message %q", err)
 	}
-	var inv *InvalidDigestError
+	var inv *digest.InvalidError
 	if err := VerifySHA256(context.Background(), p, "nope"); !errors.As(err, &inv) || inv.Digest != "nope" || errors.Is(err, ErrDigestMismatch) {
 		t.Errorf("invalid digest: %v", err)
 	}
@@ -103,7 +106,7 @@ func TestSHA256(t *testing.T) {
 	if err != nil || got != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" {
 		t.Fatalf("got %q, %v", got, err)
 	}
-	if _, err := SHA256(filepath.Dir(p)); !errors.Is(err, ErrDigestNotRegular) {
+	if _, err := SHA256(filepath.Dir(p)); !errors.Is(err, sentinel.NotRegular) {
 		t.Fatalf("directory: %v", err)
 	}
 }

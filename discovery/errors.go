@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/adapterkit/adapterkit/platform"
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
 // Reason says why a file in a scanned directory was not taken as an adapter.
@@ -86,8 +86,9 @@ func (r *Rejected) Unwrap() error { return r.Err }
 
 // Errors Scan reports for a directory argument, always inside a *DirError.
 var (
-	// ErrNotAbsolute is platform.ErrNotAbsolute, the module's one "not absolute" sentinel.
-	ErrNotAbsolute   = platform.ErrNotAbsolute
+	// ErrNotAbsolute: the directory is not an absolute path (platform.ErrNotAbsolute
+	// is the same value).
+	ErrNotAbsolute   = sentinel.NotAbsolute
 	ErrDirNotFound   = errors.New("directory does not exist")
 	ErrNotDirectory  = errors.New("not a directory")
 	ErrDirUnreadable = errors.New("directory cannot be read")

@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/adapterkit/adapterkit/platform"
 	"github.com/hashicorp/go-version"
+
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
 // Ref names an adapter and, optionally, which versions are acceptable.
@@ -116,9 +117,9 @@ type SelectOptions struct {
 
 // Errors Select reports, always inside a *NotFoundError.
 var (
-	// ErrNotFound: no adapter with the name was found at all. It is
-	// platform.ErrNotFound, the module's one "no such adapter" sentinel.
-	ErrNotFound = platform.ErrNotFound
+	// ErrNotFound: no adapter with the name was found at all (platform.ErrNotFound
+	// is the same value).
+	ErrNotFound = sentinel.NotFound
 	// ErrNoMatchingVersion: the name exists, but no version is eligible.
 	ErrNoMatchingVersion = errors.New("no version of the adapter matches")
 )

@@ -18,6 +18,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -152,7 +153,7 @@ func TestHostInput(t *testing.T) {
 		for _, raw := range []json.RawMessage{json.RawMessage(`{bad`), json.RawMessage(`[1]`), json.RawMessage(`{} {}`)} {
 			_, err := reg.Open(stepCtx(t), rogue, raw)
 			var oe *lifecycle.OpenError
-			if !errors.As(err, &oe) || oe.Stage != lifecycle.StageConfig || !errors.Is(err, lifecycle.ErrInvalidConfiguration) {
+			if !errors.As(err, &oe) || oe.Stage != lifecycle.StageConfig || !errors.Is(err, runtime.ErrInvalidParams) {
 				t.Fatalf("Open(%s) = %v, want a config-stage invalid configuration", raw, err)
 			}
 		}
@@ -167,7 +168,7 @@ func TestHostInput(t *testing.T) {
 			_, err := registry.Call(stepCtx(t), s.c, rogueEcho, p)
 			var ce *runtime.CallError
 			var ee *registry.EncodeError
-			if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrInvalid) || !runtime.IsNeverStarted(err) ||
+			if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) ||
 				!errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) {
 				t.Fatalf("Call(%T) = %v, want invalid, never started, encode error", p, err)
 			}
@@ -193,14 +194,14 @@ func TestHostInput(t *testing.T) {
 		}
 		for _, raw := range []string{`[1]`, `{"a":`, `{}{}`, "{\"a\":\"\xff\"}"} {
 			_, err := h.Call(stepCtx(t), "rogue.test.echo", json.RawMessage(raw))
-			if !errors.Is(err, runtime.ErrInvalid) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalidParams) {
+			if !(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalidParams) {
 				t.Fatalf("Call(%q) = %v, want invalid params, never started", raw, err)
 			}
 		}
 		// R58, A3: a request above the frame limit is refused and the connection goes on.
 		huge := json.RawMessage(`{"pad":"` + strings.Repeat("x", limits.MaxFrameSize) + `"}`)
 		if _, err := h.Call(stepCtx(t), "rogue.test.echo", huge); !errors.Is(err, runtime.ErrRequestTooLarge) ||
-			!errors.Is(err, runtime.ErrInvalid) || !runtime.IsNeverStarted(err) {
+			!(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) {
 			t.Fatalf("oversized request = %v", err)
 		}
 		if n := s.requests(t); n != before+1 { // only the stats call between
@@ -213,7 +214,7 @@ func TestHostInput(t *testing.T) {
 		before := s.requests(t)
 		for _, m := range []string{"rogue.test.nope", "other.service.m", "", "system.adapter.initialize"} {
 			_, err := h.Call(stepCtx(t), m, nil)
-			if !errors.Is(err, runtime.ErrUnavailable) || !errors.Is(err, runtime.ErrUnknownMethod) || !runtime.IsNeverStarted(err) {
+			if !(runtime.CodeOf(err) == wire.CodeUnavailable) || !errors.Is(err, runtime.ErrUnknownMethod) || !runtime.IsNeverStarted(err) {
 				t.Fatalf("Call(%q) = %v, want unavailable, unknown method, never started", m, err)
 			}
 		}
@@ -237,7 +238,7 @@ func TestHostInput(t *testing.T) {
 		}{
 			{"Handle.Call", func() error { _, err := h.Call(nilCtx, "rogue.test.echo", nil); return err },
 				func(err error) bool {
-					return errors.Is(err, runtime.ErrNilContext) && errors.Is(err, runtime.ErrInvalid) && runtime.IsNeverStarted(err)
+					return errors.Is(err, runtime.ErrNilContext) && (runtime.CodeOf(err) == wire.CodeInvalid) && runtime.IsNeverStarted(err)
 				}},
 			{"Registry.Open", func() error { _, err := reg.Open(nilCtx, rogue, nil); return err },
 				func(err error) bool { return errors.Is(err, runtime.ErrNilContext) }},
@@ -263,7 +264,7 @@ func TestHostInput(t *testing.T) {
 
 	t.Run("paths", func(t *testing.T) {
 		for _, ref := range []string{"bin/rogue", "./rogue", "../e2e/rogue"} {
-			if _, err := reg.Open(stepCtx(t), ref, nil); !errors.Is(err, registry.ErrNotAbsolute) {
+			if _, err := reg.Open(stepCtx(t), ref, nil); !errors.Is(err, platform.ErrNotAbsolute) {
 				t.Fatalf("Open(%q) = %v, want ErrNotAbsolute", ref, err)
 			}
 		}
@@ -326,7 +327,7 @@ func TestHostInput(t *testing.T) {
 			{"bad name!", discovery.ErrRefName},
 			{"garbage", syscall.ENOEXEC},
 			// A script that prints text: its first 4 bytes are an oversized length (R53).
-			{"script", runtime.ErrOutputViolation},
+			{"script", wire.Output},
 		}
 		for _, c := range checks {
 			_, err := reg.Open(stepCtx(t), c.ref, nil)
@@ -338,7 +339,7 @@ func TestHostInput(t *testing.T) {
 				t.Fatalf("Open(%q): cleanup not verified: %v", c.ref, oe.Cleanup)
 			}
 		}
-		if _, err := reg.Open(stepCtx(t), "script", nil); !errors.Is(err, wire.ErrFrameTooLarge) {
+		if _, err := reg.Open(stepCtx(t), "script", nil); !errors.Is(err, proto.ErrFrameTooLarge) {
 			t.Fatalf("script adapter: %v", err)
 		}
 		after(t)
@@ -355,16 +356,16 @@ func TestHostInput(t *testing.T) {
 			t.Fatalf("Close: %v", err)
 		}
 		requireGone(t, "/nonexistent", pid)
-		if _, err := other.Open(stepCtx(t), rogue, nil); !errors.Is(err, registry.ErrClosed) {
+		if _, err := other.Open(stepCtx(t), rogue, nil); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Open after Close = %v", err)
 		}
-		if _, err := other.Resolve(stepCtx(t), rogue); !errors.Is(err, registry.ErrClosed) {
+		if _, err := other.Resolve(stepCtx(t), rogue); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Resolve after Close = %v", err)
 		}
-		if _, err := other.Discover(stepCtx(t)); !errors.Is(err, registry.ErrClosed) {
+		if _, err := other.Discover(stepCtx(t)); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Discover after Close = %v", err)
 		}
-		if _, err := oh.Call(stepCtx(t), "rogue.test.echo", nil); !errors.Is(err, runtime.ErrClosed) ||
+		if _, err := oh.Call(stepCtx(t), "rogue.test.echo", nil); !(runtime.CodeOf(err) == wire.CodeClosed) ||
 			!runtime.IsNeverStarted(err) || !errors.Is(err, lifecycle.ErrGaveUp) {
 			t.Fatalf("call on a closed registry's handle = %v", err)
 		}

@@ -9,7 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +24,8 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
-	adrt "github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Every test here checks the end of an adapter's process tree from outside: the
@@ -211,10 +212,10 @@ func TestStdoutClosedProcessAlive(t *testing.T) {
 	o := openMisbehave(t, "stdoutclosed", 0, nil)
 	adapter := byRole(t, o.record(t), "adapter")
 	ev := o.exitEvent(t)
-	if !errors.Is(ev.Cause, adrt.ErrOutputViolation) {
-		t.Fatalf("cause = %v, want %v", ev.Cause, adrt.ErrOutputViolation)
+	if !errors.Is(ev.Cause, wire.Output) {
+		t.Fatalf("cause = %v, want %v", ev.Cause, wire.Output)
 	}
-	if !errors.Is(o.Err(), adrt.ErrOutputViolation) {
+	if !errors.Is(o.Err(), wire.Output) {
 		t.Fatalf("connection error = %v", o.Err())
 	}
 	verified := o.checkCleanup(t, ev.Cleanup)
@@ -222,7 +223,7 @@ func TestStdoutClosedProcessAlive(t *testing.T) {
 	if countEvents(o.record(t), "exit") != 0 {
 		t.Fatal("the adapter exited on its own: the host was meant to kill it")
 	}
-	if _, err := o.Call(ctxFor(t, 5*time.Second), "misbehave.proc.ping", nil); !errors.Is(err, adrt.ErrClosed) {
+	if _, err := o.Call(ctxFor(t, 5*time.Second), "misbehave.proc.ping", nil); !(runtime.CodeOf(err) == wire.CodeClosed) {
 		t.Fatalf("call after the violation = %v, want closed", err)
 	}
 	if err := o.Close(); err != ev.Cleanup {
@@ -244,7 +245,7 @@ func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
 		}
 	}
 	_, err := o.Call(ctxFor(t, 10*time.Second), "misbehave.proc.exit", []byte(`{"code":7}`))
-	if !errors.Is(err, adrt.ErrProcessExited) || !errors.Is(err, adrt.ErrClosed) || !adrt.IsUncertain(err) {
+	if !errors.Is(err, wire.ProcessExited) || !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsUncertain(err) {
 		t.Fatalf("call = %v, want closed, uncertain, process exited", err)
 	}
 	var ee *lifecycle.ExitError
@@ -252,7 +253,7 @@ func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
 		t.Fatalf("exit status not kept: %v", err)
 	}
 	ev := o.exitEvent(t)
-	if !errors.Is(ev.Cause, adrt.ErrProcessExited) {
+	if !errors.Is(ev.Cause, wire.ProcessExited) {
 		t.Fatalf("cause = %v", ev.Cause)
 	}
 	verified := o.checkCleanup(t, ev.Cleanup)
@@ -268,15 +269,15 @@ func TestOneFailingAdapterDoesNotDisturbOthers(t *testing.T) {
 		fail  func(t *testing.T, victim *opened) error // returns the failed call's error, if any
 		cause error
 	}{
-		{name: "garbage on stdout", cause: adrt.ErrOutputViolation, fail: func(t *testing.T, v *opened) error {
+		{name: "garbage on stdout", cause: wire.Output, fail: func(t *testing.T, v *opened) error {
 			_, err := v.Call(ctxFor(t, 10*time.Second), "misbehave.proc.garbage", nil)
 			return err
 		}},
-		{name: "exit mid-call", cause: adrt.ErrProcessExited, fail: func(t *testing.T, v *opened) error {
+		{name: "exit mid-call", cause: wire.ProcessExited, fail: func(t *testing.T, v *opened) error {
 			_, err := v.Call(ctxFor(t, 10*time.Second), "misbehave.proc.exit", []byte(`{"code":1}`))
 			return err
 		}},
-		{name: "SIGKILLed from outside", cause: adrt.ErrProcessExited, fail: func(t *testing.T, v *opened) error {
+		{name: "SIGKILLed from outside", cause: wire.ProcessExited, fail: func(t *testing.T, v *opened) error {
 			if err := unix.Kill(v.Pid(), unix.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +310,7 @@ func TestOneFailingAdapterDoesNotDisturbOthers(t *testing.T) {
 				})
 			}
 			err := tt.fail(t, victim)
-			if err != nil && (!errors.Is(err, adrt.ErrClosed) || !errors.Is(err, tt.cause)) {
+			if err != nil && (!(runtime.CodeOf(err) == wire.CodeClosed) || !errors.Is(err, tt.cause)) {
 				t.Fatalf("victim's call = %v, want closed by %v", err, tt.cause)
 			}
 			ev := victim.exitEvent(t)
@@ -577,7 +578,7 @@ func settle(t *testing.T, fds, goroutines int) (int, int) {
 	t.Helper()
 	deadline := time.Now().Add(goneBound)
 	for {
-		f, g := openFDs(t), runtime.NumGoroutine()
+		f, g := openFDs(t), goruntime.NumGoroutine()
 		if (fds < 0 || f <= fds) && (goroutines < 0 || g <= goroutines) {
 			return f, g
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -38,16 +39,16 @@ func TestRogueViolations(t *testing.T) {
 		// triggerOK: the trigger call itself gets a reply before the violation.
 		triggerOK bool
 	}{
-		{"garbage", "R6 R53", runtime.ErrOutputViolation, wire.ErrFrameTooLarge, false},
-		{"zero", "R4 R53", runtime.ErrOutputViolation, wire.ErrFrameEmpty, false},
-		{"oversize", "R3 R5 R53 A1", runtime.ErrOutputViolation, wire.ErrFrameTooLarge, false},
-		{"badjson", "R2 R54", runtime.ErrInvalidResponse, wire.ErrInvalidEnvelope, false},
-		{"unknownfield", "R12 R54 A4", runtime.ErrInvalidResponse, wire.ErrInvalidEnvelope, false},
-		{"unknowntype", "R9 R54", runtime.ErrInvalidResponse, wire.ErrInvalidEnvelope, false},
-		{"unsent", "R35 R55", runtime.ErrUnknownReply, nil, false},
-		{"dupreply", "R16 R35 R55", runtime.ErrUnknownReply, nil, true},
-		{"exitmid", "R52", runtime.ErrProcessExited, nil, false},
-		{"stopread", "R45 R56 A36", runtime.ErrInputPipe, runtime.ErrWriteTimeout, false},
+		{"garbage", "R6 R53", wire.Output, proto.ErrFrameTooLarge, false},
+		{"zero", "R4 R53", wire.Output, proto.ErrFrameEmpty, false},
+		{"oversize", "R3 R5 R53 A1", wire.Output, proto.ErrFrameTooLarge, false},
+		{"badjson", "R2 R54", wire.InvalidResponse, proto.ErrInvalidEnvelope, false},
+		{"unknownfield", "R12 R54 A4", wire.InvalidResponse, proto.ErrInvalidEnvelope, false},
+		{"unknowntype", "R9 R54", wire.InvalidResponse, proto.ErrInvalidEnvelope, false},
+		{"unsent", "R35 R55", wire.UnknownReply, nil, false},
+		{"dupreply", "R16 R35 R55", wire.UnknownReply, nil, true},
+		{"exitmid", "R52", wire.ProcessExited, nil, false},
+		{"stopread", "R45 R56 A36", wire.InputPipe, runtime.ErrWriteTimeout, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -84,7 +85,7 @@ func TestRogueViolations(t *testing.T) {
 				}
 			}
 			if tt.mode == "unknownfield" {
-				var ee *wire.EnvelopeError
+				var ee *proto.EnvelopeError
 				if !errors.As(ev.Cause, &ee) || ee.Field != "extra" {
 					t.Fatalf("cause = %v, want the unknown field named", ev.Cause)
 				}
@@ -116,7 +117,7 @@ func TestRogueViolations(t *testing.T) {
 			if n := a.InFlight(); n != 0 {
 				t.Fatalf("%d calls still pending after the end", n)
 			}
-			if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !errors.Is(err, runtime.ErrClosed) ||
+			if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !(runtime.CodeOf(err) == wire.CodeClosed) ||
 				!runtime.IsNeverStarted(err) || !errors.Is(err, tt.kind) {
 				t.Fatalf("call after the end = %v, want closed, never started, with the cause", err)
 			}
@@ -160,7 +161,7 @@ func TestRogueHandshake(t *testing.T) {
 					t.Fatalf("Open = %v", err)
 				}
 			}
-			if !errors.Is(err, runtime.ErrUnknownReply) {
+			if !errors.Is(err, wire.UnknownReply) {
 				t.Fatalf("cause = %v, want an unknown reply", err)
 			}
 			t.Logf("cause: %v", err)
@@ -177,7 +178,7 @@ func TestRogueHandshake(t *testing.T) {
 		_, err := lifecycle.Open(context.Background(), lifecycle.Config{Path: rogue, Env: rogueEnv("noinit"), Limits: l})
 		var oe *lifecycle.OpenError
 		if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || oe.Cleanup != nil ||
-			!errors.Is(err, runtime.ErrDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+			!(runtime.CodeOf(err) == wire.CodeDeadline) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Open = %v, want a handshake deadline, cleanup verified", err)
 		}
 		requireGone(t, rogue)
@@ -217,9 +218,9 @@ func TestRogueHandshake(t *testing.T) {
 			}
 			_, err := lifecycle.Open(stepCtx(t), lifecycle.Config{Path: rogue, Env: env, Limits: rogueLimits()})
 			var oe *lifecycle.OpenError
-			var ce *wire.CatalogError
+			var ce *proto.CatalogError
 			if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || oe.Cleanup != nil ||
-				!errors.Is(err, wire.ErrInvalidCatalog) || !errors.As(err, &ce) || ce.Rule != c.rule {
+				!errors.Is(err, proto.ErrInvalidCatalog) || !errors.As(err, &ce) || ce.Rule != c.rule {
 				t.Fatalf("Open = %v, want an invalid catalog breaking %s, cleanup verified", err, c.rule)
 			}
 			requireGone(t, rogue)
@@ -265,7 +266,7 @@ func TestRogueBusy(t *testing.T) {
 	a := openRogue(t, "busy", nil)
 	for i := 0; i < 3; i++ {
 		_, err := a.Call(stepCtx(t), "rogue.test.echo", nil)
-		if !errors.Is(err, runtime.ErrBusy) || runtime.IsUncertain(err) || runtime.IsNeverStarted(err) {
+		if !(runtime.CodeOf(err) == wire.CodeBusy) || runtime.IsUncertain(err) || runtime.IsNeverStarted(err) {
 			t.Fatalf("err = %v, want busy from the adapter", err)
 		}
 	}
@@ -288,7 +289,7 @@ func TestRogueNeverReplies(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		_, err := a.Call(ctx, "rogue.test.hang", nil)
 		cancel()
-		if !errors.Is(err, runtime.ErrDeadline) || !runtime.IsUncertain(err) || !errors.Is(err, context.DeadlineExceeded) {
+		if !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsUncertain(err) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("call %d = %v, want deadline, uncertain", i, err)
 		}
 	}
@@ -298,7 +299,7 @@ func TestRogueNeverReplies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	_, err := a.Call(ctx, "rogue.test.echo", nil)
 	cancel()
-	if !errors.Is(err, runtime.ErrDeadline) || !runtime.IsNeverStarted(err) {
+	if !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("call without a slot = %v, want deadline, never started", err)
 	}
 	if a.Err() != nil {
@@ -324,11 +325,11 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := goCall(ctx, a.Adapter, "rogue.test.hang", "{}")
 	pollFor(t, "hang pending", func() bool { return a.InFlight() == 1 })
-	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !errors.Is(err, runtime.ErrBusy) || !errors.Is(err, runtime.ErrNoSlot) {
+	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); !(runtime.CodeOf(err) == wire.CodeBusy) || !errors.Is(err, runtime.ErrNoSlot) {
 		t.Fatalf("call with the only slot held = %v, want busy (no slot)", err)
 	}
 	cancel()
-	if o := await(t, ch); !errors.Is(o.err, runtime.ErrAborted) || !runtime.IsUncertain(o.err) {
+	if o := await(t, ch); !(runtime.CodeOf(o.err) == wire.CodeAborted) || !runtime.IsUncertain(o.err) {
 		t.Fatalf("cancelled call = %v", o.err)
 	}
 	pollFor(t, "the adapter's reply to release the slot", func() bool { return a.InFlight() == 0 })
@@ -357,14 +358,14 @@ func TestRogueIDExhausted(t *testing.T) {
 		}
 	}
 	_, err := a.Call(stepCtx(t), "rogue.test.echo", nil)
-	if !errors.Is(err, runtime.ErrClosed) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrIDExhausted) {
+	if !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsNeverStarted(err) || !errors.Is(err, wire.IDExhausted) {
 		t.Fatalf("call beyond the last id = %v", err)
 	}
 	for _, h := range hangs {
-		requireClosedBy(t, await(t, h).err, runtime.ErrIDExhausted)
+		requireClosedBy(t, await(t, h).err, wire.IDExhausted)
 	}
 	ev := a.awaitExit(t)
-	if !errors.Is(ev.Cause, runtime.ErrIDExhausted) || ev.Cleanup != nil {
+	if !errors.Is(ev.Cause, wire.IDExhausted) || ev.Cleanup != nil {
 		t.Fatalf("exit = %v, cleanup %v", ev.Cause, ev.Cleanup)
 	}
 	requireGone(t, buildBinT(t, "rogue"), pid)
@@ -425,7 +426,7 @@ func TestRogueResourceLimits(t *testing.T) {
 			t.Fatalf("fork without end: %s (%v), want stopped below %d processes", raw, err, res.MaxProcesses)
 		}
 		t.Logf("fork refused after %d children: %s", fork.Started, fork.Error)
-	case errors.Is(err, runtime.ErrProcessExited):
+	case errors.Is(err, wire.ProcessExited):
 		// Its Go runtime could not start a thread at the cap: only that exit counts (an
 		// adapter that just exits proves nothing about the cap).
 		if !strings.Contains(stderr.String(), "failed to create new OS thread") {
@@ -443,7 +444,7 @@ func TestRogueResourceLimits(t *testing.T) {
 	// Allocate without end: killed by the memory limit.
 	b := openRogue(t, "serve", func(c *lifecycle.Config) { c.Resources = res })
 	_, err = b.Call(stepCtx(t), "rogue.test.alloc", json.RawMessage(`{"mb":4096}`))
-	requireClosedBy(t, err, runtime.ErrProcessExited)
+	requireClosedBy(t, err, wire.ProcessExited)
 	var xe *lifecycle.ExitError
 	if !errors.As(err, &xe) || xe.State == nil {
 		t.Fatalf("no exit status: %v", err)
@@ -495,11 +496,11 @@ func TestRogueIDTopOfRange(t *testing.T) {
 		}
 	}
 	_, err = c.Call(stepCtx(t), "rogue.test.echo", nil)
-	if !errors.Is(err, runtime.ErrClosed) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrIDExhausted) {
+	if !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsNeverStarted(err) || !errors.Is(err, wire.IDExhausted) {
 		t.Fatalf("call beyond 2^53-1 = %v", err)
 	}
-	requireClosedBy(t, <-hang, runtime.ErrIDExhausted)
-	if !errors.Is(c.Err(), runtime.ErrIDExhausted) {
+	requireClosedBy(t, <-hang, wire.IDExhausted)
+	if !errors.Is(c.Err(), wire.IDExhausted) {
 		t.Fatalf("cause = %v", c.Err())
 	}
 	// The adapter saw increasing ids up to the top and ends at the end of its input.

@@ -20,14 +20,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
+	goruntime "runtime"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/registry"
-	hostrt "github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -53,7 +54,7 @@ type sdkEcho struct {
 // sdkAdapters returns the SDK echo adapters to test.
 func sdkAdapters(t *testing.T) []sdkEcho {
 	t.Helper()
-	if runtime.GOOS == "windows" {
+	if goruntime.GOOS == "windows" {
 		t.Skip("script adapters cannot run on Windows, where only an .exe is launched (R62)")
 	}
 	env := []string{"PATH=" + os.Getenv("PATH")}
@@ -197,7 +198,7 @@ func TestSDKExactness(t *testing.T) {
 		if len(big) != 1<<20+2 || string(big[:3]) != `"xx` {
 			t.Fatalf("big: %d bytes", len(big))
 		}
-		if _, err := h.Call(ctx, "example.echo.big", json.RawMessage(`{"bytes":4194304}`)); !errors.Is(err, hostrt.ErrInvalid) {
+		if _, err := h.Call(ctx, "example.echo.big", json.RawMessage(`{"bytes":4194304}`)); !(runtime.CodeOf(err) == wire.CodeInvalid) {
 			t.Fatalf("big beyond the frame: %v, want invalid", err)
 		}
 	})
@@ -230,24 +231,24 @@ func TestSDKErrors(t *testing.T) {
 		long := string(bytes.Repeat([]byte("é"), 3000))
 		for _, tc := range []struct {
 			code, message string
-			want          error
+			want          wire.Code
 			wantMsg       string
 		}{
-			{"denied", "not for you", hostrt.ErrDenied, "not for you"},
-			{"Busy", "x", hostrt.ErrFailed, "x"},
-			{"failed", long, hostrt.ErrFailed, long[:4096]},
+			{"denied", "not for you", wire.CodeDenied, "not for you"},
+			{"Busy", "x", wire.CodeFailed, "x"},
+			{"failed", long, wire.CodeFailed, long[:4096]},
 		} {
 			params, _ := json.Marshal(map[string]string{"code": tc.code, "message": tc.message})
 			_, err := h.Call(ctx, "example.echo.fail", params)
-			if !errors.Is(err, tc.want) || hostrt.IsUncertain(err) {
+			if runtime.CodeOf(err) != tc.want || runtime.IsUncertain(err) {
 				t.Fatalf("fail %s: %v, want %v", tc.code, err, tc.want)
 			}
-			var ce *hostrt.CallError
+			var ce *runtime.CallError
 			if !errors.As(err, &ce) || ce.Message != tc.wantMsg {
 				t.Fatalf("fail %s: message %q", tc.code, shortMsg(err))
 			}
 		}
-		if _, err := h.Call(ctx, "example.echo.sleep", json.RawMessage(`{"ms":"1"}`)); !errors.Is(err, hostrt.ErrInvalid) {
+		if _, err := h.Call(ctx, "example.echo.sleep", json.RawMessage(`{"ms":"1"}`)); !(runtime.CodeOf(err) == wire.CodeInvalid) {
 			t.Fatalf("sleep with a string: %v, want invalid", err)
 		}
 	})
@@ -279,7 +280,7 @@ func TestSDKCancelThroughHost(t *testing.T) {
 		ccancel()
 		select {
 		case err := <-done:
-			if !errors.Is(err, hostrt.ErrAborted) {
+			if !(runtime.CodeOf(err) == wire.CodeAborted) {
 				t.Fatalf("cancelled sleep: %v, want aborted", err)
 			}
 		case <-time.After(sdkWait):
@@ -342,7 +343,7 @@ func startRawSDK(t *testing.T, a sdkEcho, extraEnv ...string) *rawSDK {
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
-		fr := wire.NewReader(out, limits.MaxFrameSize)
+		fr := proto.NewReader(out, limits.MaxFrameSize)
 		for {
 			p, err := fr.ReadFrame()
 			if err != nil {
@@ -376,7 +377,7 @@ func startRawSDK(t *testing.T, a sdkEcho, extraEnv ...string) *rawSDK {
 
 func (r *rawSDK) send(payload string) {
 	r.t.Helper()
-	if err := wire.WriteFrame(r.in, []byte(payload), 0); err != nil {
+	if err := proto.WriteFrame(r.in, []byte(payload), 0); err != nil {
 		r.t.Fatalf("write: %v", err)
 	}
 }
@@ -391,21 +392,21 @@ func sdkCancel(id uint64) string {
 
 func (r *rawSDK) initialize(id uint64) {
 	r.t.Helper()
-	r.send(sdkRequest(id, wire.MethodInitialize, `{"protocol":1,"configuration":{}}`))
-	if m := r.recv(); m.Type != wire.TypeResult || m.ID != id {
+	r.send(sdkRequest(id, proto.MethodInitialize, `{"protocol":1,"configuration":{}}`))
+	if m := r.recv(); m.Type != proto.TypeResult || m.ID != id {
 		r.t.Fatalf("initialize: %+v", m)
 	}
 }
 
 // recv returns the next reply, which must be a valid adapter envelope (R6, R9-R14).
-func (r *rawSDK) recv() wire.Message {
+func (r *rawSDK) recv() proto.Message {
 	r.t.Helper()
 	select {
 	case p, ok := <-r.frames:
 		if !ok {
 			r.t.Fatalf("the adapter's output ended: %v", <-r.outErr)
 		}
-		m, err := wire.DecodeAdapterMessage(p)
+		m, err := proto.DecodeAdapterMessage(p)
 		if err != nil {
 			r.t.Fatalf("invalid envelope %s: %v", p, err)
 		}
@@ -413,13 +414,13 @@ func (r *rawSDK) recv() wire.Message {
 	case <-time.After(sdkWait):
 		r.t.Fatal("no reply")
 	}
-	return wire.Message{}
+	return proto.Message{}
 }
 
-func (r *rawSDK) wantError(id uint64, code wire.Code) wire.Message {
+func (r *rawSDK) wantError(id uint64, code wire.Code) proto.Message {
 	r.t.Helper()
 	m := r.recv()
-	if m.Type != wire.TypeError || m.ID != id || m.RawCode != string(code) {
+	if m.Type != proto.TypeError || m.ID != id || m.RawCode != string(code) {
 		r.t.Fatalf("reply %+v, want error %s for id %d", m, code, id)
 	}
 	return m
@@ -446,7 +447,7 @@ func TestSDKProtocol(t *testing.T) {
 			t.Fatal("refusal without a message")
 		}
 		r.initialize(2)
-		r.send(sdkRequest(3, wire.MethodInitialize, `{"protocol":1,"configuration":{}}`)) // A7
+		r.send(sdkRequest(3, proto.MethodInitialize, `{"protocol":1,"configuration":{}}`)) // A7
 		r.wantError(3, wire.CodeInvalid)
 		// R12, A4: unknown and missing fields, a wrong v, non-object params: refused, not run.
 		r.send(`{"type":"request","v":1,"id":4,"method":"example.echo.fail","params":{"code":"denied"},"extra":1}`)
@@ -458,14 +459,14 @@ func TestSDKProtocol(t *testing.T) {
 		r.send(`{"type":"request","v":1,"id":7,"method":"example.echo.echo","params":[1]}`)
 		r.wantError(7, wire.CodeInvalid)
 		r.send(sdkRequest(8, "example.echo.nope", `{}`)) // R42
-		if m := r.wantError(8, wire.CodeUnavailable); m.Message != wire.MessageUnknownMethod {
+		if m := r.wantError(8, wire.CodeUnavailable); m.Message != proto.MessageUnknownMethod {
 			t.Fatalf("unknown method message %q", m.Message)
 		}
 		// R37: cancels of unknown ids and malformed cancels get no reply.
 		r.send(sdkCancel(99))
 		r.send(`{"type":"cancel","v":1,"id":9,"extra":true}`)
 		r.send(sdkRequest(9, "example.echo.echo", `{"ok":true}`))
-		if m := r.recv(); m.Type != wire.TypeResult || m.ID != 9 || string(m.Value) != `{"ok":true}` {
+		if m := r.recv(); m.Type != proto.TypeResult || m.ID != 9 || string(m.Value) != `{"ok":true}` {
 			t.Fatalf("echo: %+v", m)
 		}
 
@@ -488,7 +489,7 @@ func TestSDKProtocol(t *testing.T) {
 		seen := make(map[uint64]bool)
 		for range limits.MaxInFlight {
 			m := r.recv()
-			if m.Type != wire.TypeError || m.Code != wire.CodeAborted || m.ID < first || m.ID >= first+limits.MaxInFlight || seen[m.ID] {
+			if m.Type != proto.TypeError || m.Code != wire.CodeAborted || m.ID < first || m.ID >= first+limits.MaxInFlight || seen[m.ID] {
 				t.Fatalf("reply to a cancelled sleep: %+v", m)
 			}
 			seen[m.ID] = true // R16: exactly one reply per request
@@ -505,7 +506,7 @@ func TestSDKProtocol(t *testing.T) {
 			t.Errorf("exited %v after stdin EOF, bound %v", took, limits.ProcessCleanup)
 		}
 		if m, ok := <-r.frames; ok {
-			if mm, err := wire.DecodeAdapterMessage(m); err != nil || mm.ID != 200 || mm.Code != wire.CodeAborted {
+			if mm, err := proto.DecodeAdapterMessage(m); err != nil || mm.ID != 200 || mm.Code != wire.CodeAborted {
 				t.Fatalf("after EOF: %s, want aborted for 200", m)
 			}
 		}

@@ -24,6 +24,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // soakEnv overrides the number of calls of TestSoak (make soak sets 200,000).
@@ -272,7 +273,7 @@ func soakCall(h *registry.Handle, rng *rand.Rand, i, kind int, tally *soakTally)
 		value, err = h.Call(cctx, "rogue.test.sleep", json.RawMessage(`{"ms":10000,"token":"`+token+`"}`))
 		stop.Stop()
 		ccancel()
-		if errors.Is(err, runtime.ErrAborted) && errors.Is(err, context.Canceled) {
+		if (runtime.CodeOf(err) == wire.CodeAborted) && errors.Is(err, context.Canceled) {
 			tally.add(kind, "aborted/"+started(err))
 			return
 		}
@@ -280,7 +281,7 @@ func soakCall(h *registry.Handle, rng *rand.Rand, i, kind int, tally *soakTally)
 		dctx, dcancel := context.WithTimeout(ctx, time.Duration(1+rng.IntN(3))*time.Millisecond)
 		value, err = h.Call(dctx, "rogue.test.sleep", json.RawMessage(`{"ms":10000,"token":"`+token+`"}`))
 		dcancel()
-		if errors.Is(err, runtime.ErrDeadline) && errors.Is(err, context.DeadlineExceeded) {
+		if (runtime.CodeOf(err) == wire.CodeDeadline) && errors.Is(err, context.DeadlineExceeded) {
 			tally.add(kind, "deadline/"+started(err))
 			return
 		}
@@ -304,11 +305,11 @@ func soakCall(h *registry.Handle, rng *rand.Rand, i, kind int, tally *soakTally)
 // them apart.
 func crashCause(err error) string {
 	switch {
-	case !errors.Is(err, runtime.ErrClosed):
+	case !(runtime.CodeOf(err) == wire.CodeClosed):
 		return ""
-	case errors.Is(err, runtime.ErrProcessExited):
+	case errors.Is(err, wire.ProcessExited):
 		return "exit"
-	case errors.Is(err, runtime.ErrInputPipe) && errors.Is(err, syscall.EPIPE):
+	case errors.Is(err, wire.InputPipe) && errors.Is(err, syscall.EPIPE):
 		return "epipe"
 	}
 	return ""

@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/plugin"
@@ -19,27 +19,19 @@ import (
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// One error vocabulary: each concept is defined once and every package that needs the
-// name re-exports that same value (docs/errors.md), so errors.Is works across layers.
+// One error vocabulary: each concept is defined once (internal/sentinel, or the lowest
+// package that owns it) and a package that gives it a name of its own gives that same
+// value (docs/errors.md), so errors.Is works across layers.
 func TestOneErrorVocabulary(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		one, same error
 	}{
-		{"closed: platform", runtime.ErrConnClosed, platform.ErrClosed},
-		{"closed: registry", runtime.ErrConnClosed, registry.ErrClosed},
 		{"not absolute: discovery", platform.ErrNotAbsolute, discovery.ErrNotAbsolute},
-		{"not absolute: registry", platform.ErrNotAbsolute, registry.ErrNotAbsolute},
 		{"not found: discovery", platform.ErrNotFound, discovery.ErrNotFound},
 		{"unsupported: platform", errors.ErrUnsupported, platform.ErrUnsupported},
 		{"unsupported: controlplane", errors.ErrUnsupported, controlplane.ErrUnsupported},
-		{"not a JSON object: lifecycle", runtime.ErrInvalidParams, lifecycle.ErrInvalidConfiguration},
-		{"digest mismatch: discovery", platform.ErrDigestMismatch, discovery.ErrDigestMismatch},
-		{"invalid digest: discovery", platform.ErrInvalidDigest, discovery.ErrInvalidDigest},
-		{"not regular: discovery", platform.ErrNotRegular, discovery.ErrDigestNotRegular},
-		{"frame too large: controlplane", wire.ErrFrameTooLarge, controlplane.ErrFrameOversized},
-		{"frame truncated: controlplane", wire.ErrFrameTruncated, controlplane.ErrFrameTruncated},
-		{"host violation: plugin", wire.ErrHostViolation, plugin.ErrViolation},
+		{"frame too large: controlplane", proto.ErrFrameTooLarge, controlplane.ErrFrameTooLarge},
 	} {
 		if c.one != c.same {
 			t.Errorf("%s: %q and %q are two definitions of one concept", c.name, c.one, c.same)
@@ -51,32 +43,31 @@ func TestOneErrorVocabulary(t *testing.T) {
 		err  error
 		want error
 	}{
-		{"stream closed", registry.ErrStreamClosed, runtime.ErrConnClosed},
-		{"client closed", controlplane.ErrClientClosed, runtime.ErrConnClosed},
-		{"plugin violation", &plugin.ViolationError{Kind: wire.HostFrame}, plugin.ErrViolation},
-		{"runtime violation", runtime.NewViolation(runtime.Output, nil), runtime.ErrOutputViolation},
-		{"adapter violation is not the host's", runtime.NewViolation(runtime.Output, nil), nil},
+		{"stream closed", registry.ErrStreamClosed, runtime.ErrClosed},
+		{"client closed", controlplane.ErrClientClosed, runtime.ErrClosed},
+		{"host violation", &wire.ViolationError{Kind: wire.HostFrame}, wire.ErrHostViolation},
+		{"adapter violation", &wire.ViolationError{Kind: wire.Output}, wire.Output},
+		{"adapter violation is not the host's", &wire.ViolationError{Kind: wire.Output}, nil},
 	} {
 		got := errors.Is(c.err, c.want)
 		if c.want == nil {
-			got = !errors.Is(c.err, plugin.ErrViolation)
+			got = !errors.Is(c.err, wire.ErrHostViolation)
 		}
 		if !got {
 			t.Errorf("%s: %v does not match %v", c.name, c.err, c.want)
 		}
 	}
-	// One type per concept: errors.As with either package's name finds the same value.
-	var rv *runtime.ViolationError
-	var pv *plugin.ViolationError
-	var cf *controlplane.FrameError
-	var wf *wire.FrameError
-	var dm *discovery.DigestMismatchError
-	err := fmt.Errorf("x: %w", &wire.ViolationError{Kind: wire.HostEnvelope, Err: &wire.FrameError{Err: wire.ErrFrameTruncated}})
-	if !errors.As(err, &rv) || !errors.As(err, &pv) || rv != pv || !errors.As(err, &cf) || !errors.As(err, &wf) || cf != wf {
-		t.Errorf("one ViolationError and one FrameError type: runtime %v plugin %v controlplane %v wire %v", rv, pv, cf, wf)
+	// A process tree closed by the host says so with the same error as a connection.
+	tree, err := platform.Start(context.Background(), platform.Config{Path: "/bin/sleep", Args: []string{"60"}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !errors.As(fmt.Errorf("x: %w", &platform.DigestMismatchError{Path: "/a"}), &dm) || dm.Path != "/a" {
-		t.Errorf("discovery.DigestMismatchError is not platform's")
+	if err := tree.Kill(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = tree.Close()
+	if err := tree.Kill(context.Background()); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("Kill after Close = %v, want runtime.ErrClosed", err)
 	}
 }
 
@@ -105,7 +96,6 @@ func TestNilContextEverywhere(t *testing.T) {
 		{"plugin.Adapter.Serve", func() error { return (&plugin.Adapter{}).Serve(nilCtx, strings.NewReader(""), io.Discard) }},
 		{"platform.Start", func() error { _, err := platform.Start(nilCtx, platform.Config{Path: "/bin/true"}); return err }},
 		{"platform.Sweep", func() error { _, err := platform.Sweep(nilCtx, nil); return err }},
-		{"platform.HashFile", func() error { _, err := platform.HashFile(nilCtx, f); return err }},
 		{"lifecycle.Open", func() error { _, err := lifecycle.Open(nilCtx, lifecycle.Config{Path: "/bin/true"}); return err }},
 		{"lifecycle.Supervise", func() error {
 			_, err := lifecycle.Supervise(nilCtx, lifecycle.Config{Path: "/bin/true"}, lifecycle.RestartPolicy{})

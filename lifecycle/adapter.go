@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -85,14 +86,14 @@ type Config struct {
 // ExitEvent tells the host that an adapter ended on its own.
 type ExitEvent struct {
 	Adapter *Adapter
-	// Cause is why the connection ended: a *runtime.ViolationError (ProcessExited with
+	// Cause is why the connection ended: a *wire.ViolationError (ProcessExited with
 	// an *ExitError inside, or a protocol violation).
 	Cause error
 	// Cleanup is nil when the process tree was proven gone, else why not.
 	Cleanup error
 	// Restart is set only on the one further event a [Supervisor] sends when it could
 	// not start the ended adapter again: why (wrapping ErrGaveUp and the *OpenError,
-	// e.g. a *platform.DigestMismatchError for a pinned file that changed). Adapter and
+	// e.g. discovery.ErrDigestMismatch for a pinned file that changed). Adapter and
 	// Cause are then those of the ending already reported, and Cleanup is nil.
 	Restart error
 }
@@ -132,10 +133,6 @@ func (e *OpenError) Unwrap() []error {
 	}
 	return []error{e.Err}
 }
-
-// ErrInvalidConfiguration is the cause of an Open whose configuration is not a JSON
-// object. It is runtime.ErrInvalidParams, the module's one "not a JSON object" sentinel.
-var ErrInvalidConfiguration = runtime.ErrInvalidParams
 
 // ExitError is the exit status of an adapter process that ended while connected. Exit
 // status carries no meaning in the protocol (A26); it is kept for diagnostics.
@@ -187,8 +184,8 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if ctx == nil {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: runtime.ErrNilContext}
 	}
-	if err := wire.ValidateParams(cfg.Configuration); err != nil {
-		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", ErrInvalidConfiguration, err)}
+	if err := proto.ValidateParams(cfg.Configuration); err != nil {
+		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", runtime.ErrInvalidParams, err)}
 	}
 	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
 	a.name = nameOf(&cfg)
@@ -245,7 +242,7 @@ func (a *Adapter) peerGone() error {
 	defer t.Stop()
 	select {
 	case <-a.tree.Exited():
-		return &runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()}
+		return &wire.ViolationError{Kind: wire.ProcessExited, Err: a.exitError()}
 	case <-t.C:
 		return nil
 	}
@@ -262,7 +259,7 @@ func (a *Adapter) supervise() {
 	case <-a.tree.Exited():
 		// The process may exit while a grandchild holds its stdout: the connection
 		// must not wait for an EOF that never comes.
-		a.conn.Abort(&runtime.ViolationError{Kind: runtime.ProcessExited, Err: a.exitError()})
+		a.conn.Abort(&wire.ViolationError{Kind: wire.ProcessExited, Err: a.exitError()})
 	case <-a.conn.Done():
 	case <-a.done:
 		return

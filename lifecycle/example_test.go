@@ -2,12 +2,12 @@ package lifecycle_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // An installer asks before it replaces a package's files: a directory is reserved
@@ -35,7 +35,7 @@ func ExampleOpen() {
 	}
 	v, err := a.Call(ctx, "example.device.read", []byte(`{"probe":"inlet"}`))
 	switch {
-	case errors.Is(err, runtime.ErrUnavailable):
+	case (runtime.CodeOf(err) == wire.CodeUnavailable):
 		log.Print("not advertised")
 	case runtime.IsUncertain(err):
 		log.Print("the adapter may have acted: ", err)

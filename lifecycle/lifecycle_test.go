@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -60,7 +61,7 @@ func TestOpenCallCloseVerified(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if _, err := a.Call(ctxT(t), "test.proc.ok", nil); !errors.Is(err, runtime.ErrClosed) || !runtime.IsNeverStarted(err) {
+	if _, err := a.Call(ctxT(t), "test.proc.ok", nil); !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("call after close = %v, want closed, never started", err)
 	}
 }
@@ -79,7 +80,7 @@ func TestProcessExitMidCall(t *testing.T) {
 	a := open(t, "normal", func(c *lifecycle.Config) { c.OnExit = func(ev lifecycle.ExitEvent) { exited <- ev } })
 	defer a.Close()
 	_, err := a.Call(ctxT(t), "test.proc.exit", []byte(`{"code":3}`))
-	if !errors.Is(err, runtime.ErrClosed) || !runtime.IsUncertain(err) || !errors.Is(err, runtime.ErrProcessExited) {
+	if !(runtime.CodeOf(err) == wire.CodeClosed) || !runtime.IsUncertain(err) || !errors.Is(err, wire.ProcessExited) {
 		t.Fatalf("err = %v, want closed, uncertain, process exited", err)
 	}
 	var ee *lifecycle.ExitError
@@ -88,7 +89,7 @@ func TestProcessExitMidCall(t *testing.T) {
 	}
 	select {
 	case ev := <-exited:
-		if ev.Adapter != a || !errors.Is(ev.Cause, runtime.ErrProcessExited) || ev.Cleanup != nil {
+		if ev.Adapter != a || !errors.Is(ev.Cause, wire.ProcessExited) || ev.Cleanup != nil {
 			t.Fatalf("exit event = %+v", ev)
 		}
 	case <-time.After(10 * time.Second):
@@ -122,7 +123,7 @@ func TestExitWhileGrandchildHoldsPipes(t *testing.T) {
 			}
 			gc := kids[0]
 			_, err := a.Call(ctxT(t), "test.proc.exit", []byte(`{"code":0}`))
-			if !errors.Is(err, runtime.ErrProcessExited) {
+			if !errors.Is(err, wire.ProcessExited) {
 				t.Fatalf("err = %v", err)
 			}
 			select {
@@ -165,7 +166,7 @@ func TestInvalidCatalogEndsTree(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	_, err := lifecycle.Open(ctxT(t), lifecycle.Config{Path: self(t), Env: env("badcatalog", "ADAPTERKIT_TEST_PIDFILE="+pidfile), Reservations: res})
 	var oe *lifecycle.OpenError
-	if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || !errors.Is(err, wire.ErrInvalidCatalog) || oe.Cleanup != nil {
+	if !errors.As(err, &oe) || oe.Stage != lifecycle.StageHandshake || !errors.Is(err, proto.ErrInvalidCatalog) || oe.Cleanup != nil {
 		t.Fatalf("err = %v", err)
 	}
 	b, rerr := os.ReadFile(pidfile)
@@ -195,7 +196,7 @@ func TestOpenErrors(t *testing.T) {
 		{"relative path", lifecycle.Config{Path: "bin/adapter"}, lifecycle.StageSpawn, platform.ErrNotAbsolute},
 		{"missing", lifecycle.Config{Path: "/nonexistent/adapter"}, lifecycle.StageSpawn, platform.ErrNotFound},
 		{"directory", lifecycle.Config{Path: "/tmp"}, lifecycle.StageSpawn, platform.ErrNotRegular},
-		{"config not an object", lifecycle.Config{Path: "/bin/true", Configuration: []byte(`[1]`)}, lifecycle.StageConfig, lifecycle.ErrInvalidConfiguration},
+		{"config not an object", lifecycle.Config{Path: "/bin/true", Configuration: []byte(`[1]`)}, lifecycle.StageConfig, runtime.ErrInvalidParams},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,7 +218,7 @@ func TestOpenErrors(t *testing.T) {
 	}
 	for _, conf := range []string{`[1]`, `"x"`, `{`} {
 		_, err := lifecycle.Open(ctxT(t), lifecycle.Config{Path: script, Configuration: []byte(conf)})
-		if !errors.Is(err, lifecycle.ErrInvalidConfiguration) {
+		if !errors.Is(err, runtime.ErrInvalidParams) {
 			t.Fatalf("configuration %s: err = %v", conf, err)
 		}
 		if _, err := os.Stat(marker); err == nil {
@@ -263,7 +264,7 @@ func TestSuperviseRestarts(t *testing.T) {
 	defer s.Close()
 	for round := 0; round < 2; round++ {
 		pid := mustInt(t, must(s.Call(ctxT(t), "test.proc.pid", nil)))
-		if _, err := s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":1}`)); !errors.Is(err, runtime.ErrProcessExited) {
+		if _, err := s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":1}`)); !errors.Is(err, wire.ProcessExited) {
 			t.Fatalf("round %d: %v", round, err)
 		}
 		waitGone(t, pid)

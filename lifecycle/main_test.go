@@ -16,6 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -83,11 +84,11 @@ func serveTestAdapter(mode string) {
 			}
 		}
 		// Answer initialize by hand with a catalog that breaks R21.
-		r := wire.NewReader(os.Stdin, 0)
+		r := proto.NewReader(os.Stdin, 0)
 		if _, err := r.ReadFrame(); err != nil {
 			os.Exit(1)
 		}
-		_ = wire.WriteFrame(os.Stdout, wire.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"system.x","version":1,"methods":["system.x.y"]}]}`)), 0)
+		_ = proto.WriteFrame(os.Stdout, proto.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"system.x","version":1,"methods":["system.x.y"]}]}`)), 0)
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return
 	}
@@ -133,11 +134,11 @@ func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 // stubborn answers initialize and then ignores stdin EOF: it must be killed after the
 // disconnect grace.
 func stubborn() {
-	r := wire.NewReader(os.Stdin, 0)
+	r := proto.NewReader(os.Stdin, 0)
 	if _, err := r.ReadFrame(); err != nil {
 		os.Exit(1)
 	}
-	_ = wire.WriteFrame(os.Stdout, wire.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"test.proc","version":1,"methods":["test.proc.ok"]}]}`)), 0)
+	_ = proto.WriteFrame(os.Stdout, proto.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"test.proc","version":1,"methods":["test.proc.ok"]}]}`)), 0)
 	signalIgnore()
 	for {
 		if _, err := r.ReadFrame(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // The error of a call to an adapter that will not be restarted says so once, and says
@@ -48,7 +49,7 @@ func TestGaveUpMessages(t *testing.T) {
 				}
 			}
 			_, err = s.Call(ctxT(t), "test.proc.ok", nil)
-			if !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrClosed) {
+			if !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) || !(runtime.CodeOf(err) == wire.CodeClosed) {
 				t.Fatalf("call after giving up: %v", err)
 			}
 			msg := err.Error()

@@ -18,10 +18,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
-	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -50,7 +50,7 @@ func TestStderrAttributedTwoAdapters(t *testing.T) {
 	adapters := make([]*lifecycle.Adapter, len(names))
 	for i, n := range names {
 		adapters[i] = openObserve(t, lifecycle.Config{Name: n, StderrLogger: host, StderrLevel: hclog.Info,
-			Env: []string{plugin.LogLevelEnv + "=trace"}})
+			Env: []string{"ADAPTERKIT_LOG_LEVEL=trace"}})
 	}
 	const calls = 25
 	var wg sync.WaitGroup
@@ -286,10 +286,10 @@ func TestCallFiguresExact(t *testing.T) {
 		wantIn += uint64(len(res))
 	}
 	codes := map[wire.Code]int{}
-	for i, c := range wire.Codes {
+	for i, c := range proto.Codes {
 		for range i%3 + 1 {
 			p := json.RawMessage(`{"code":"` + string(c) + `"}`)
-			if _, err := a.Call(ctx, "test.obs.fail", p); !errors.Is(err, codeSentinel(c)) {
+			if _, err := a.Call(ctx, "test.obs.fail", p); runtime.CodeOf(err) != c {
 				t.Fatalf("fail %s: %v", c, err)
 			}
 			codes[c]++
@@ -300,13 +300,13 @@ func TestCallFiguresExact(t *testing.T) {
 	for range cancels {
 		cctx, cancel := context.WithCancel(ctx)
 		time.AfterFunc(20*time.Millisecond, cancel)
-		if _, err := a.Call(cctx, "test.obs.hang", nil); !errors.Is(err, runtime.ErrAborted) || !runtime.IsUncertain(err) {
+		if _, err := a.Call(cctx, "test.obs.hang", nil); !(runtime.CodeOf(err) == wire.CodeAborted) || !runtime.IsUncertain(err) {
 			t.Fatalf("cancel: %v", err)
 		}
 	}
 	for range deadlines {
 		dctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-		if _, err := a.Call(dctx, "test.obs.hang", nil); !errors.Is(err, runtime.ErrDeadline) || !runtime.IsUncertain(err) {
+		if _, err := a.Call(dctx, "test.obs.hang", nil); !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsUncertain(err) {
 			t.Fatalf("deadline: %v", err)
 		}
 		cancel()
@@ -367,14 +367,6 @@ func sum(m map[wire.Code]int) int {
 		n += v
 	}
 	return n
-}
-
-func codeSentinel(c wire.Code) error {
-	return map[wire.Code]error{
-		wire.CodeInvalid: runtime.ErrInvalid, wire.CodeClosed: runtime.ErrClosed, wire.CodeAborted: runtime.ErrAborted,
-		wire.CodeDenied: runtime.ErrDenied, wire.CodeUnavailable: runtime.ErrUnavailable, wire.CodeBusy: runtime.ErrBusy,
-		wire.CodeFailed: runtime.ErrFailed, wire.CodeDeadline: runtime.ErrDeadline,
-	}[c]
 }
 
 // An adapter that allocates 64 MiB shows it in its tree's memory figures, and CPU

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/platform"
 )
 
 // copyExe copies the test binary into dir as name, with extra bytes appended (they
@@ -29,13 +30,13 @@ func copyExe(t *testing.T, dir, name string, extra string) string {
 }
 
 // The pin is checked at every start: a binary swapped for another before a restart is
-// refused with a typed error (a *platform.DigestMismatchError inside the restart's
+// refused with a typed error (discovery.ErrDigestMismatch inside the restart's
 // *OpenError), the adapter is not restarted, OnExit receives a further event whose
 // Restart says why, and calls fail with ErrGaveUp and the same cause.
 func TestPinCheckedAtRestart(t *testing.T) {
 	dir := t.TempDir()
 	path := copyExe(t, dir, "adapter", "")
-	sum, err := platform.HashFileAt(path)
+	sum, err := discovery.SHA256(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +67,8 @@ func TestPinCheckedAtRestart(t *testing.T) {
 	if ended.Restart != nil || ended.Cause == nil {
 		t.Fatalf("first event: cause %v, restart %v; want the exit, no restart error", ended.Cause, ended.Restart)
 	}
-	var dm *platform.DigestMismatchError
-	if !errors.As(refused.Restart, &dm) || dm.Want != sum || dm.Got == sum || !errors.Is(refused.Restart, lifecycle.ErrGaveUp) {
-		t.Fatalf("second event's Restart = %v, want ErrGaveUp and a *DigestMismatchError", refused.Restart)
+	if !errors.Is(refused.Restart, discovery.ErrDigestMismatch) || !strings.Contains(refused.Restart.Error(), "pinned "+sum) || !errors.Is(refused.Restart, lifecycle.ErrGaveUp) {
+		t.Fatalf("second event's Restart = %v, want ErrGaveUp and a digest mismatch against the pin", refused.Restart)
 	}
 	if refused.Adapter != ended.Adapter || refused.Cause != ended.Cause {
 		t.Fatal("the restart's event does not name the ending it follows")
@@ -78,7 +78,7 @@ func TestPinCheckedAtRestart(t *testing.T) {
 		t.Fatalf("restart error %v: want an *OpenError at stage spawn", refused.Restart)
 	}
 	_, err = s.Call(ctxT(t), "test.proc.ok", nil)
-	if !errors.Is(err, lifecycle.ErrGaveUp) || !errors.Is(err, platform.ErrDigestMismatch) {
+	if !errors.Is(err, lifecycle.ErrGaveUp) || !errors.Is(err, discovery.ErrDigestMismatch) {
 		t.Fatalf("call after the refused restart = %v", err)
 	}
 	if s.Current() != nil || s.Restarts() != 1 {

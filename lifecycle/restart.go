@@ -72,9 +72,9 @@ func (s *Supervisor) gaveUp(restarts int) error {
 }
 
 // errSupervisorClosed is the final error after Close (or after the host closed the
-// current adapter itself): errors.Is matches ErrGaveUp and runtime.ErrConnClosed (the
-// module's one "closed by the host" sentinel, which registry.ErrClosed is too).
-var errSupervisorClosed = fmt.Errorf("%w: the adapter was %w", ErrGaveUp, runtime.ErrConnClosed)
+// current adapter itself): errors.Is matches ErrGaveUp and runtime.ErrClosed (the
+// module's one "closed by the host" sentinel, which runtime.ErrClosed is too).
+var errSupervisorClosed = fmt.Errorf("%w: the adapter was %w", ErrGaveUp, runtime.ErrClosed)
 
 // Supervisor keeps one adapter running under a restart policy. A call made while the
 // adapter is being restarted waits for the new one within its context: it waits out
@@ -292,7 +292,7 @@ func (s *Supervisor) call(ctx context.Context, method string, params json.RawMes
 		res, err := a.conn.Call(ctx, method, params)
 		// A call that found the adapter ending before anything was sent is safe to
 		// make again, on the restarted adapter; anything sent is the caller's to decide.
-		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && errors.Is(err, runtime.ErrClosed) {
+		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && (runtime.CodeOf(err) == wire.CodeClosed) {
 			continue
 		}
 		return res, err

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -73,7 +74,7 @@ type ExitInfo struct {
 	// killed"), "" when it is not known.
 	Status string
 	// Cause is why the connection ended (nil when the host closed it cleanly): a
-	// *runtime.ViolationError for an exit or a protocol violation.
+	// *wire.ViolationError for an exit or a protocol violation.
 	Cause error
 	// HostClosed: the host closed the adapter (Close), it did not end on its own.
 	HostClosed bool
@@ -159,7 +160,7 @@ type methodStats struct {
 	// snapshot derives (successes = Calls - errors) only ever grows between snapshots,
 	// as Prometheus counters must.
 	ok        atomic.Uint64
-	errs      [len(wire.Codes)]atomic.Uint64
+	errs      [len(proto.Codes)]atomic.Uint64
 	uncertain atomic.Uint64
 	bytesOut  atomic.Uint64
 	bytesIn   atomic.Uint64
@@ -266,7 +267,7 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 }
 
 func codeIndex(c wire.Code) int {
-	for i, k := range wire.Codes {
+	for i, k := range proto.Codes {
 		if k == c {
 			return i
 		}
@@ -287,11 +288,11 @@ func (o *observed) processExit(a *Adapter, hostClosed bool) {
 		ex.Status = st.String()
 	}
 	cause := a.conn.Err()
-	if !errors.Is(cause, runtime.ErrConnClosed) {
+	if !errors.Is(cause, runtime.ErrClosed) {
 		ex.Cause = cause
 	}
-	var ve *runtime.ViolationError
-	if errors.As(cause, &ve) && ve.Kind != runtime.ProcessExited {
+	var ve *wire.ViolationError
+	if errors.As(cause, &ve) && ve.Kind != wire.ProcessExited {
 		o.violations.Add(1)
 	}
 	o.mu.Lock()
@@ -339,7 +340,7 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 			InFlight: ms.inFlight.Load(), BytesOut: ms.bytesOut.Load(), BytesIn: ms.bytesIn.Load(),
 			Latency: ms.lat.snapshot()}
 		m.P50, m.P99 = m.Latency.Quantile(0.50), m.Latency.Quantile(0.99)
-		for i, c := range wire.Codes {
+		for i, c := range proto.Codes {
 			if n := ms.errs[i].Load(); n > 0 {
 				if m.Errors == nil {
 					m.Errors = make(map[wire.Code]uint64)

@@ -106,7 +106,7 @@ func TestSuperviseConcurrentClose(t *testing.T) {
 // A host that closes the supervised adapter itself (Current().Close) ends the
 // supervisor as its Close would: the adapter is not restarted, OnExit is not called
 // (the host closed it), and later calls fail at once, never started, matching
-// runtime.ErrConnClosed (the one "closed by the host" sentinel) and ErrGaveUp.
+// runtime.ErrClosed (the one "closed by the host" sentinel) and ErrGaveUp.
 func TestSuperviseCurrentClosedByHost(t *testing.T) {
 	exits := make(chan lifecycle.ExitEvent, 4)
 	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("normal"),
@@ -121,8 +121,8 @@ func TestSuperviseCurrentClosedByHost(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	_, err = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":1}`))
-	if !errors.Is(err, runtime.ErrConnClosed) || !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) {
-		t.Fatalf("call after the host closed the adapter = %v, want never started, ErrConnClosed and ErrGaveUp", err)
+	if !errors.Is(err, runtime.ErrClosed) || !errors.Is(err, lifecycle.ErrGaveUp) || !runtime.IsNeverStarted(err) {
+		t.Fatalf("call after the host closed the adapter = %v, want never started, ErrClosed and ErrGaveUp", err)
 	}
 	if cur := s.Current(); cur != nil {
 		t.Fatalf("an adapter (pid %d) runs after the host closed the supervised one", cur.Pid())

@@ -44,7 +44,7 @@ type Config struct {
 	Logger hclog.Logger
 	// Digest, when set, pins the executable: the hex SHA-256 its contents must have.
 	// The file is opened and hashed at this start, and a file that differs is not
-	// started (a *LaunchError wrapping a *DigestMismatchError). What runs is bound to
+	// started (a *LaunchError; errors.Is(err, discovery.ErrDigestMismatch) holds). What runs is bound to
 	// what was hashed as far as the system allows: Linux executes the hashed descriptor
 	// itself (/proc/self/fd; a script gets it as its fd 3, see the package
 	// documentation), and a file written in place while starting is killed before it is

@@ -6,20 +6,19 @@ import (
 	"strconv"
 	"strings"
 
-	akruntime "github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
 // Sentinel causes of a [LaunchError]; test with errors.Is.
 var (
-	// ErrNotAbsolute: Config.Path is not an absolute path (R61, A31: refused, never
-	// resolved). It is the module's one "not absolute" sentinel: discovery and registry
-	// re-export it under the same name for directories and references.
-	ErrNotAbsolute = errors.New("path is not absolute")
-	// ErrNotFound: nothing exists at Config.Path. It is the module's one "no such
-	// adapter" sentinel: discovery re-exports it for a name no directory holds.
-	ErrNotFound = errors.New("adapter not found")
+	// ErrNotAbsolute: Config.Path is not an absolute path (refused, never resolved).
+	// discovery.ErrNotAbsolute is the same value.
+	ErrNotAbsolute = sentinel.NotAbsolute
+	// ErrNotFound: nothing exists at Config.Path. discovery.ErrNotFound, for a name no
+	// directory holds, is the same value.
+	ErrNotFound = sentinel.NotFound
 	// ErrNotRegular: Config.Path names a directory, device, pipe or other non-regular file.
-	ErrNotRegular = errors.New("adapter path is not a regular file")
+	ErrNotRegular = sentinel.NotRegular
 	// ErrNotExecutable: the file has no execute permission (POSIX).
 	ErrNotExecutable = errors.New("adapter file is not executable")
 	// ErrNotExe: on Windows only an explicit ".exe" is launched: no .bat, .cmd, .com,
@@ -42,12 +41,12 @@ var ErrUnverified = errors.New("process tree end not verified")
 // ErrLimitUnsupported is matched (errors.Is) by a [*LimitError].
 var ErrLimitUnsupported = errors.New("resource limit not supported")
 
-// ErrClosed is returned by operations on a Tree after Close. It is
-// runtime.ErrConnClosed, the module's one "closed by the host" sentinel.
-var ErrClosed = akruntime.ErrConnClosed
+// errClosed is returned by operations on a Tree after Close: wire.CodeClosed, the
+// module's one "closed by the host" error, matches it.
+var errClosed = sentinel.Closed
 
-// errNilContext is the module's one nil-context sentinel (runtime.ErrNilContext).
-var errNilContext = akruntime.ErrNilContext
+// errNilContext refuses a nil context: runtime.ErrNilContext matches it.
+var errNilContext = sentinel.NilContext
 
 // LaunchError reports why Start did not start an adapter. Err is one of the sentinel
 // errors above, possibly joined with the underlying system error, so errors.Is works with

@@ -121,7 +121,7 @@ func (s *osTree) withJob(f func(windows.Handle) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return ErrClosed
+		return errClosed
 	}
 	return f(s.job)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/digest"
 )
 
 // pinned is the executable of a pinned start ([Config.Digest]): opened once, hashed
@@ -25,7 +27,7 @@ var pinHook func(path string)
 
 // openPinned opens cfg.Path, checks it against cfg.Digest and prepares its execution.
 func openPinned(ctx context.Context, cfg *Config) (*pinned, error) {
-	want, err := ParseDigest(cfg.Digest)
+	want, err := digest.Parse(cfg.Digest)
 	if err != nil {
 		return nil, err
 	}
@@ -38,14 +40,14 @@ func openPinned(ctx context.Context, cfg *Config) (*pinned, error) {
 		p.close()
 		return nil, errors.Join(ErrStart, err)
 	}
-	got, err := HashFile(ctx, f)
+	got, err := digest.File(ctx, f)
 	if err != nil {
 		p.close()
 		return nil, errors.Join(ErrStart, err)
 	}
 	if got != want {
 		p.close()
-		return nil, &DigestMismatchError{Path: cfg.Path, Want: want, Got: got}
+		return nil, &digest.MismatchError{Path: cfg.Path, Want: want, Got: got}
 	}
 	if err := p.prepare(); err != nil {
 		p.close()
@@ -83,15 +85,15 @@ func (p *pinned) close() {
 // place between hashing and executing: the tree was killed before it was handed out.
 var errChangedWhileStarting = errors.New("the pinned file was written while it was being started")
 
-// pinnedChanged is the error of such a start: errors.As finds a *DigestMismatchError
+// pinnedChanged is the error of such a start: errors.As finds an error matching discovery.ErrDigestMismatch
 // with the contents hashed again (they may be the pinned ones again by then).
 func pinnedChanged(cfg *Config) error {
-	want, _ := ParseDigest(cfg.Digest)
-	got, err := HashFile(context.Background(), cfg.pin.f)
+	want, _ := digest.Parse(cfg.Digest)
+	got, err := digest.File(context.Background(), cfg.pin.f)
 	if err != nil {
 		got = "unknown (" + err.Error() + ")"
 	}
-	return fmt.Errorf("%w: %w", errChangedWhileStarting, &DigestMismatchError{Path: cfg.Path, Want: want, Got: got})
+	return fmt.Errorf("%w: %w", errChangedWhileStarting, &digest.MismatchError{Path: cfg.Path, Want: want, Got: got})
 }
 
 // killStarted ends a tree that must not be handed out, verified within a bound.

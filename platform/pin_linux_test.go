@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/digest"
 )
 
 // runPinned starts path pinned to digest, with hook run between hash and exec, and
@@ -72,7 +74,7 @@ func TestPinBoundToExecutedBytes(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "adapter")
 			writeExe(t, path, c.content)
-			sum, err := HashFileAt(path)
+			sum, err := digest.FileAt(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +100,7 @@ func TestPinBoundToExecutedBytes(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "adapter")
 		writeExe(t, path, script)
-		sum, _ := HashFileAt(path)
+		sum, _ := digest.FileAt(path)
 		_, err := runPinned(t, path, sum, nil, func(p string) {
 			// Same file, other contents (and size): an in-place rewrite.
 			f, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
@@ -109,10 +111,10 @@ func TestPinBoundToExecutedBytes(t *testing.T) {
 			_, _ = f.Write(swapped)
 			_ = f.Close()
 		})
-		var dm *DigestMismatchError
+		var dm *digest.MismatchError
 		var le *LaunchError
 		if !errors.As(err, &le) || !errors.As(err, &dm) || !errors.Is(err, errChangedWhileStarting) || dm.Want != sum {
-			t.Fatalf("Start after an in-place rewrite = %v, want a *LaunchError with a *DigestMismatchError", err)
+			t.Fatalf("Start after an in-place rewrite = %v, want a *LaunchError with a *digest.MismatchError", err)
 		}
 	})
 
@@ -122,16 +124,16 @@ func TestPinBoundToExecutedBytes(t *testing.T) {
 		writeExe(t, path, script)
 		ran := false
 		_, err := runPinned(t, path, strings.Repeat("ab", 32), nil, func(string) { ran = true })
-		var dm *DigestMismatchError
-		if !errors.As(err, &dm) || !errors.Is(err, ErrDigestMismatch) || ran {
+		var dm *digest.MismatchError
+		if !errors.As(err, &dm) || !errors.Is(err, digest.ErrMismatch) || ran {
 			t.Fatalf("Start with a wrong pin = %v (reached exec: %v)", err, ran)
 		}
 	})
 
 	t.Run("malformed pin", func(t *testing.T) {
 		_, err := runPinned(t, "/bin/echo", "xyz", nil, nil)
-		var ie *InvalidDigestError
-		if !errors.As(err, &ie) || !errors.Is(err, ErrInvalidDigest) {
+		var ie *digest.InvalidError
+		if !errors.As(err, &ie) || !errors.Is(err, digest.ErrInvalid) {
 			t.Fatalf("Start with a malformed pin = %v", err)
 		}
 	})

@@ -230,7 +230,7 @@ func (t *Tree) Kill(ctx context.Context) error {
 		return errNilContext
 	}
 	if t.closed.Load() {
-		return ErrClosed
+		return errClosed
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -249,7 +249,7 @@ func (t *Tree) Verify(ctx context.Context) error {
 		return nil
 	}
 	if t.closed.Load() {
-		return ErrClosed
+		return errClosed
 	}
 	if err := t.sys.verify(ctx, t); err != nil {
 		return err

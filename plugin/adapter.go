@@ -11,6 +11,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -166,12 +167,12 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 // OnInitialize) to choose the code of the error reply; errors.As finds it through
 // wrapping.
 type Error struct {
-	Code    Code   // one of the eight codes (CodeInvalid ...); anything else is sent as failed (R28)
-	Message string // capped at 4096 bytes on the wire (R30)
+	Code    wire.Code // one of the eight codes (wire.CodeInvalid ...); anything else is sent as failed (R28)
+	Message string    // capped at 4096 bytes on the wire (R30)
 }
 
 // Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code Code, format string, args ...any) error {
+func Errorf(code wire.Code, format string, args ...any) error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -184,8 +185,8 @@ var (
 )
 
 // AdapterError says why an Adapter cannot be served: an invalid catalog (Err is then a
-// *wire.CatalogError) or a registration mistake. errors.Is(err, ErrInvalidAdapter)
-// holds, and so does errors.Is(err, wire.ErrInvalidCatalog) for a catalog problem.
+// *proto.CatalogError) or a registration mistake. errors.Is(err, ErrInvalidAdapter)
+// holds, and so does errors.Is(err, proto.ErrInvalidCatalog) for a catalog problem.
 type AdapterError struct {
 	Reason string
 	Err    error
@@ -226,7 +227,7 @@ func (a *Adapter) Catalog() (*wire.Catalog, error) {
 		}
 		c.Services = append(c.Services, wire.Service{ID: s.id, Version: s.version, Methods: s.Methods()})
 	}
-	if err := c.Validate(); err != nil {
+	if err := proto.ValidateCatalog(c); err != nil {
 		return nil, &AdapterError{Reason: "catalog", Err: err}
 	}
 	if a.Configuration != nil {
@@ -253,7 +254,7 @@ func replyError(err error) (wire.Code, string) {
 	var pe *Error
 	switch {
 	case errors.As(err, &pe):
-		return wire.NormalizeCode(string(pe.Code)), pe.Message
+		return proto.NormalizeCode(string(pe.Code)), pe.Message
 	case errors.Is(err, context.Canceled):
 		return wire.CodeAborted, err.Error()
 	case errors.Is(err, context.DeadlineExceeded):

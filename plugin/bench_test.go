@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // benchHost is a minimal host for benchmarks: it reuses one request buffer.
 type benchHost struct {
 	in     *io.PipeWriter
-	r      *wire.Reader
+	r      *proto.Reader
 	buf    []byte
 	id     uint64
 	served chan error
@@ -24,9 +24,9 @@ type benchHost struct {
 func startBench(b *testing.B, a *plugin.Adapter) *benchHost {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := &benchHost{in: inW, r: wire.NewReader(outR, 0), served: make(chan error, 1), outR: outR}
+	h := &benchHost{in: inW, r: proto.NewReader(outR, 0), served: make(chan error, 1), outR: outR}
 	go func() { h.served <- a.Serve(context.Background(), inR, outW) }()
-	h.send(wire.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))
+	h.send(proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))
 	h.recv(b)
 	b.Cleanup(func() {
 		inW.Close()
@@ -38,9 +38,9 @@ func startBench(b *testing.B, a *plugin.Adapter) *benchHost {
 
 func (h *benchHost) send(method string, params []byte) {
 	h.id++
-	h.buf = wire.BeginFrame(h.buf[:0])
-	h.buf = wire.AppendRequest(h.buf, h.id, method, params)
-	h.buf, _ = wire.FinishFrame(h.buf, 0)
+	h.buf = proto.BeginFrame(h.buf[:0])
+	h.buf = proto.AppendRequest(h.buf, h.id, method, params)
+	h.buf, _ = proto.FinishFrame(h.buf, 0)
 	h.in.Write(h.buf)
 }
 

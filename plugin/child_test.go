@@ -8,6 +8,7 @@ import (
 	"os/exec"
 
 	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // childEnv makes the test binary run as an adapter process (see runChild).
@@ -28,7 +29,7 @@ func runChild() {
 	case "device":
 		svc := plugin.NewService("test.device", 1)
 		plugin.Handle(svc, "test.device.read", func(context.Context, struct{}) (struct{}, error) {
-			return struct{}{}, plugin.Errorf(plugin.CodeUnavailable, "no device")
+			return struct{}{}, plugin.Errorf(wire.CodeUnavailable, "no device")
 		})
 		plugin.Main(&plugin.Adapter{Services: []*plugin.Service{svc}})
 	case "invalid":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/adapterkit/adapterkit/codec"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -42,7 +43,7 @@ func decodeObject(object []byte, target any) error {
 
 // validRaw checks a json.RawMessage result: empty (sent as null) or one JSON value.
 func validRaw(raw json.RawMessage) error {
-	if err := wire.ValidateValue(raw); err != nil {
+	if err := proto.ValidateValue(raw); err != nil {
 		return fmt.Errorf("plugin: handler result is not one JSON value: %w", err)
 	}
 	return nil

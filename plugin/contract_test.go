@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/adapterkit/adapterkit/contract"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -45,7 +46,7 @@ func TestImplement(t *testing.T) {
 		`{"qty":"3"}`:                 `params: field "qty": expected an integer, got a string`,
 	} {
 		m := h.call("test.stock.reserve", params)
-		if m.Type != wire.TypeError || m.Code != wire.CodeInvalid || m.Message != want {
+		if m.Type != proto.TypeError || m.Code != wire.CodeInvalid || m.Message != want {
 			t.Errorf("%s: got %s %s %q, want invalid %q", params, m.Type, m.Code, m.Message, want)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -47,7 +48,7 @@ func TestParamsDecoding(t *testing.T) {
 				expectResult(t, m, h.nextID, tt.want)
 				return
 			}
-			if m.Type != wire.TypeError || m.Code != wire.CodeInvalid || !strings.HasPrefix(m.Message, "params: ") || !strings.Contains(m.Message, tt.mentions) {
+			if m.Type != proto.TypeError || m.Code != wire.CodeInvalid || !strings.HasPrefix(m.Message, "params: ") || !strings.Contains(m.Message, tt.mentions) {
 				t.Fatalf("got %s %q %q, want invalid params mentioning %q", m.Type, m.Code, m.Message, tt.mentions)
 			}
 		})
@@ -96,14 +97,14 @@ func TestConfiguration(t *testing.T) {
 				return nil
 			}
 			h := serve(t, a)
-			m := h.call(wire.MethodInitialize, `{"protocol":1,"configuration":`+tt.configuration+`}`)
+			m := h.call(proto.MethodInitialize, `{"protocol":1,"configuration":`+tt.configuration+`}`)
 			if tt.code == "" {
-				if m.Type != wire.TypeResult || seen == nil || *seen != tt.want {
+				if m.Type != proto.TypeResult || seen == nil || *seen != tt.want {
 					t.Fatalf("reply %s %q %q, OnInitialize saw %+v, want %+v", m.Type, m.Code, m.Message, seen, tt.want)
 				}
 				return
 			}
-			if m.Type != wire.TypeError || m.Code != tt.code || !strings.HasPrefix(m.Message, tt.message) {
+			if m.Type != proto.TypeError || m.Code != tt.code || !strings.HasPrefix(m.Message, tt.message) {
 				t.Fatalf("reply %s %q %q, want %q %q", m.Type, m.Code, m.Message, tt.code, tt.message)
 			}
 			if tt.code == wire.CodeInvalid && seen != nil {
@@ -121,7 +122,7 @@ func TestCancelInitialize(t *testing.T) {
 		return ctx.Err()
 	}
 	h := serve(t, a)
-	id := h.request(wire.MethodInitialize, `{"protocol":1,"configuration":{}}`)
+	id := h.request(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`)
 	h.cancel(id)
 	expectError(t, h.recv(), id, wire.CodeAborted, "initialize: context canceled")
 }

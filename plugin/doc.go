@@ -36,9 +36,9 @@
 //     the input begins with text) and says that this is an adapter a host starts, with
 //     the adapterctl commands that try it.
 //
-// Error replies need nothing but this package: return plugin.Errorf(plugin.CodeInvalid,
-// "unknown probe %q", p) from a handler; the eight codes are [CodeInvalid] ...
-// [CodeDeadline].
+// Error replies need nothing but this package: return plugin.Errorf(wire.CodeInvalid,
+// "unknown probe %q", p) from a handler; the eight codes are [wire.CodeInvalid] ...
+// [wire.CodeDeadline].
 //
 // Params are decoded with mapstructure using the json tags of the parameter type;
 // unknown keys are refused with invalid. A handler that wants the raw JSON takes

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -22,7 +23,7 @@ func ExampleHandle() {
 	svc := plugin.NewService("example.greeter", 1)
 	plugin.Handle(svc, "example.greeter.greet", func(ctx context.Context, p greetParams) (greeting, error) {
 		if p.Name == "" {
-			return greeting{}, plugin.Errorf(plugin.CodeInvalid, "name is required")
+			return greeting{}, plugin.Errorf(wire.CodeInvalid, "name is required")
 		}
 		return greeting{Text: "Hello, " + p.Name}, nil
 	})
@@ -52,13 +53,13 @@ func ExampleAdapter_Serve() {
 	served := make(chan error, 1)
 	go func() { served <- a.Serve(context.Background(), toAdapter, adapterOut) }()
 
-	replies := wire.NewReader(fromAdapter, 0)
+	replies := proto.NewReader(fromAdapter, 0)
 	for _, request := range []string{
 		`{"type":"request","v":1,"id":1,"method":"system.adapter.initialize","params":{"protocol":1,"configuration":{}}}`,
 		`{"type":"request","v":1,"id":2,"method":"example.device.read","params":{"probe":"inlet"}}`,
 		`{"type":"request","v":1,"id":3,"method":"example.device.write","params":{}}`,
 	} {
-		if err := wire.WriteFrame(adapterIn, []byte(request), 0); err != nil {
+		if err := proto.WriteFrame(adapterIn, []byte(request), 0); err != nil {
 			fmt.Println(err)
 			return
 		}
@@ -81,7 +82,7 @@ func ExampleAdapter_Serve() {
 
 // Handlers choose the code of their error reply with Errorf; other errors are failed.
 func ExampleErrorf() {
-	err := fmt.Errorf("reading probe: %w", plugin.Errorf(plugin.CodeUnavailable, "probe %q is offline", "inlet"))
+	err := fmt.Errorf("reading probe: %w", plugin.Errorf(wire.CodeUnavailable, "probe %q is offline", "inlet"))
 	fmt.Println(err)
 	// Output: reading probe: unavailable: probe "inlet" is offline
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // frames concatenates payloads as frames.
@@ -45,7 +45,7 @@ func FuzzServe(f *testing.F) {
 			fx.unblock()
 			t.Fatal("Serve hung")
 		}
-		r := wire.NewReader(&out, 0)
+		r := proto.NewReader(&out, 0)
 		for {
 			p, err := r.ReadFrame()
 			if err == io.EOF {
@@ -54,7 +54,7 @@ func FuzzServe(f *testing.F) {
 			if err != nil {
 				t.Fatalf("bad output frame: %v", err)
 			}
-			if _, err := wire.DecodeAdapterMessage(p); err != nil {
+			if _, err := proto.DecodeAdapterMessage(p); err != nil {
 				t.Fatalf("bad output envelope %q: %v", p, err)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -44,7 +45,7 @@ func serve(t testing.TB, a *plugin.Adapter) *host {
 	h := &host{t: t, in: inW, outR: outR, frames: make(chan []byte, 4096), rerr: make(chan error, 1), served: make(chan error, 1)}
 	go func() { h.served <- a.Serve(context.Background(), inR, outW) }()
 	go func() {
-		r := wire.NewReader(outR, 0)
+		r := proto.NewReader(outR, 0)
 		for {
 			p, err := r.ReadFrame()
 			if err != nil {
@@ -73,7 +74,7 @@ func serve(t testing.TB, a *plugin.Adapter) *host {
 // send writes one raw payload as a frame.
 func (h *host) send(payload string) {
 	h.t.Helper()
-	if err := wire.WriteFrame(h.in, []byte(payload), 0); err != nil {
+	if err := proto.WriteFrame(h.in, []byte(payload), 0); err != nil {
 		h.t.Fatalf("writing to the adapter: %v", err)
 	}
 }
@@ -82,13 +83,13 @@ func (h *host) send(payload string) {
 func (h *host) request(method, params string) uint64 {
 	h.t.Helper()
 	h.nextID++
-	h.send(string(wire.AppendRequest(nil, h.nextID, method, []byte(params))))
+	h.send(string(proto.AppendRequest(nil, h.nextID, method, []byte(params))))
 	return h.nextID
 }
 
 func (h *host) cancel(id uint64) {
 	h.t.Helper()
-	h.send(string(wire.AppendCancel(nil, id)))
+	h.send(string(proto.AppendCancel(nil, id)))
 }
 
 // recvRaw returns the next frame's payload.
@@ -107,10 +108,10 @@ func (h *host) recvRaw() []byte {
 }
 
 // recv returns the next reply, decoded strictly as a host does.
-func (h *host) recv() wire.Message {
+func (h *host) recv() proto.Message {
 	h.t.Helper()
 	p := h.recvRaw()
-	m, err := wire.DecodeAdapterMessage(p)
+	m, err := proto.DecodeAdapterMessage(p)
 	if err != nil {
 		h.t.Fatalf("adapter sent an invalid envelope %q: %v", p, err)
 	}
@@ -118,7 +119,7 @@ func (h *host) recv() wire.Message {
 }
 
 // call sends a request and returns its reply, which must be the next frame.
-func (h *host) call(method, params string) wire.Message {
+func (h *host) call(method, params string) proto.Message {
 	h.t.Helper()
 	id := h.request(method, params)
 	m := h.recv()
@@ -131,11 +132,11 @@ func (h *host) call(method, params string) wire.Message {
 // initialize performs the handshake with an empty configuration.
 func (h *host) initialize() {
 	h.t.Helper()
-	m := h.call(wire.MethodInitialize, `{"protocol":1,"configuration":{}}`)
-	if m.Type != wire.TypeResult {
+	m := h.call(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`)
+	if m.Type != proto.TypeResult {
 		h.t.Fatalf("initialize answered %s %s %q", m.Type, m.Code, m.Message)
 	}
-	if _, err := wire.DecodeCatalog(m.Value); err != nil {
+	if _, err := proto.DecodeCatalog(m.Value); err != nil {
 		h.t.Fatalf("initialize catalog: %v", err)
 	}
 }
@@ -168,17 +169,17 @@ func (h *host) ended() error {
 }
 
 // expectError checks that m is an error reply with the code and message.
-func expectError(t testing.TB, m wire.Message, id uint64, code wire.Code, message string) {
+func expectError(t testing.TB, m proto.Message, id uint64, code wire.Code, message string) {
 	t.Helper()
-	if m.Type != wire.TypeError || m.ID != id || m.Code != code || m.RawCode != string(code) || m.Message != message {
+	if m.Type != proto.TypeError || m.ID != id || m.Code != code || m.RawCode != string(code) || m.Message != message {
 		t.Fatalf("got %s id %d code %q message %q; want error id %d code %q message %q", m.Type, m.ID, m.RawCode, m.Message, id, code, message)
 	}
 }
 
 // expectResult checks that m is a result with the exact value.
-func expectResult(t testing.TB, m wire.Message, id uint64, value string) {
+func expectResult(t testing.TB, m proto.Message, id uint64, value string) {
 	t.Helper()
-	if m.Type != wire.TypeResult || m.ID != id || string(m.Value) != value {
+	if m.Type != proto.TypeResult || m.ID != id || string(m.Value) != value {
 		t.Fatalf("got %s id %d value %s (code %q %q); want result id %d value %s", m.Type, m.ID, m.Value, m.Code, m.Message, id, value)
 	}
 }
@@ -186,9 +187,9 @@ func expectResult(t testing.TB, m wire.Message, id uint64, value string) {
 // errorsAsViolation checks that err is a host violation with the given detail.
 func errorsAsViolation(t testing.TB, err error, detail error) {
 	t.Helper()
-	var v *plugin.ViolationError
-	if !errors.As(err, &v) || !errors.Is(err, plugin.ErrViolation) {
-		t.Fatalf("Serve returned %v (%T), want a *ViolationError", err, err)
+	var v *wire.ViolationError
+	if !errors.As(err, &v) || !errors.Is(err, wire.ErrHostViolation) {
+		t.Fatalf("Serve returned %v (%T), want a *wire.ViolationError", err, err)
 	}
 	if detail != nil && !errors.Is(err, detail) {
 		t.Fatalf("Serve returned %v, want one wrapping %v", err, detail)

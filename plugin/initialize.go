@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -44,8 +45,8 @@ func (c *conn) runInitialize(ctx context.Context, cancel context.CancelCauseFunc
 	} else {
 		// Ready before the reply is queued: a request sent on seeing it is served.
 		c.state.Store(stateReady)
-		b := wire.AppendResult(wire.BeginFrame((*buf)[:0]), id, c.catalog)
-		if b, err = wire.FinishFrame(b, c.maxFrame); err != nil {
+		b := proto.AppendResult(proto.BeginFrame((*buf)[:0]), id, c.catalog)
+		if b, err = proto.FinishFrame(b, c.maxFrame); err != nil {
 			c.state.Store(stateFailed)
 			b = errorFrame((*buf)[:0], id, Errorf(wire.CodeFailed, "The catalog exceeds the adapter frame limit"))
 		}
@@ -63,9 +64,9 @@ func (c *conn) configure(ctx context.Context, params []byte) (err error) {
 			err = &panicError{value: r}
 		}
 	}()
-	config, err := wire.DecodeInitializeParams(params)
+	config, err := proto.DecodeInitializeParams(params)
 	if err != nil {
-		var ee *wire.EnvelopeError
+		var ee *proto.EnvelopeError
 		if errors.As(err, &ee) {
 			return Errorf(wire.CodeInvalid, "Invalid %s", ee.Reason)
 		}

@@ -6,12 +6,9 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
-)
 
-// LogLevelEnv names the environment variable through which a host sets the level of
-// the adapter's [Logger] (trace, debug, info, warn, error or off; default info).
-// A registry passes it when its AdapterLogLevel is set.
-const LogLevelEnv = "ADAPTERKIT_LOG_LEVEL"
+	"github.com/adapterkit/adapterkit/internal/proto"
+)
 
 // Logger returns a logger for the adapter's own diagnostics, named after the
 // adapter (see [NewLogger] for the name): hclog JSON records on standard error,
@@ -22,12 +19,13 @@ func Logger() hclog.Logger { return NewLogger("") }
 
 // NewLogger returns a logger like [Logger] named name; "" means the executable's
 // name without its version (thermometer for thermometer_v1.0.0, .exe removed). Its
-// level is $ADAPTERKIT_LOG_LEVEL's, else info.
+// level is $ADAPTERKIT_LOG_LEVEL's (trace, debug, info, warn, error or off: a host
+// sets it, e.g. with registry.Config.AdapterLogLevel), else info.
 func NewLogger(name string) hclog.Logger {
 	if name == "" {
 		name = exeName(os.Args[0])
 	}
-	level := hclog.LevelFromString(os.Getenv(LogLevelEnv))
+	level := hclog.LevelFromString(os.Getenv(proto.LogLevelEnv))
 	if level == hclog.NoLevel {
 		level = hclog.Info
 	}

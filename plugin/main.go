@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // Exit statuses of [Main].
@@ -97,7 +97,7 @@ func byHand(a *Adapter, what string) string {
 
 // textDetail quotes the text that began the input, from the frame error in err.
 func textDetail(err error) string {
-	var fe *wire.FrameError
+	var fe *proto.FrameError
 	if errors.As(err, &fe) {
 		if t, ok := fe.Text(); ok {
 			return fmt.Sprintf("it began with %q", t)

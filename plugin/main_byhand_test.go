@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // runByHand runs the "device" child adapter with the given stdin (a file: a pipe or a
@@ -94,7 +94,7 @@ func TestMainViolationReportedOnce(t *testing.T) {
 	if status != plugin.ExitHostFault {
 		t.Errorf("exit status %d, want %d", status, plugin.ExitHostFault)
 	}
-	if n := strings.Count(stderr, wire.ErrFrameEmpty.Error()); n != 1 {
+	if n := strings.Count(stderr, proto.ErrFrameEmpty.Error()); n != 1 {
 		t.Errorf("the violation is reported %d times, want once:\n%s", n, stderr)
 	}
 	if strings.Contains(stderr, "This program is an adapter") {

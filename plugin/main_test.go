@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // startChild runs this test binary as an adapter process in the given mode.
@@ -44,30 +44,30 @@ func startChild(t *testing.T, mode string) (cmd *exec.Cmd, stdin io.WriteCloser,
 func TestMainProtectsStdout(t *testing.T) {
 	cmd, stdin, stdout, stderr := startChild(t, "noisy")
 	send := func(p []byte) {
-		if err := wire.WriteFrame(stdin, p, 0); err != nil {
+		if err := proto.WriteFrame(stdin, p, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r := wire.NewReader(stdout, 0)
-	var replies []wire.Message
+	r := proto.NewReader(stdout, 0)
+	var replies []proto.Message
 	for len(replies) < 2 {
 		// R18: the next request only once the previous reply has arrived.
 		if len(replies) == 0 {
-			send(wire.AppendRequest(nil, 1, wire.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`)))
+			send(proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`)))
 		} else {
-			send(wire.AppendRequest(nil, 2, "test.noisy.print", []byte(`{"hello":"world"}`)))
+			send(proto.AppendRequest(nil, 2, "test.noisy.print", []byte(`{"hello":"world"}`)))
 		}
 		p, err := r.ReadFrame()
 		if err != nil {
 			t.Fatalf("protocol stream broken after %d replies: %v (stderr: %s)", len(replies), err, stderr)
 		}
-		m, err := wire.DecodeAdapterMessage(p)
+		m, err := proto.DecodeAdapterMessage(p)
 		if err != nil {
 			t.Fatalf("invalid envelope %q: %v", p, err)
 		}
 		replies = append(replies, m)
 	}
-	if replies[0].Type != wire.TypeResult || replies[1].Type != wire.TypeResult || string(replies[1].Value) != `{"hello":"world"}` {
+	if replies[0].Type != proto.TypeResult || replies[1].Type != proto.TypeResult || string(replies[1].Value) != `{"hello":"world"}` {
 		t.Fatalf("replies %+v", replies)
 	}
 	stdin.Close()

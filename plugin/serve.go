@@ -16,19 +16,20 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// Errors that end a connection, returned by Serve.
+// Errors that end a connection, returned by Serve. A host that broke the protocol in a
+// way that cannot be answered with an error reply ends it with a *wire.ViolationError
+// of one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
+// which errors.Is(err, wire.ErrHostViolation) matches; its Err is the detail.
 var (
-	// ErrViolation is matched by every *ViolationError: the host broke the protocol
-	// in a way that cannot be answered with an error reply (A14, A28). It is
-	// wire.ErrHostViolation.
-	ErrViolation = wire.ErrHostViolation
 	// ErrTextInput: the input began with text instead of a frame header, the mark of
 	// a person typing at the adapter or piping text into it rather than a host starting
-	// it (the detail of a *ViolationError, beside the *wire.FrameError).
+	// it (the detail of a *wire.ViolationError).
 	ErrTextInput = errors.New("plugin: the input is text, not protocol frames")
 	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
 	ErrIDNotIncreasing = errors.New("request id does not increase")
@@ -37,13 +38,6 @@ var (
 	// anyway; those goroutines are abandoned.
 	ErrShutdownIncomplete = errors.New("plugin: handlers or writes still running at shutdown")
 )
-
-// ViolationError is a host's protocol violation that ended the connection: Kind is
-// one of the host's kinds (wire.HostFrame, wire.HostEnvelope, wire.HostIDNotAbove),
-// errors.Is(err, ErrViolation) holds, and Err is the detail (a *wire.FrameError, a
-// *wire.EnvelopeError or ErrIDNotIncreasing). It is wire.ViolationError, the module's
-// one violation type (runtime.ViolationError too).
-type ViolationError = wire.ViolationError
 
 // Messages of the replies the engine makes itself.
 const (
@@ -95,7 +89,7 @@ type conn struct {
 // At the end every handler's context is cancelled; Serve waits for the handlers and
 // their replies within the process cleanup bound (about 1 s for handlers, then a short
 // flush), and returns regardless once it has passed (R49). It returns nil when in ended
-// cleanly and everything finished, a *ViolationError for a host violation, the write
+// cleanly and everything finished, a *wire.ViolationError for a host violation, the write
 // error when out failed, context.Cause(ctx) when ctx was done, and
 // ErrShutdownIncomplete when handlers or writes outlived the bound. When Serve returns
 // for another reason than the end of in, the goroutine reading in stays blocked in its
@@ -106,7 +100,7 @@ type conn struct {
 // whole process.
 func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if ctx == nil {
-		return fmt.Errorf("plugin: Serve: %w", wire.ErrNilContext)
+		return fmt.Errorf("plugin: Serve: %w", sentinel.NilContext)
 	}
 	if f, ok := out.(*os.File); ok && f == os.Stdout {
 		pf, err := protectStdout()
@@ -137,7 +131,7 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	value, err := wire.AppendCatalog(nil, cat)
+	value, err := proto.AppendCatalog(nil, cat)
 	if err != nil {
 		return nil, &AdapterError{Reason: "encoding the catalog", Err: err}
 	}
@@ -198,7 +192,7 @@ func (c *conn) shutdown(cause error) error {
 		c.log.Warn("replies could not be written after the connection ended; abandoning them")
 	}
 	if cause != nil {
-		var v *ViolationError
+		var v *wire.ViolationError
 		if errors.As(cause, &v) && !c.a.reportsCause {
 			c.log.Warn("ending the connection", "error", cause)
 		}
@@ -212,20 +206,20 @@ func (c *conn) shutdown(cause error) error {
 
 // readLoop reads and dispatches frames until in ends (nil) or a violation (an error).
 func (c *conn) readLoop(in io.Reader) error {
-	r := wire.NewReader(in, c.maxFrame)
+	r := proto.NewReader(in, c.maxFrame)
 	for first := true; ; first = false {
 		p, err := r.ReadFrame()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			var fe *wire.FrameError
+			var fe *proto.FrameError
 			if first && errors.As(err, &fe) {
 				if _, ok := fe.Text(); ok {
-					return &ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
+					return &wire.ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", ErrTextInput, err)}
 				}
 			}
-			return &ViolationError{Kind: wire.HostFrame, Err: err}
+			return &wire.ViolationError{Kind: wire.HostFrame, Err: err}
 		}
 		if c.base.Err() != nil {
 			return nil
@@ -239,15 +233,15 @@ func (c *conn) readLoop(in io.Reader) error {
 
 // dispatch handles one payload from the host.
 func (c *conn) dispatch(p []byte) error {
-	m, err := wire.DecodeHostMessage(p)
+	m, err := proto.DecodeHostMessage(p)
 	if err != nil {
-		var ee *wire.EnvelopeError
+		var ee *proto.EnvelopeError
 		switch {
 		case !errors.As(err, &ee):
-			return &ViolationError{Kind: wire.HostEnvelope, Err: err}
-		case ee.Type == wire.TypeCancel:
+			return &wire.ViolationError{Kind: wire.HostEnvelope, Err: err}
+		case ee.Type == proto.TypeCancel:
 			return nil // a malformed cancel is ignored (A4)
-		case ee.Type == wire.TypeRequest && ee.ID != 0:
+		case ee.Type == proto.TypeRequest && ee.ID != 0:
 			// A request whose id is known: answered invalid, never executed (A4).
 			if err := c.order(ee.ID); err != nil {
 				return err
@@ -255,16 +249,16 @@ func (c *conn) dispatch(p []byte) error {
 			c.replyError(ee.ID, wire.CodeInvalid, envelopeMessage(ee))
 			return nil
 		}
-		return &ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
+		return &wire.ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
 	}
-	if m.Type == wire.TypeCancel {
+	if m.Type == proto.TypeCancel {
 		c.cancel(m.ID)
 		return nil
 	}
 	if err := c.order(m.ID); err != nil {
 		return err
 	}
-	if m.Method == wire.MethodInitialize {
+	if m.Method == proto.MethodInitialize {
 		c.initialize(m.ID, m.Params)
 		return nil
 	}
@@ -274,14 +268,14 @@ func (c *conn) dispatch(p []byte) error {
 	}
 	h, ok := c.handlers[m.Method]
 	if !ok {
-		c.replyError(m.ID, wire.CodeUnavailable, wire.MessageUnknownMethod) // R42
+		c.replyError(m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod) // R42
 		return nil
 	}
 	c.start(m.ID, h, m.Params)
 	return nil
 }
 
-func envelopeMessage(ee *wire.EnvelopeError) string {
+func envelopeMessage(ee *proto.EnvelopeError) string {
 	msg := "Invalid request envelope: " + ee.Reason
 	if ee.Field != "" {
 		msg += " (field " + strconv.Quote(ee.Field) + ")"
@@ -292,7 +286,7 @@ func envelopeMessage(ee *wire.EnvelopeError) string {
 // order enforces strictly increasing request ids (A14).
 func (c *conn) order(id uint64) error {
 	if id <= c.lastID {
-		return &ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", ErrIDNotIncreasing, id, c.lastID)}
+		return &wire.ViolationError{Kind: wire.HostIDNotAbove, ID: id, Err: fmt.Errorf("%w: %d after %d", ErrIDNotIncreasing, id, c.lastID)}
 	}
 	c.lastID = id
 	return nil
@@ -346,7 +340,7 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 		c.complete(id, cancel, fb, nil)
 	}()
 	buf := getFrame()
-	b := wire.BeginFrame((*buf)[:0])
+	b := proto.BeginFrame((*buf)[:0])
 	head, fast := appendResultHead(b, id)
 	var raw []byte
 	var err error
@@ -357,7 +351,7 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 	} else {
 		var v []byte
 		if v, raw, err = c.invoke(ctx, h, params, nil); err == nil {
-			b, raw = wire.AppendResult(b, id, append(v, raw...)), nil
+			b, raw = proto.AppendResult(b, id, append(v, raw...)), nil
 		}
 	}
 	if err == nil {
@@ -366,7 +360,7 @@ func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint6
 			// value is never copied (R1: the length covers all three).
 			err = finishSplitFrame(b, len(raw)+len(closeBrace), c.maxFrame)
 		} else {
-			b, err = wire.FinishFrame(b, c.maxFrame)
+			b, err = proto.FinishFrame(b, c.maxFrame)
 		}
 		if err != nil {
 			err = Errorf(wire.CodeFailed, "Result exceeds the adapter frame limit")
@@ -387,7 +381,7 @@ var closeBrace = []byte("}")
 func finishSplitFrame(head []byte, more, max int) error {
 	n := len(head) - limits.FrameHeaderSize + more
 	if n > max {
-		return wire.ErrFrameTooLarge
+		return proto.ErrFrameTooLarge
 	}
 	binary.BigEndian.PutUint32(head, uint32(n))
 	return nil
@@ -439,11 +433,11 @@ func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (o
 var zeroValue = []byte("0")
 
 // appendResultHead appends a result envelope up to its value, so a handler can encode
-// its result straight into the frame. It relies on wire.AppendResult putting the value
+// its result straight into the frame. It relies on proto.AppendResult putting the value
 // last, and reports false (the caller copies the value instead) if that ever changes.
 func appendResultHead(dst []byte, id uint64) ([]byte, bool) {
 	n := len(dst)
-	dst = wire.AppendResult(dst, id, zeroValue)
+	dst = proto.AppendResult(dst, id, zeroValue)
 	if !bytes.HasSuffix(dst[n:], []byte(`:0}`)) {
 		return dst[:n], false
 	}
@@ -453,8 +447,8 @@ func appendResultHead(dst []byte, id uint64) ([]byte, bool) {
 // errorFrame builds the frame of an error reply for err.
 func errorFrame(dst []byte, id uint64, err error) []byte {
 	code, msg := replyError(err)
-	b := wire.AppendError(wire.BeginFrame(dst), id, code, msg)
-	b, ferr := wire.FinishFrame(b, 0)
+	b := proto.AppendError(proto.BeginFrame(dst), id, code, msg)
+	b, ferr := proto.FinishFrame(b, 0)
 	if ferr != nil { // unreachable: an error envelope with a capped message is small
 		panic(ferr)
 	}

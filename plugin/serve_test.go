@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -101,8 +102,8 @@ func TestInvalidCatalogRefusedBeforeServing(t *testing.T) {
 			if tt.rule == "" {
 				return
 			}
-			var ce *wire.CatalogError
-			if !errors.As(err, &ce) || !errors.Is(err, wire.ErrInvalidCatalog) || ce.Rule != tt.rule {
+			var ce *proto.CatalogError
+			if !errors.As(err, &ce) || !errors.Is(err, proto.ErrInvalidCatalog) || ce.Rule != tt.rule {
 				t.Fatalf("Serve returned %v, want a catalog error for %s", err, tt.rule)
 			}
 		})
@@ -113,11 +114,11 @@ func TestInvalidCatalogRefusedBeforeServing(t *testing.T) {
 func TestInitializeAnswersCatalog(t *testing.T) {
 	f := newFixture()
 	h := serve(t, f.adapter())
-	m := h.call(wire.MethodInitialize, `{"protocol":1,"configuration":{"ignored":true}}`)
-	if m.Type != wire.TypeResult {
+	m := h.call(proto.MethodInitialize, `{"protocol":1,"configuration":{"ignored":true}}`)
+	if m.Type != proto.TypeResult {
 		t.Fatalf("initialize answered %s %q", m.Code, m.Message)
 	}
-	c, err := wire.DecodeCatalog(m.Value)
+	c, err := proto.DecodeCatalog(m.Value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +145,10 @@ func TestInitializeOrder(t *testing.T) {
 		a := newFixture().adapter()
 		a.OnInitialize = func(ctx context.Context) error { <-release; return nil }
 		h := serve(t, a)
-		h.request(wire.MethodInitialize, `{"protocol":1,"configuration":{}}`)
+		h.request(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`)
 		expectError(t, h.call("test.svc.echo", `{}`), 2, wire.CodeInvalid, "Adapter is not initialized")
 		close(release)
-		if m := h.recv(); m.Type != wire.TypeResult || m.ID != 1 {
+		if m := h.recv(); m.Type != proto.TypeResult || m.ID != 1 {
 			t.Fatalf("initialize answered %s %q", m.Code, m.Message)
 		}
 		expectResult(t, h.call("test.svc.echo", `{}`), 3, `{}`)
@@ -155,24 +156,24 @@ func TestInitializeOrder(t *testing.T) {
 	t.Run("A7 second initialize", func(t *testing.T) {
 		h := serve(t, newFixture().adapter())
 		h.initialize()
-		expectError(t, h.call(wire.MethodInitialize, `{"protocol":1,"configuration":{}}`), 2, wire.CodeInvalid, "Adapter is already initialized")
+		expectError(t, h.call(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`), 2, wire.CodeInvalid, "Adapter is already initialized")
 		expectResult(t, h.call("test.svc.echo", `{}`), 3, `{}`)
 	})
 	t.Run("A7 initialize after a failed one", func(t *testing.T) {
 		a := newFixture().adapter()
 		a.OnInitialize = func(context.Context) error { return plugin.Errorf(wire.CodeDenied, "no licence") }
 		h := serve(t, a)
-		expectError(t, h.call(wire.MethodInitialize, `{"protocol":1,"configuration":{}}`), 1, wire.CodeDenied, "no licence")
-		expectError(t, h.call(wire.MethodInitialize, `{"protocol":1,"configuration":{}}`), 2, wire.CodeInvalid, "Adapter is already initialized")
+		expectError(t, h.call(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`), 1, wire.CodeDenied, "no licence")
+		expectError(t, h.call(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`), 2, wire.CodeInvalid, "Adapter is already initialized")
 		expectError(t, h.call("test.svc.echo", `{}`), 3, wire.CodeInvalid, "Adapter is not initialized")
 	})
 	t.Run("R17 protocol other than 1", func(t *testing.T) {
 		h := serve(t, newFixture().adapter())
-		expectError(t, h.call(wire.MethodInitialize, `{"protocol":2,"configuration":{}}`), 1, wire.CodeInvalid, "Invalid initialize params: protocol is not 1")
+		expectError(t, h.call(proto.MethodInitialize, `{"protocol":2,"configuration":{}}`), 1, wire.CodeInvalid, "Invalid initialize params: protocol is not 1")
 	})
 	t.Run("A33 configuration not an object", func(t *testing.T) {
 		h := serve(t, newFixture().adapter())
-		expectError(t, h.call(wire.MethodInitialize, `{"protocol":1,"configuration":null}`), 1, wire.CodeInvalid, "Invalid initialize params: configuration is not an object")
+		expectError(t, h.call(proto.MethodInitialize, `{"protocol":1,"configuration":null}`), 1, wire.CodeInvalid, "Invalid initialize params: configuration is not an object")
 	})
 }
 
@@ -180,8 +181,8 @@ func TestInitializeOrder(t *testing.T) {
 func TestUnknownMethod(t *testing.T) {
 	h := serve(t, newFixture().adapter())
 	h.initialize()
-	expectError(t, h.call("test.svc.nothing", `{}`), 2, wire.CodeUnavailable, wire.MessageUnknownMethod)
-	expectError(t, h.call("other.svc.echo", `{}`), 3, wire.CodeUnavailable, wire.MessageUnknownMethod)
+	expectError(t, h.call("test.svc.nothing", `{}`), 2, wire.CodeUnavailable, proto.MessageUnknownMethod)
+	expectError(t, h.call("other.svc.echo", `{}`), 3, wire.CodeUnavailable, proto.MessageUnknownMethod)
 	expectResult(t, h.call("test.svc.echo", `{}`), 4, `{}`)
 }
 
@@ -218,7 +219,7 @@ func TestHandlerErrors(t *testing.T) {
 			if len(p) > limits.FrameHeaderSize+limits.MaxErrorMessage+100 {
 				t.Fatalf("error frame of %d bytes", len(p))
 			}
-			m, err := wire.DecodeAdapterMessage(p)
+			m, err := proto.DecodeAdapterMessage(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,15 +244,15 @@ func TestUnsendableResults(t *testing.T) {
 	h := serve(t, a)
 	h.initialize()
 	m := h.call("test.svc.badjson", `{}`)
-	if m.Type != wire.TypeError || m.Code != wire.CodeFailed || !strings.Contains(m.Message, "not one JSON value") {
+	if m.Type != proto.TypeError || m.Code != wire.CodeFailed || !strings.Contains(m.Message, "not one JSON value") {
 		t.Fatalf("invalid raw result: %+v", m)
 	}
-	if m = h.call("test.svc.unencodable", `{}`); m.Type != wire.TypeError || m.Code != wire.CodeFailed {
+	if m = h.call("test.svc.unencodable", `{}`); m.Type != proto.TypeError || m.Code != wire.CodeFailed {
 		t.Fatalf("unencodable result: %+v", m)
 	}
 	expectError(t, h.call("test.svc.large", `{"n":70000}`), h.nextID, wire.CodeFailed, "Result exceeds the adapter frame limit")
 	m = h.call("test.svc.large", `{"n":60000}`)
-	if m.Type != wire.TypeResult || len(m.Value) != 60002 {
+	if m.Type != proto.TypeResult || len(m.Value) != 60002 {
 		t.Fatalf("large result below the limit: %s, %d bytes", m.Type, len(m.Value))
 	}
 }
@@ -303,7 +304,7 @@ func TestInFlightLimit(t *testing.T) {
 	h.cancel(first) // the stubborn handler ignores it and keeps its slot
 	expectError(t, h.call("test.svc.echo", `{}`), h.nextID, wire.CodeBusy, "Too many requests in flight")
 	// An unknown method needs no slot.
-	expectError(t, h.call("test.svc.none", `{}`), h.nextID, wire.CodeUnavailable, wire.MessageUnknownMethod)
+	expectError(t, h.call("test.svc.none", `{}`), h.nextID, wire.CodeUnavailable, proto.MessageUnknownMethod)
 
 	f.unblock()
 	seen := map[uint64]bool{}
@@ -424,19 +425,19 @@ func TestUntiedFaultsEndConnection(t *testing.T) {
 		name, raw string
 		detail    error
 	}{
-		{"R4 zero-length frame", "\x00\x00\x00\x00", wire.ErrFrameEmpty},
-		{"R5 oversized frame", "\x00\x40\x00\x01", wire.ErrFrameTooLarge},
-		{"truncated frame", "\x00\x00\x00\x10{}", wire.ErrFrameTruncated},
-		{"not JSON", frame(`hello`), wire.ErrInvalidEnvelope},
-		{"not an object", frame(`[1,2]`), wire.ErrInvalidEnvelope},
-		{"invalid UTF-8", frame("{\"type\":\"request\",\"v\":1,\"id\":2,\"method\":\"\xff\",\"params\":{}}"), wire.ErrInvalidEnvelope},
-		{"unknown type", frame(`{"type":"event","v":1,"id":2}`), wire.ErrInvalidEnvelope},
-		{"R10 wrong direction", frame(`{"type":"result","v":1,"id":2,"value":1}`), wire.ErrInvalidEnvelope},
-		{"A6 id zero", frame(`{"type":"request","v":1,"id":0,"method":"a.b","params":{}}`), wire.ErrInvalidEnvelope},
-		{"A6 id string", frame(`{"type":"request","v":1,"id":"2","method":"a.b","params":{}}`), wire.ErrInvalidEnvelope},
-		{"A6 id float", frame(`{"type":"request","v":1,"id":2.0,"method":"a.b","params":{}}`), wire.ErrInvalidEnvelope},
-		{"A6 id too large", frame(`{"type":"request","v":1,"id":9007199254740992,"method":"a.b","params":{}}`), wire.ErrInvalidEnvelope},
-		{"missing type", frame(`{"v":1,"id":2}`), wire.ErrInvalidEnvelope},
+		{"R4 zero-length frame", "\x00\x00\x00\x00", proto.ErrFrameEmpty},
+		{"R5 oversized frame", "\x00\x40\x00\x01", proto.ErrFrameTooLarge},
+		{"truncated frame", "\x00\x00\x00\x10{}", proto.ErrFrameTruncated},
+		{"not JSON", frame(`hello`), proto.ErrInvalidEnvelope},
+		{"not an object", frame(`[1,2]`), proto.ErrInvalidEnvelope},
+		{"invalid UTF-8", frame("{\"type\":\"request\",\"v\":1,\"id\":2,\"method\":\"\xff\",\"params\":{}}"), proto.ErrInvalidEnvelope},
+		{"unknown type", frame(`{"type":"event","v":1,"id":2}`), proto.ErrInvalidEnvelope},
+		{"R10 wrong direction", frame(`{"type":"result","v":1,"id":2,"value":1}`), proto.ErrInvalidEnvelope},
+		{"A6 id zero", frame(`{"type":"request","v":1,"id":0,"method":"a.b","params":{}}`), proto.ErrInvalidEnvelope},
+		{"A6 id string", frame(`{"type":"request","v":1,"id":"2","method":"a.b","params":{}}`), proto.ErrInvalidEnvelope},
+		{"A6 id float", frame(`{"type":"request","v":1,"id":2.0,"method":"a.b","params":{}}`), proto.ErrInvalidEnvelope},
+		{"A6 id too large", frame(`{"type":"request","v":1,"id":9007199254740992,"method":"a.b","params":{}}`), proto.ErrInvalidEnvelope},
+		{"missing type", frame(`{"v":1,"id":2}`), proto.ErrInvalidEnvelope},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -521,7 +522,7 @@ func TestOutputFailure(t *testing.T) {
 	outR.Close()
 	done := make(chan error, 1)
 	go func() { done <- newFixture().adapter().Serve(context.Background(), inR, outW) }()
-	if err := wire.WriteFrame(inW, wire.AppendRequest(nil, 1, wire.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`)), 0); err != nil {
+	if err := proto.WriteFrame(inW, proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`)), 0); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -216,12 +216,9 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// ErrDecode is the cause of every *DecodeError. It is codec.ErrDecode, the module's one
-// "does not decode" sentinel.
-var ErrDecode = codec.ErrDecode
-
 // DecodeError is a result that does not decode into the caller's value. The call
-// itself succeeded; Raw is the result as received. Err is a *codec.Error.
+// itself succeeded; Raw is the result as received. Err is a *codec.Error (or, for a
+// result that is not JSON at all, the cause), and errors.Is(err, codec.ErrDecode) holds.
 type DecodeError struct {
 	Method string
 	Raw    json.RawMessage
@@ -234,5 +231,5 @@ func (e *DecodeError) Error() string {
 	return fmt.Sprintf("registry: %s: result: %v", e.Method, e.Err)
 }
 
-// Unwrap returns ErrDecode and the cause.
-func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
+// Unwrap returns the cause, so errors.Is(err, codec.ErrDecode) holds.
+func (e *DecodeError) Unwrap() []error { return []error{codec.ErrDecode, e.Err} }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // R63: Close while an Open is under way (here: an adapter that never answers
@@ -66,7 +67,7 @@ func TestCloseWhileOpening(t *testing.T) {
 	}
 	select {
 	case err := <-opened:
-		if !errors.Is(err, registry.ErrClosed) {
+		if !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Open = %v, want ErrClosed", err)
 		}
 	case <-time.After(10 * time.Second):

@@ -19,7 +19,7 @@
 // method through a [Client], and raw, [Handle.Call] with JSON params in and the JSON
 // result out. There is no third ([Handle.Stream] reads a polled stream with raw calls of
 // its read method). Errors are the runtime's typed errors, the same for both:
-// errors.Is(err, runtime.ErrUnavailable), runtime.IsUncertain(err) and so on work on
+// (runtime.CodeOf(err) == wire.CodeUnavailable), runtime.IsUncertain(err) and so on work on
 // everything a call returns.
 //
 // The raw call is the same call at every layer below: lifecycle.Supervisor.Call (the

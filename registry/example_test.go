@@ -12,7 +12,9 @@ import (
 
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -105,7 +107,7 @@ func ExampleRegistry_Resolve() {
 	fmt.Println(p == filepath.Join(os.TempDir(), "thermo_v1.0.0"), err)
 
 	_, err = reg.Resolve(ctx, filepath.Join("adapters", "thermo_v1.0.0"))
-	fmt.Println(errors.Is(err, registry.ErrNotAbsolute))
+	fmt.Println(errors.Is(err, platform.ErrNotAbsolute))
 
 	fmt.Println(registry.IsPath("thermo@~> 1.0"), registry.IsPath("./thermo"))
 	// Output:
@@ -121,7 +123,7 @@ func ExampleRegistry_Close() {
 	ctx := context.Background()
 	fmt.Println(reg.Close(ctx))
 	_, err := reg.Open(ctx, "thermometer", nil)
-	fmt.Println(errors.Is(err, registry.ErrClosed))
+	fmt.Println(errors.Is(err, runtime.ErrClosed))
 	// Output:
 	// <nil>
 	// true

@@ -6,8 +6,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/plugin"
 )
 
 // observe adds the registry's logging, tail and observer settings to an adapter's
@@ -22,10 +22,10 @@ func (r *Registry) observe(cfg *lifecycle.Config) {
 	}
 }
 
-// WithLogLevel returns env with $ADAPTERKIT_LOG_LEVEL (plugin.LogLevelEnv) set to
+// WithLogLevel returns env with $ADAPTERKIT_LOG_LEVEL  set to
 // level, replacing an earlier value; env itself is not modified.
 func WithLogLevel(env []string, level hclog.Level) []string {
-	prefix := plugin.LogLevelEnv + "="
+	prefix := proto.LogLevelEnv + "="
 	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, prefix) })
 	return append(out, prefix+level.String())
 }

@@ -71,16 +71,8 @@ type Config struct {
 	Reservations *lifecycle.Reservations
 }
 
-// ErrClosed is matched (errors.Is) by the error of a Registry (or a Handle) used after
-// Close. It is runtime.ErrConnClosed, the module's one "closed by the host" sentinel.
-var ErrClosed = runtime.ErrConnClosed
-
 // errRegistryClosed is what a closed Registry returns.
-var errRegistryClosed = fmt.Errorf("registry: %w", ErrClosed)
-
-// ErrNotAbsolute is the cause of a reference that looks like a path but is not
-// absolute. It is platform.ErrNotAbsolute, the module's one "not absolute" sentinel.
-var ErrNotAbsolute = platform.ErrNotAbsolute
+var errRegistryClosed = fmt.Errorf("registry: %w", runtime.ErrClosed)
 
 // Registry opens adapters and binds typed clients to them. It is safe for concurrent use.
 type Registry struct {
@@ -202,14 +194,14 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 
 // notAbsolute is the refusal of a relative path.
 func notAbsolute(ref string) error {
-	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, ErrNotAbsolute)
+	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, platform.ErrNotAbsolute)
 }
 
 // Lookup finds the discovered adapter a reference names, in the last scan of the
 // configured directories (scanning them on first use, and once more when nothing
 // matches: a file may have been added since). NAME or NAME@CONSTRAINT selects the newest
 // matching version; an absolute path must be the path of a discovered adapter. Errors:
-// a *discovery.RefError for a malformed reference, ErrNotAbsolute for a relative path,
+// a *discovery.RefError for a malformed reference, platform.ErrNotAbsolute for a relative path,
 // a *discovery.NotFoundError (or discovery.ErrNotFound, for a path) when nothing
 // matches, or the scan's error. It is the one reference resolution of the module
 // (package controlplane resolves through it).
@@ -261,7 +253,7 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 // (nil, a JSON object as json.RawMessage or []byte, or any value that encodes to a JSON
 // object), performs the handshake and returns a Handle. The adapter runs under the
 // configured restart policy until the Handle or the Registry is closed. A Close of the
-// Registry while Open is under way ends the open: Open then fails with ErrClosed.
+// Registry while Open is under way ends the open: Open then fails with runtime.ErrClosed.
 func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Handle, error) {
 	if ctx == nil {
 		return nil, runtime.ErrNilContext
@@ -278,7 +270,7 @@ func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Ha
 	defer cancel(nil)
 	defer context.AfterFunc(r.closing, func() { cancel(errRegistryClosed) })()
 	h, err := r.open(ctx, ref, configuration)
-	if err != nil && context.Cause(ctx) == errRegistryClosed && !errors.Is(err, ErrClosed) {
+	if err != nil && context.Cause(ctx) == errRegistryClosed && !errors.Is(err, runtime.ErrClosed) {
 		err = errors.Join(errRegistryClosed, err)
 	}
 	return h, err
@@ -360,7 +352,7 @@ func (e *CloseError) Unwrap() []error {
 }
 
 // Close closes every open adapter concurrently (each verified, see Handle.Close) and
-// refuses further use; opens under way are ended first (they fail with ErrClosed, and
+// refuses further use; opens under way are ended first (they fail with runtime.ErrClosed, and
 // their callers get their cleanup results). It returns nil when every process tree was
 // proven gone, else a *CloseError. ctx bounds the wait; adapters still closing when it
 // ends are reported.

@@ -15,11 +15,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/testkit"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 var adapterDir string
@@ -97,7 +100,7 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 	// Cancel reaches the adapter: aborted, outcome uncertain (R32).
 	ctx, cancel := context.WithTimeout(ctxT(t), 50*time.Millisecond)
 	defer cancel()
-	if _, err := e.Sleep(ctx, 10000); !errors.Is(err, runtime.ErrDeadline) || !runtime.IsUncertain(err) {
+	if _, err := e.Sleep(ctx, 10000); !(runtime.CodeOf(err) == wire.CodeDeadline) || !runtime.IsUncertain(err) {
 		t.Fatalf("Sleep past deadline = %v", err)
 	}
 	if err := h.Close(); err != nil {
@@ -127,8 +130,8 @@ func TestResolveErrors(t *testing.T) {
 		ref string
 		is  error
 	}{
-		{"./echo_v1.2.0", registry.ErrNotAbsolute},
-		{"bin/echo", registry.ErrNotAbsolute},
+		{"./echo_v1.2.0", platform.ErrNotAbsolute},
+		{"bin/echo", platform.ErrNotAbsolute},
 		{"nosuch", discovery.ErrNotFound},
 		{"echo@>= 3", discovery.ErrNoMatchingVersion},
 		{"Echo!", discovery.ErrRefName},
@@ -204,7 +207,7 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 	for _, p := range []any{map[string]any{"c": make(chan int)}, struct{ F func() }{func() {}}, []int{1}, 7} {
 		_, err = registry.Call(ctxT(t), loose, echoAny, p)
 		var ee *registry.EncodeError
-		if !errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
+		if !errors.As(err, &ee) || !errors.Is(err, registry.ErrEncode) || !runtime.IsNeverStarted(err) || !(runtime.CodeOf(err) == wire.CodeInvalid) {
 			t.Fatalf("params %T = %v, want an encode error, invalid, never started", p, err)
 		}
 	}
@@ -213,7 +216,7 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 		N int `json:"n"`
 	}](t, h, "echo")
 	_, err = registry.Call(ctxT(t), intClient, echoInt, map[string]any{"n": 1.5})
-	if !errors.Is(err, registry.ErrDecode) || runtime.IsUncertain(err) {
+	if !errors.Is(err, codec.ErrDecode) || runtime.IsUncertain(err) {
 		t.Fatalf("fractional into int = %v", err)
 	}
 	// Raw JSON passes through unchanged, typed and raw.
@@ -224,16 +227,16 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 		t.Fatalf("raw = %s, %v", raw, err)
 	}
 	// R41: a method the adapter does not advertise never reaches it.
-	if _, err := h.Call(ctxT(t), "example.echo.nope", nil); !errors.Is(err, runtime.ErrUnavailable) || !runtime.IsNeverStarted(err) {
+	if _, err := h.Call(ctxT(t), "example.echo.nope", nil); !(runtime.CodeOf(err) == wire.CodeUnavailable) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("unknown method = %v", err)
 	}
 	// The adapter's error arrives typed with its code.
 	failc, fail := bindOne[map[string]string, struct{}](t, h, "fail")
 	_, err = registry.Call(ctxT(t), failc, fail, map[string]string{"code": "denied", "message": "no"})
-	if !errors.Is(err, runtime.ErrDenied) || runtime.IsUncertain(err) {
+	if !(runtime.CodeOf(err) == wire.CodeDenied) || runtime.IsUncertain(err) {
 		t.Fatalf("fail = %v", err)
 	}
-	if _, err := h.Call(ctxT(t), "example.echo.fail", json.RawMessage(`{"code":"denied","message":"no"}`)); !errors.Is(err, runtime.ErrDenied) {
+	if _, err := h.Call(ctxT(t), "example.echo.fail", json.RawMessage(`{"code":"denied","message":"no"}`)); !(runtime.CodeOf(err) == wire.CodeDenied) {
 		t.Fatalf("fail, raw = %v", err)
 	}
 	// Configuration must be a JSON object.
@@ -282,10 +285,10 @@ func TestCloseRegistry(t *testing.T) {
 			t.Errorf("pid %d still exists after a verified close", pid)
 		}
 	}
-	if _, err := r.Open(ctxT(t), "echo", nil); !errors.Is(err, registry.ErrClosed) {
+	if _, err := r.Open(ctxT(t), "echo", nil); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("Open after Close = %v", err)
 	}
-	if _, err := r.Discover(ctxT(t)); !errors.Is(err, registry.ErrClosed) {
+	if _, err := r.Discover(ctxT(t)); !errors.Is(err, runtime.ErrClosed) {
 		t.Fatalf("Discover after Close = %v", err)
 	}
 	if err := r.Reservations().CanRelease(adapterDir); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/testkit"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -44,7 +45,7 @@ func TestOpenExplainsRejectedFiles(t *testing.T) {
 	}
 
 	// A relative path is refused by the library, saying what to do instead.
-	if _, err := r.Open(ctxT(t), "./inventory_v1.0.0", nil); !errors.Is(err, registry.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
+	if _, err := r.Open(ctxT(t), "./inventory_v1.0.0", nil); !errors.Is(err, platform.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
 		t.Errorf("Open(relative path) = %v, want ErrNotAbsolute saying how to make it absolute", err)
 	}
 

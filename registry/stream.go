@@ -78,8 +78,8 @@ type streamChunk struct {
 
 // ErrStreamClosed is returned by Read after Close (and by a Read that Close cut short).
 // A Read stopped by the end of the stream's context returns the call's error instead
-// (aborted or deadline, see runtime.CallError). errors.Is matches ErrClosed too.
-var ErrStreamClosed = fmt.Errorf("registry: stream %w", ErrClosed)
+// (aborted or deadline, see runtime.CallError). errors.Is matches runtime.ErrClosed too.
+var ErrStreamClosed = fmt.Errorf("registry: stream %w", runtime.ErrClosed)
 
 // Read returns the next bytes of the stream, waiting for them as long as the stream's
 // context allows; io.EOF once the adapter said eof and everything was read.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // A Stream's Read says why it stopped: ErrStreamClosed only after Close, and the
@@ -33,7 +34,7 @@ func TestStreamReadStopCauses(t *testing.T) {
 		}()
 		cancel()
 		err := <-done
-		if errors.Is(err, registry.ErrStreamClosed) || !errors.Is(err, runtime.ErrAborted) || !errors.Is(err, context.Canceled) {
+		if errors.Is(err, registry.ErrStreamClosed) || !(runtime.CodeOf(err) == wire.CodeAborted) || !errors.Is(err, context.Canceled) {
 			t.Fatalf("Read after the caller's cancel = %v, want aborted (context canceled), not ErrStreamClosed", err)
 		}
 	})

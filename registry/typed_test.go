@@ -16,6 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 func exactValue() echoapi.Exact {
@@ -128,7 +129,7 @@ func TestTypedCallErrors(t *testing.T) {
 	}
 	_, err = registry.Call(ctxT(t), sc, sleepy, map[string]any{"ms": 1, "warehouse": "w"})
 	var ce *runtime.CallError
-	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrInvalid) || ce.Message != `params: field "warehouse" is not known (known: ms)` {
+	if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeInvalid) || ce.Message != `params: field "warehouse" is not known (known: ms)` {
 		t.Fatalf("unknown param: %v", err)
 	}
 
@@ -137,7 +138,7 @@ func TestTypedCallErrors(t *testing.T) {
 		t.Fatalf("method of another contract: %v", err)
 	}
 	_, err = registry.Call(ctxT(t), c, device.Read, device.ReadParams{Probe: "inlet"})
-	if !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) || !errors.Is(err, runtime.ErrInvalid) {
+	if !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) || !(runtime.CodeOf(err) == wire.CodeInvalid) {
 		t.Fatalf("method of another service: %v", err)
 	}
 	if raw, err := registry.Call(ctxT(t), c, echoapi.Echo, json.RawMessage(`{"a":1}`)); err != nil || string(raw) != `{"a":1}` {

@@ -8,32 +8,32 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // echo is a minimal responder: it answers initialize with a one-method catalog and
 // every other request with its params as the value, writing each reply with one Write.
 func echo(stdin io.Reader, stdout io.WriteCloser) {
 	defer stdout.Close()
-	in := wire.NewReader(stdin, 0)
+	in := proto.NewReader(stdin, 0)
 	var out []byte
 	for {
 		p, err := in.ReadFrame()
 		if err != nil {
 			return
 		}
-		m, err := wire.DecodeHostMessage(p)
-		if err != nil || m.Type != wire.TypeRequest {
+		m, err := proto.DecodeHostMessage(p)
+		if err != nil || m.Type != proto.TypeRequest {
 			continue
 		}
-		out = wire.BeginFrame(out[:0])
+		out = proto.BeginFrame(out[:0])
 		if m.ID == 1 {
-			out = wire.AppendResult(out, m.ID, []byte(`{"protocol":1,"services":[{"id":"bench.echo","version":1,"methods":["bench.echo.call"]}]}`))
+			out = proto.AppendResult(out, m.ID, []byte(`{"protocol":1,"services":[{"id":"bench.echo","version":1,"methods":["bench.echo.call"]}]}`))
 		} else {
-			out = wire.AppendResult(out, m.ID, m.Params)
+			out = proto.AppendResult(out, m.ID, m.Params)
 		}
-		frame, err := wire.FinishFrame(out, 0)
+		frame, err := proto.FinishFrame(out, 0)
 		if err != nil {
 			return
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -56,13 +57,13 @@ func putCall(cl *call) {
 // Initialize fail without sending anything (never started) and leave the connection as
 // it was. Once the request is sent, any failure (an error reply, an invalid catalog, the
 // deadline, a broken pipe) ends the connection with that error as its cause (R26); an
-// error reply or an invalid catalog matches wire.ErrInvalidCatalog.
+// error reply or an invalid catalog matches proto.ErrInvalidCatalog.
 func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*wire.Catalog, error) {
-	const method = wire.MethodInitialize
+	const method = proto.MethodInitialize
 	if ctx == nil {
 		return nil, refused(method, wire.CodeInvalid, "nil context", ErrNilContext)
 	}
-	if err := wire.ValidateParams(configuration); err != nil {
+	if err := proto.ValidateParams(configuration); err != nil {
 		return nil, refused(method, wire.CodeInvalid, "configuration is not a JSON object",
 			fmt.Errorf("%w: %w", ErrInvalidParams, err))
 	}
@@ -78,7 +79,7 @@ func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*
 	case stateInitializing, stateReady:
 		return nil, refused(method, wire.CodeInvalid, "initialize was already called", ErrAlreadyInitialized)
 	}
-	value, err := c.roundTrip(ctx, method, wire.AppendInitializeParams(nil, configuration), true)
+	value, err := c.roundTrip(ctx, method, proto.AppendInitializeParams(nil, configuration), true)
 	if err != nil {
 		var ce *CallError
 		if errors.As(err, &ce) && ce.NeverStarted {
@@ -87,19 +88,19 @@ func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*
 		}
 		if ce != nil && ce.Cause == nil {
 			// An error reply to initialize is an invalid catalog (R26, A8).
-			ce.Cause = &wire.CatalogError{Rule: "R26", Reason: "initialize answered with error " + string(ce.Code)}
+			ce.Cause = &proto.CatalogError{Rule: "R26", Reason: "initialize answered with error " + string(ce.Code)}
 		}
 		c.end(err)
 		return nil, err
 	}
-	cat, err := wire.DecodeCatalog(value)
+	cat, err := proto.DecodeCatalog(value)
 	if err != nil {
 		cerr := &CallError{Method: method, ID: 1, Code: wire.CodeInvalid, Message: "invalid catalog", Cause: err}
 		c.end(cerr)
 		return nil, cerr
 	}
 	cs := &catalogState{cat: cat, methods: make(map[string]struct{})}
-	for m := range cat.Methods() {
+	for m := range proto.Methods(cat) {
 		cs.methods[m] = struct{}{}
 	}
 	c.mu.Lock()
@@ -156,14 +157,14 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 		return nil, refused(method, wire.CodeInvalid, "the connection is not initialized", ErrNotInitialized)
 	}
 	if _, ok := cs.methods[method]; !ok {
-		return nil, refused(method, wire.CodeUnavailable, wire.MessageUnknownMethod, ErrUnknownMethod)
+		return nil, refused(method, wire.CodeUnavailable, proto.MessageUnknownMethod, ErrUnknownMethod)
 	}
-	if err := wire.ValidateParams(params); err != nil {
+	if err := proto.ValidateParams(params); err != nil {
 		return nil, refused(method, wire.CodeInvalid, "params are not a JSON object",
 			fmt.Errorf("%w: %w", ErrInvalidParams, err))
 	}
 	if len(params) > c.frameMax {
-		return nil, refused(method, wire.CodeInvalid, wire.MessageRequestTooLarge, ErrRequestTooLarge)
+		return nil, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, ErrRequestTooLarge)
 	}
 	return c.roundTrip(ctx, method, params, false)
 }
@@ -275,16 +276,16 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 	id := c.nextID
 	if id > c.maxID {
 		c.mu.Unlock()
-		c.end(NewViolation(IDExhausted, fmt.Errorf("next request identity %d exceeds %d", id, c.maxID)))
+		c.end(violation(wire.IDExhausted, fmt.Errorf("next request identity %d exceeds %d", id, c.maxID)))
 		return 0, c.closedNotStarted(method)
 	}
 	start := len(c.out)
 	c.out = bufpool.Reserve(c.out, len(params)+len(method)+requestOverhead)
-	c.out = wire.AppendRequest(wire.BeginFrame(c.out), id, method, params)
-	if _, err := wire.FinishFrame(c.out[start:], c.frameMax); err != nil {
+	c.out = proto.AppendRequest(proto.BeginFrame(c.out), id, method, params)
+	if _, err := proto.FinishFrame(c.out[start:], c.frameMax); err != nil {
 		c.out = c.out[:start]
 		c.mu.Unlock()
-		return 0, refused(method, wire.CodeInvalid, wire.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
+		return 0, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
 	}
 	c.outEnds = append(c.outEnds, len(c.out))
 	c.outIDs = append(c.outIDs, id)
@@ -325,8 +326,8 @@ func (c *Conn) giveUp(ctx context.Context, cl *call, method string, id uint64, f
 	cl.abandoned = true // from here on the read loop owns cl
 	if !init {
 		start := len(c.out)
-		c.out = wire.AppendCancel(wire.BeginFrame(c.out), id)
-		if _, err := wire.FinishFrame(c.out[start:], c.frameMax); err != nil {
+		c.out = proto.AppendCancel(proto.BeginFrame(c.out), id)
+		if _, err := proto.FinishFrame(c.out[start:], c.frameMax); err != nil {
 			c.out = c.out[:start] // unreachable: a cancel is a few dozen bytes
 		} else {
 			c.outEnds = append(c.outEnds, len(c.out))

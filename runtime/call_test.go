@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -42,7 +44,7 @@ func TestSpecExample(t *testing.T) {
 			cancel()
 			f.expect(`{"type":"cancel","v":1,"id":3}`)
 			r := recv(t, slow)
-			ce := checkOutcome(t, r.err, runtime.ErrAborted, true, false)
+			ce := checkOutcome(t, r.err, wire.CodeAborted, true, false)
 			if ce.ID != 3 || !errors.Is(r.err, context.Canceled) {
 				t.Errorf("slow: %v", r.err)
 			}
@@ -64,11 +66,11 @@ func TestIdentities(t *testing.T) {
 	defer cancel()
 	for i := 2; i < 6; i++ {
 		_, err := c.Call(context.Background(), "example.device.unknown", nil) // R41
-		checkOutcome(t, err, runtime.ErrUnavailable, false, true)
+		checkOutcome(t, err, wire.CodeUnavailable, false, true)
 		_, err = c.Call(expired, read, nil) // R50
-		checkOutcome(t, err, runtime.ErrDeadline, false, true)
+		checkOutcome(t, err, wire.CodeDeadline, false, true)
 		_, err = c.Call(context.Background(), read, json.RawMessage(`[1]`))
-		checkOutcome(t, err, runtime.ErrInvalid, false, true)
+		checkOutcome(t, err, wire.CodeInvalid, false, true)
 		res := goCall(context.Background(), c, read, "")
 		f.expect(request(i, read, `{}`))
 		f.send(resultFrame(i, itoa(i)))
@@ -85,8 +87,8 @@ func TestUnknownMethod(t *testing.T) {
 	f.handshake(c)
 	for _, m := range []string{"example.device.erase", "system.adapter.initialize", "example.device", ""} {
 		_, err := c.Call(context.Background(), m, nil)
-		ce := checkOutcome(t, err, runtime.ErrUnavailable, false, true)
-		if ce.Message != wire.MessageUnknownMethod || !errors.Is(err, runtime.ErrUnknownMethod) || ce.ID != 0 {
+		ce := checkOutcome(t, err, wire.CodeUnavailable, false, true)
+		if ce.Message != proto.MessageUnknownMethod || !errors.Is(err, runtime.ErrUnknownMethod) || ce.ID != 0 {
 			t.Errorf("%q: %v", m, err)
 		}
 	}
@@ -102,14 +104,14 @@ func TestExpiredDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), -time.Second)
 	defer cancel()
 	_, err := c.Call(ctx, read, nil)
-	ce := checkOutcome(t, err, runtime.ErrDeadline, false, true)
+	ce := checkOutcome(t, err, wire.CodeDeadline, false, true)
 	if ce.ID != 0 || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("%v", err)
 	}
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()
 	_, err = c.Call(cctx, read, nil)
-	checkOutcome(t, err, runtime.ErrAborted, false, true)
+	checkOutcome(t, err, wire.CodeAborted, false, true)
 	res := goCall(context.Background(), c, read, "")
 	f.expect(request(2, read, `{}`))
 	f.send(resultFrame(2, "null"))
@@ -125,12 +127,12 @@ func TestErrorCodes(t *testing.T) {
 	f.handshake(c)
 	tests := []struct {
 		code string
-		want error
+		want wire.Code
 	}{
-		{"invalid", runtime.ErrInvalid}, {"closed", runtime.ErrClosed}, {"aborted", runtime.ErrAborted},
-		{"denied", runtime.ErrDenied}, {"unavailable", runtime.ErrUnavailable}, {"busy", runtime.ErrBusy},
-		{"failed", runtime.ErrFailed}, {"deadline", runtime.ErrDeadline},
-		{"Busy", runtime.ErrFailed}, {"teapot", runtime.ErrFailed}, {"", runtime.ErrFailed}, // R29
+		{"invalid", wire.CodeInvalid}, {"closed", wire.CodeClosed}, {"aborted", wire.CodeAborted},
+		{"denied", wire.CodeDenied}, {"unavailable", wire.CodeUnavailable}, {"busy", wire.CodeBusy},
+		{"failed", wire.CodeFailed}, {"deadline", wire.CodeDeadline},
+		{"Busy", wire.CodeFailed}, {"teapot", wire.CodeFailed}, {"", wire.CodeFailed}, // R29
 	}
 	for i, tt := range tests {
 		id := i + 2
@@ -142,8 +144,8 @@ func TestErrorCodes(t *testing.T) {
 		if ce.RawCode != tt.code || ce.Message != "it went wrong" || ce.ID != uint64(id) || ce.Method != read || ce.Cause != nil {
 			t.Errorf("code %q: %+v", tt.code, ce)
 		}
-		if code, ok := runtime.CodeOf(r.err); !ok || code != ce.Code {
-			t.Errorf("CodeOf: %s %v", code, ok)
+		if code := runtime.CodeOf(fmt.Errorf("wrapped: %w", r.err)); code != ce.Code {
+			t.Errorf("CodeOf: %s", code)
 		}
 	}
 	if c.Err() != nil {
@@ -212,12 +214,12 @@ func TestCancelKeepsSlot(t *testing.T) {
 	cancel()
 	f.expect(cancelFrame(2)) // R36: names the id already sent
 	r := recv(t, res)
-	checkOutcome(t, r.err, runtime.ErrAborted, true, false)
+	checkOutcome(t, r.err, wire.CodeAborted, true, false)
 	if c.InFlight() != 1 {
 		t.Fatalf("in flight %d after cancel, want 1", c.InFlight())
 	}
 	_, err := c.Call(context.Background(), read, nil) // R39: the slot is still held
-	checkOutcome(t, err, runtime.ErrBusy, false, true)
+	checkOutcome(t, err, wire.CodeBusy, false, true)
 	if !errors.Is(err, runtime.ErrNoSlot) {
 		t.Errorf("%v", err)
 	}
@@ -239,14 +241,14 @@ func TestDefaultDeadline(t *testing.T) {
 	res := goCall(context.Background(), c, read, "")
 	f.expect(request(2, read, `{}`))
 	r := recv(t, res)
-	ce := checkOutcome(t, r.err, runtime.ErrDeadline, true, false)
+	ce := checkOutcome(t, r.err, wire.CodeDeadline, true, false)
 	if ce.ID != 2 || !errors.Is(r.err, context.DeadlineExceeded) {
 		t.Errorf("%v", r.err)
 	}
 	f.expect(cancelFrame(2))
 	// A37: the deadline also covers waiting for a slot.
 	_, err := c.Call(context.Background(), read, nil)
-	checkOutcome(t, err, runtime.ErrDeadline, false, true)
+	checkOutcome(t, err, wire.CodeDeadline, false, true)
 	f.send(errorFrame(2, "aborted", "Read canceled"))
 	eventually(t, "slot released", func() bool { return c.InFlight() == 0 })
 	if c.Err() != nil {
@@ -273,17 +275,17 @@ func TestInFlightCap(t *testing.T) {
 			}
 			if failFast {
 				_, err := c.Call(context.Background(), read, nil)
-				checkOutcome(t, err, runtime.ErrBusy, false, true)
+				checkOutcome(t, err, wire.CodeBusy, false, true)
 			} else {
 				// A caller that gives up while waiting for a slot never started.
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 				_, err := c.Call(ctx, read, nil)
 				cancel()
-				checkOutcome(t, err, runtime.ErrDeadline, false, true)
+				checkOutcome(t, err, wire.CodeDeadline, false, true)
 				ctx, cancel = context.WithCancel(context.Background())
 				waiting := goCall(ctx, c, read, "")
 				cancel()
-				checkOutcome(t, recv(t, waiting).err, runtime.ErrAborted, false, true)
+				checkOutcome(t, recv(t, waiting).err, wire.CodeAborted, false, true)
 				// The 33rd caller is sent once a reply frees a slot.
 				extra := goCall(context.Background(), c, read, `{"n":33}`)
 				f.send(resultFrame(2, "2"))
@@ -320,8 +322,8 @@ func TestRequestTooLarge(t *testing.T) {
 	over := `{"p":"` + strings.Repeat("x", fill+1) + `"}`
 	for _, p := range []string{over, `{"p":"` + strings.Repeat("x", 10*max) + `"}`} {
 		_, err := c.Call(context.Background(), read, json.RawMessage(p))
-		ce := checkOutcome(t, err, runtime.ErrInvalid, false, true)
-		if ce.Message != wire.MessageRequestTooLarge || !errors.Is(err, runtime.ErrRequestTooLarge) || ce.ID != 0 {
+		ce := checkOutcome(t, err, wire.CodeInvalid, false, true)
+		if ce.Message != proto.MessageRequestTooLarge || !errors.Is(err, runtime.ErrRequestTooLarge) || ce.ID != 0 {
 			t.Errorf("%v", err)
 		}
 	}
@@ -347,9 +349,9 @@ func TestCallErrorText(t *testing.T) {
 			"runtime: example.device.read (id 7): unavailable: Unknown method"},
 		{&runtime.CallError{Method: read, ID: 8, Code: wire.CodeFailed, RawCode: "Busy", Message: "x"},
 			`runtime: example.device.read (id 8): failed (sent as "Busy"): x`},
-		{&runtime.CallError{Method: read, Code: wire.CodeUnavailable, Message: wire.MessageUnknownMethod, NeverStarted: true, Cause: runtime.ErrUnknownMethod},
+		{&runtime.CallError{Method: read, Code: wire.CodeUnavailable, Message: proto.MessageUnknownMethod, NeverStarted: true, Cause: runtime.ErrUnknownMethod},
 			"runtime: example.device.read: unavailable: Unknown method [never started]: runtime: method not advertised by the adapter"},
-		{&runtime.CallError{Method: read, ID: 9, Code: wire.CodeClosed, Uncertain: true, Cause: runtime.NewViolation(runtime.UnknownReply, nil)},
+		{&runtime.CallError{Method: read, ID: 9, Code: wire.CodeClosed, Uncertain: true, Cause: &wire.ViolationError{Kind: wire.UnknownReply}},
 			"runtime: example.device.read (id 9): closed [outcome uncertain]: The adapter replied to an unknown request"},
 	}
 	for _, tt := range tests {
@@ -357,14 +359,14 @@ func TestCallErrorText(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", got, tt.want)
 		}
 	}
-	if _, ok := runtime.CodeOf(errors.New("plain")); ok {
+	if code := runtime.CodeOf(errors.New("plain")); code != "" {
 		t.Error("CodeOf found a code in a plain error")
 	}
-	if errors.Is(tests[0].err, runtime.ErrBusy) || errors.Is(tests[0].err, runtime.ErrUncertain) || errors.Is(tests[0].err, runtime.ErrNeverStarted) {
-		t.Error("CallError matches sentinels it should not")
+	if (runtime.CodeOf(tests[0].err) == wire.CodeBusy) || runtime.IsUncertain(tests[0].err) || runtime.IsNeverStarted(tests[0].err) {
+		t.Error("CallError reports an outcome it does not have")
 	}
-	if runtime.ErrBusy.Error() != "runtime: code busy" || runtime.Violation(0).String() == "" {
-		t.Error("sentinel texts")
+	if wire.Violation(0).String() == "" {
+		t.Error("violation text")
 	}
 }
 
@@ -418,7 +420,7 @@ func TestNilContext(t *testing.T) {
 		t.Fatalf("Initialize(nil) = %v", err)
 	}
 	f.handshake(c)
-	if _, err := c.Call(nilCtx, read, nil); !errors.Is(err, runtime.ErrNilContext) || !errors.Is(err, runtime.ErrInvalid) || !runtime.IsNeverStarted(err) {
+	if _, err := c.Call(nilCtx, read, nil); !errors.Is(err, runtime.ErrNilContext) || !(runtime.CodeOf(err) == wire.CodeInvalid) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("Call(nil) = %v", err)
 	}
 	if c.Err() != nil || c.InFlight() != 0 {
@@ -435,10 +437,10 @@ func TestContextError(t *testing.T) {
 	defer cancel2()
 	for _, tt := range []struct {
 		ctx  context.Context
-		code error
-	}{{cancelled, runtime.ErrAborted}, {expired, runtime.ErrDeadline}} {
+		code wire.Code
+	}{{cancelled, wire.CodeAborted}, {expired, wire.CodeDeadline}} {
 		err := runtime.ContextError(tt.ctx, "a.b.c")
-		if !errors.Is(err, tt.code) || !runtime.IsNeverStarted(err) || runtime.IsUncertain(err) || err.ID != 0 {
+		if runtime.CodeOf(err) != tt.code || !runtime.IsNeverStarted(err) || runtime.IsUncertain(err) || err.ID != 0 {
 			t.Errorf("ContextError = %v, want %v, never started", err, tt.code)
 		}
 	}

@@ -173,7 +173,7 @@ func (c *Conn) Catalog() *wire.Catalog {
 func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // Err returns nil while the connection is open, and afterwards the cause of its end:
-// [ErrConnClosed] after Close, a [*ViolationError], the cause given to Abort, or the
+// [ErrClosed] after Close, a *wire.ViolationError, the cause given to Abort, or the
 // error of a failed initialize.
 func (c *Conn) Err() error {
 	c.mu.Lock()
@@ -189,28 +189,28 @@ func (c *Conn) InFlight() int {
 	return len(c.pending)
 }
 
-// Close disconnects: it ends the connection with [ErrConnClosed] (closing the adapter's
+// Close disconnects: it ends the connection with [ErrClosed] (closing the adapter's
 // input, so the adapter sees end of input), fails pending calls as closed with an
 // uncertain outcome, closes the adapter's output if it is an io.Closer, and waits for the
 // connection's goroutines to end. It is idempotent. It returns nil (or the error of
 // closing the writer) when the host ended the connection, and the cause when the
 // connection had already ended otherwise.
 func (c *Conn) Close() error {
-	c.end(ErrConnClosed)
+	c.end(ErrClosed)
 	c.wait()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cause == ErrConnClosed {
+	if c.cause == ErrClosed {
 		return c.closeErr
 	}
 	return c.cause
 }
 
-// Abort ends the connection with cause (nil means [ErrConnClosed]) unless it has ended
+// Abort ends the connection with cause (nil means [ErrClosed]) unless it has ended
 // already (the first cause wins), and otherwise behaves as Close.
 func (c *Conn) Abort(cause error) {
 	if cause == nil {
-		cause = ErrConnClosed
+		cause = ErrClosed
 	}
 	c.end(cause)
 	c.wait()

@@ -27,13 +27,13 @@
 // then dropped.
 //
 // Every failure is a [*CallError] saying what is known: the code, whether the operation
-// never started (nothing was sent) and whether its outcome is uncertain. errors.Is works
-// on the code sentinels ([ErrBusy] ...), [ErrUncertain], [ErrNeverStarted] and the cause.
+// never started (nothing was sent) and whether its outcome is uncertain: [CodeOf],
+// [IsNeverStarted] and [IsUncertain] read them, and errors.Is works on the cause.
 //
 // # Shutdown
 //
-// A connection ends once, with the first cause: the host's [Conn.Close] ([ErrConnClosed])
-// or [Conn.Abort], a protocol violation ([*ViolationError], R51-R57), or a failed
+// A connection ends once, with the first cause: the host's [Conn.Close] ([ErrClosed])
+// or [Conn.Abort], a protocol violation (a *wire.ViolationError), or a failed
 // initialize. The order is fixed:
 //
 //  1. under the lock, the cause is recorded and no new request can be queued;

@@ -5,45 +5,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 	"github.com/adapterkit/adapterkit/runtime/wire"
-)
-
-// codeError is the sentinel of one wire error code; a *CallError matches it with
-// errors.Is when its Code is that code.
-type codeError struct{ code wire.Code }
-
-func (e *codeError) Error() string { return "runtime: code " + string(e.code) }
-
-// Sentinels for the eight error codes (R28). errors.Is(err, ErrBusy) reports whether err
-// is a *CallError whose Code is busy, whether the adapter replied with it or the host
-// decided it.
-var (
-	ErrInvalid     error = &codeError{wire.CodeInvalid}
-	ErrClosed      error = &codeError{wire.CodeClosed}
-	ErrAborted     error = &codeError{wire.CodeAborted}
-	ErrDenied      error = &codeError{wire.CodeDenied}
-	ErrUnavailable error = &codeError{wire.CodeUnavailable}
-	ErrBusy        error = &codeError{wire.CodeBusy}
-	ErrFailed      error = &codeError{wire.CodeFailed}
-	ErrDeadline    error = &codeError{wire.CodeDeadline}
-)
-
-// Outcome sentinels: errors.Is(err, ErrUncertain) reports a *CallError whose outcome is
-// uncertain (the request was sent and no reply was received: the adapter may or may not
-// have acted, R32); errors.Is(err, ErrNeverStarted) reports one that was never sent.
-var (
-	ErrUncertain    = errors.New("runtime: outcome uncertain")
-	ErrNeverStarted = errors.New("runtime: never started")
 )
 
 // Causes of errors the host decides itself. Each is the Cause of a *CallError.
 var (
-	// ErrConnClosed is the one "closed by the host" sentinel of the whole module: the
-	// cause after the host closed the connection ([Conn.Close]), and, under their own
-	// names, of every use of something the host closed: platform.ErrClosed (a process
-	// tree handle), lifecycle (a closed supervisor's calls), registry.ErrClosed (a
-	// registry or handle). errors.Is(err, ErrConnClosed) holds for all of them.
-	ErrConnClosed = errors.New("closed by the host")
+	// ErrClosed is the one "closed by the host" error of the whole module: the cause
+	// after the host closed the connection ([Conn.Close]), and of every use of
+	// something the host closed: a process tree (package platform), a supervisor
+	// (lifecycle), a registry, handle or stream (registry). errors.Is(err, ErrClosed)
+	// holds for all of them.
+	ErrClosed = sentinel.Closed
 	// ErrNotInitialized refuses a call before a successful initialize (R18, R27, A7).
 	ErrNotInitialized = errors.New("runtime: connection not initialized")
 	// ErrAlreadyInitialized refuses a second initialize (A7).
@@ -53,8 +26,8 @@ var (
 	// ErrRequestTooLarge refuses a request whose frame would exceed the frame limit (R58, A3).
 	ErrRequestTooLarge = errors.New("runtime: request exceeds the adapter frame limit")
 	// ErrInvalidParams refuses params (or an initialize configuration) that are not
-	// exactly one JSON object (A4, A33). It is the module's one "not a JSON object"
-	// sentinel: lifecycle.ErrInvalidConfiguration is the same value.
+	// exactly one JSON object: also the cause of an open (package lifecycle) whose
+	// configuration is not one.
 	ErrInvalidParams = errors.New("not one JSON object")
 	// ErrNoSlot is the cause of a busy refusal when [Options.FailFast] is set and all
 	// in-flight slots are taken (R40, A16).
@@ -65,16 +38,16 @@ var (
 	// initialize) returns it as the Cause of a never-started *CallError with code
 	// invalid; an open or start returns it inside its typed error
 	// (lifecycle.OpenError, platform.LaunchError); anything else returns it as it is.
-	ErrNilContext = wire.ErrNilContext
+	ErrNilContext = sentinel.NilContext
 )
 
 // CallError is the error of a call (or of initialize). It says what is known: the code,
 // whether the operation never started (nothing was sent) and whether its outcome is
 // uncertain (it was sent and no reply will be delivered to the caller).
 //
-// errors.Is matches the code sentinels ([ErrBusy] ...), [ErrUncertain], [ErrNeverStarted],
-// and anything in the Cause chain (a [*ViolationError], [ErrConnClosed], a context error,
-// a *wire.CatalogError ...).
+// [CodeOf], [IsUncertain] and [IsNeverStarted] read it through any wrapping; errors.Is
+// and errors.As match anything in the Cause chain (a *wire.ViolationError, [ErrClosed],
+// a context error ...).
 type CallError struct {
 	Method       string    // the method called
 	ID           uint64    // the request identity; 0 if never sent
@@ -123,69 +96,32 @@ func (e *CallError) Error() string {
 // Unwrap returns the cause.
 func (e *CallError) Unwrap() error { return e.Cause }
 
-// Is matches the code sentinels, [ErrUncertain] and [ErrNeverStarted].
-func (e *CallError) Is(target error) bool {
-	switch target {
-	case ErrUncertain:
-		return e.Uncertain
-	case ErrNeverStarted:
-		return e.NeverStarted
-	}
-	if ce, ok := target.(*codeError); ok {
-		return ce.code == e.Code
-	}
-	return false
-}
-
-// CodeOf returns the code of the first *CallError in err's chain.
-func CodeOf(err error) (wire.Code, bool) {
+// CodeOf returns the code of the first *CallError in err's chain, and "" when there is
+// none (err is nil or did not come from a call).
+func CodeOf(err error) wire.Code {
 	var ce *CallError
 	if errors.As(err, &ce) {
-		return ce.Code, true
+		return ce.Code
 	}
-	return "", false
+	return ""
 }
 
-// IsUncertain reports whether err is a call error whose outcome is uncertain.
-func IsUncertain(err error) bool { return errors.Is(err, ErrUncertain) }
+// IsUncertain reports whether err is a call error whose outcome is uncertain: the
+// request was sent and no reply will be delivered, so the adapter may or may not have
+// acted.
+func IsUncertain(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce) && ce.Uncertain
+}
 
-// IsNeverStarted reports whether err is a call error for an operation never sent.
-func IsNeverStarted(err error) bool { return errors.Is(err, ErrNeverStarted) }
+// IsNeverStarted reports whether err is a call error for an operation never sent: the
+// adapter did nothing, and the call may be retried as it is.
+func IsNeverStarted(err error) bool {
+	var ce *CallError
+	return errors.As(err, &ce) && ce.NeverStarted
+}
 
-// Violation is a kind of protocol violation (wire.Violation, re-exported): the kinds
-// below are the adapter's (R51-R57). Each ends the connection. A Violation is itself an
-// error, so the exported sentinels ([ErrProcessExited] ...) are Violations and
-// errors.Is(err, ErrUnknownReply) finds the kind through any *ViolationError in err's
-// chain.
-type Violation = wire.Violation
-
-// The adapter's violations, the specification's table in its order.
-const (
-	ProcessExited   = wire.ProcessExited   // The adapter process exited (R52)
-	Output          = wire.Output          // The adapter output ended or violated the protocol (R52, R53)
-	InvalidResponse = wire.InvalidResponse // The adapter sent an invalid response (R54)
-	UnknownReply    = wire.UnknownReply    // The adapter replied to an unknown request (R35, R55)
-	InputPipe       = wire.InputPipe       // The adapter input pipe failed or stalled (R45, R56)
-	IDExhausted     = wire.IDExhausted     // Adapter request identity space exhausted (R57)
-)
-
-// Violation sentinels, one per kind.
-var (
-	ErrProcessExited   error = ProcessExited
-	ErrOutputViolation error = Output
-	ErrInvalidResponse error = InvalidResponse
-	ErrUnknownReply    error = UnknownReply
-	ErrInputPipe       error = InputPipe
-	ErrIDExhausted     error = IDExhausted
-)
-
-// ViolationError is a protocol violation as the cause of a connection's end: its kind
-// and the detail (a *wire.FrameError, a *wire.EnvelopeError, io.EOF, a write error, a
-// process's exit status ...). It is wire.ViolationError, the module's one violation
-// type; package lifecycle builds ProcessExited ones itself.
-type ViolationError = wire.ViolationError
-
-// NewViolation returns a *ViolationError of the given kind and detail.
-func NewViolation(kind Violation, err error) *ViolationError {
-	return &ViolationError{Kind: kind, Err: err}
+// violation returns a *wire.ViolationError of the given kind and detail.
+func violation(kind wire.Violation, err error) *wire.ViolationError {
+	return &wire.ViolationError{Kind: kind, Err: err}
 }

@@ -3,10 +3,10 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -14,29 +14,29 @@ import (
 // thermometer is a tiny adapter: it serves example.device.read until its input ends.
 func thermometer(stdin io.Reader, stdout io.WriteCloser) {
 	defer stdout.Close()
-	in := wire.NewReader(stdin, 0)
+	in := proto.NewReader(stdin, 0)
 	for {
 		p, err := in.ReadFrame()
 		if err != nil {
 			return // end of input: the host disconnected
 		}
-		m, err := wire.DecodeHostMessage(p)
-		if err != nil || m.Type == wire.TypeCancel {
+		m, err := proto.DecodeHostMessage(p)
+		if err != nil || m.Type == proto.TypeCancel {
 			continue
 		}
 		var out []byte
 		switch m.Method {
-		case wire.MethodInitialize:
-			out, _ = wire.AppendCatalog(nil, &wire.Catalog{Protocol: 1, Services: []wire.Service{
+		case proto.MethodInitialize:
+			out, _ = proto.AppendCatalog(nil, &wire.Catalog{Protocol: 1, Services: []wire.Service{
 				{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}},
 			}})
-			out = wire.AppendResult(nil, m.ID, out)
+			out = proto.AppendResult(nil, m.ID, out)
 		case "example.device.read":
-			out = wire.AppendResult(nil, m.ID, []byte(`{"celsius":21.5}`))
+			out = proto.AppendResult(nil, m.ID, []byte(`{"celsius":21.5}`))
 		default:
-			out = wire.AppendError(nil, m.ID, wire.CodeUnavailable, wire.MessageUnknownMethod)
+			out = proto.AppendError(nil, m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod)
 		}
-		if wire.WriteFrame(stdout, out, 0) != nil {
+		if proto.WriteFrame(stdout, out, 0) != nil {
 			return
 		}
 	}
@@ -65,7 +65,7 @@ func ExampleConn() {
 
 	// A method the catalog does not advertise never reaches the adapter.
 	_, err = conn.Call(ctx, "example.device.erase", nil)
-	fmt.Println(errors.Is(err, runtime.ErrUnavailable), runtime.IsNeverStarted(err))
+	fmt.Println((runtime.CodeOf(err) == wire.CodeUnavailable), runtime.IsNeverStarted(err))
 
 	fmt.Println(conn.Close(), conn.Err())
 	<-adapterDone // the adapter saw the end of its input and returned

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -77,7 +78,7 @@ func TestInitializeRefusedLocally(t *testing.T) {
 	c, f := newConn(t, ioPipe, nil)
 	for _, cfg := range []string{`[1]`, `"x"`, `{`, `null`, `{} {}`} {
 		_, err := c.Initialize(context.Background(), json.RawMessage(cfg))
-		checkOutcome(t, err, runtime.ErrInvalid, false, true)
+		checkOutcome(t, err, wire.CodeInvalid, false, true)
 		if !errors.Is(err, runtime.ErrInvalidParams) {
 			t.Errorf("configuration %s: %v, want ErrInvalidParams", cfg, err)
 		}
@@ -85,15 +86,15 @@ func TestInitializeRefusedLocally(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := c.Initialize(ctx, nil) // R50 for initialize: nothing sent
-	checkOutcome(t, err, runtime.ErrAborted, false, true)
+	checkOutcome(t, err, wire.CodeAborted, false, true)
 	ctx, cancel = context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel()
 	_, err = c.Initialize(ctx, nil)
-	checkOutcome(t, err, runtime.ErrDeadline, false, true)
+	checkOutcome(t, err, wire.CodeDeadline, false, true)
 
 	f.handshake(c) // expects id 1
 	_, err = c.Initialize(context.Background(), nil)
-	checkOutcome(t, err, runtime.ErrInvalid, false, true)
+	checkOutcome(t, err, wire.CodeInvalid, false, true)
 	if !errors.Is(err, runtime.ErrAlreadyInitialized) {
 		t.Errorf("second Initialize: %v, want ErrAlreadyInitialized", err)
 	}
@@ -106,7 +107,7 @@ func TestInitializeRefusedLocally(t *testing.T) {
 func TestCallsBeforeInitialize(t *testing.T) {
 	c, f := newConn(t, ioPipe, nil)
 	_, err := c.Call(context.Background(), read, nil) // R27
-	checkOutcome(t, err, runtime.ErrInvalid, false, true)
+	checkOutcome(t, err, wire.CodeInvalid, false, true)
 	if !errors.Is(err, runtime.ErrNotInitialized) {
 		t.Fatalf("Call before Initialize: %v", err)
 	}
@@ -171,9 +172,9 @@ func TestInitializeInvalidCatalog(t *testing.T) {
 			if r.err == nil {
 				t.Fatalf("Initialize accepted %s", tt.reply)
 			}
-			var catErr *wire.CatalogError
-			if !errors.As(r.err, &catErr) || !errors.Is(r.err, wire.ErrInvalidCatalog) {
-				t.Fatalf("Initialize: %v, want a *wire.CatalogError", r.err)
+			var catErr *proto.CatalogError
+			if !errors.As(r.err, &catErr) || !errors.Is(r.err, proto.ErrInvalidCatalog) {
+				t.Fatalf("Initialize: %v, want a *proto.CatalogError", r.err)
 			}
 			if catErr.Rule != tt.rule {
 				t.Errorf("rule %s, want %s (%v)", catErr.Rule, tt.rule, r.err)
@@ -183,14 +184,14 @@ func TestInitializeInvalidCatalog(t *testing.T) {
 				t.Errorf("call error %+v", ce)
 			}
 			// R26: the connection ends; no half-working start.
-			if cause := ended(t, c); !errors.Is(cause, wire.ErrInvalidCatalog) {
+			if cause := ended(t, c); !errors.Is(cause, proto.ErrInvalidCatalog) {
 				t.Errorf("cause %v, want an invalid catalog", cause)
 			}
 			if c.Catalog() != nil {
 				t.Error("Catalog() is set after an invalid catalog")
 			}
 			_, err := c.Call(context.Background(), "a.b.c", nil)
-			checkOutcome(t, err, runtime.ErrClosed, false, true)
+			checkOutcome(t, err, wire.CodeClosed, false, true)
 			if err := f.eof(); err != io.EOF {
 				t.Errorf("adapter stdin: %v, want EOF", err)
 			}
@@ -204,11 +205,11 @@ func TestInitializeDeadline(t *testing.T) {
 	res := goInit(context.Background(), c, "")
 	f.expect(initFrame)
 	r := recv(t, res)
-	checkOutcome(t, r.err, runtime.ErrDeadline, true, false)
+	checkOutcome(t, r.err, wire.CodeDeadline, true, false)
 	if !errors.Is(r.err, context.DeadlineExceeded) {
 		t.Errorf("Initialize: %v, want context.DeadlineExceeded", r.err)
 	}
-	if cause := ended(t, c); !errors.Is(cause, runtime.ErrDeadline) {
+	if cause := ended(t, c); !(runtime.CodeOf(cause) == wire.CodeDeadline) {
 		t.Errorf("cause %v", cause)
 	}
 }
@@ -220,12 +221,12 @@ func TestInitializeBrokenPipe(t *testing.T) {
 			c, f := newConn(t, kind, nil)
 			_ = f.inEnd.Close() // the adapter's stdin is gone
 			r := recv(t, goInit(context.Background(), c, ""))
-			checkOutcome(t, r.err, runtime.ErrClosed, true, false)
-			if !errors.Is(r.err, runtime.ErrInputPipe) {
+			checkOutcome(t, r.err, wire.CodeClosed, true, false)
+			if !errors.Is(r.err, wire.InputPipe) {
 				t.Errorf("Initialize: %v, want ErrInputPipe", r.err)
 			}
-			var v *runtime.ViolationError
-			if cause := ended(t, c); !errors.As(cause, &v) || v.Kind != runtime.InputPipe {
+			var v *wire.ViolationError
+			if cause := ended(t, c); !errors.As(cause, &v) || v.Kind != wire.InputPipe {
 				t.Errorf("cause %v", cause)
 			}
 		})

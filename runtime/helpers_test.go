@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -38,11 +39,11 @@ const (
 
 var pipeKinds = []pipeKind{ioPipe, osPipe}
 
-// fake is a scripted adapter: it reads the host's frames with wire.Reader and writes
+// fake is a scripted adapter: it reads the host's frames with proto.Reader and writes
 // exact bytes back.
 type fake struct {
 	t     testing.TB
-	in    *wire.Reader   // frames from the host (the adapter's stdin)
+	in    *proto.Reader  // frames from the host (the adapter's stdin)
 	inRaw io.Reader      // the adapter's stdin, unbuffered
 	inEnd io.Closer      // the adapter's end of stdin
 	out   io.WriteCloser // the adapter's stdout
@@ -70,7 +71,7 @@ func newConn(t testing.TB, kind pipeKind, opts *runtime.Options) (*runtime.Conn,
 		hostR, adapterW, adapterR, hostW = r1, w1, r2, w2
 	}
 	c := runtime.NewConn(hostR, hostW, opts)
-	f := &fake{t: t, in: wire.NewReader(adapterR, 0), inRaw: adapterR, inEnd: adapterR, out: adapterW}
+	f := &fake{t: t, in: proto.NewReader(adapterR, 0), inRaw: adapterR, inEnd: adapterR, out: adapterW}
 	t.Cleanup(func() {
 		_ = adapterW.Close()
 		_ = adapterR.Close()
@@ -233,10 +234,10 @@ func callError(t testing.TB, err error) *runtime.CallError {
 }
 
 // checkOutcome checks the code and outcome flags of a call error.
-func checkOutcome(t testing.TB, err error, code error, uncertain, neverStarted bool) *runtime.CallError {
+func checkOutcome(t testing.TB, err error, code wire.Code, uncertain, neverStarted bool) *runtime.CallError {
 	t.Helper()
 	ce := callError(t, err)
-	if !errors.Is(err, code) {
+	if runtime.CodeOf(err) != code {
 		t.Errorf("error %v: code %s, want %v", err, ce.Code, code)
 	}
 	if runtime.IsUncertain(err) != uncertain {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -23,7 +24,7 @@ func TestCancelRacesReply(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				ch := goCall(ctx, c, read, "")
 				p := f.next()
-				m, err := wire.DecodeHostMessage([]byte(p))
+				m, err := proto.DecodeHostMessage([]byte(p))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -35,7 +36,7 @@ func TestCancelRacesReply(t *testing.T) {
 					if json.Unmarshal(r.v, &s) != nil || s != "v"+strconv.Itoa(i) {
 						t.Fatalf("value %s", r.v)
 					}
-				} else if !errors.Is(r.err, runtime.ErrAborted) || !runtime.IsUncertain(r.err) {
+				} else if !(runtime.CodeOf(r.err) == wire.CodeAborted) || !runtime.IsUncertain(r.err) {
 					t.Fatalf("err %v", r.err)
 				}
 				eventually(t, "slot released", func() bool { return c.InFlight() == 0 })
@@ -68,8 +69,8 @@ func TestCloseRacesCalls(t *testing.T) {
 						if err != nil {
 							return
 						}
-						m, err := wire.DecodeHostMessage(p)
-						if err != nil || m.Type != wire.TypeRequest {
+						m, err := proto.DecodeHostMessage(p)
+						if err != nil || m.Type != proto.TypeRequest {
 							continue
 						}
 						f.sendRaw(frame(resultFrame(int(m.ID), `1`)))

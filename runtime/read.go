@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -11,16 +12,16 @@ import (
 // the reply to its caller, and ends the connection on the first violation.
 func (c *Conn) readLoop() {
 	defer c.wg.Done()
-	rd := wire.NewReader(c.r, c.frameMax)
+	rd := proto.NewReader(c.r, c.frameMax)
 	for {
 		p, err := rd.ReadFrame()
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
-		m, err := wire.DecodeAdapterMessage(p)
+		m, err := proto.DecodeAdapterMessage(p)
 		if err != nil {
-			c.end(NewViolation(InvalidResponse, err)) // R54
+			c.end(violation(wire.InvalidResponse, err)) // R54
 			return
 		}
 		if !c.deliver(&m) {
@@ -41,25 +42,25 @@ func (c *Conn) readFailed(err error) {
 			cause = c.onPeerGone()
 		}
 		if cause == nil {
-			cause = NewViolation(Output, fmt.Errorf("output ended: %w", io.EOF))
+			cause = violation(wire.Output, fmt.Errorf("output ended: %w", io.EOF))
 		}
 		c.end(cause)
 		return
 	}
-	c.end(NewViolation(Output, err))
+	c.end(violation(wire.Output, err))
 }
 
 // deliver routes one reply to its pending call and releases the call's slot. A reply to
 // an identity that is not pending (never sent, or completed) ends the connection (R35,
 // R55). It reports whether the read loop should go on.
-func (c *Conn) deliver(m *wire.Message) bool {
+func (c *Conn) deliver(m *proto.Message) bool {
 	c.mu.Lock()
 	cl, ok := c.pending[m.ID]
 	if !ok {
 		ended := c.state == stateEnded
 		c.mu.Unlock()
 		if !ended {
-			c.end(NewViolation(UnknownReply, fmt.Errorf("%s for id %d, which is not pending", m.Type, m.ID)))
+			c.end(violation(wire.UnknownReply, fmt.Errorf("%s for id %d, which is not pending", m.Type, m.ID)))
 		}
 		return false
 	}
@@ -73,7 +74,7 @@ func (c *Conn) deliver(m *wire.Message) bool {
 		}
 		return true
 	}
-	if m.Type == wire.TypeResult {
+	if m.Type == proto.TypeResult {
 		cl.ch <- reply{value: m.Value}
 	} else {
 		cl.ch <- reply{isErr: true, code: m.Code, rawCode: m.RawCode, message: m.Message}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -31,10 +32,10 @@ func pendingCalls(t *testing.T, c *runtime.Conn, f *fake, n int) []<-chan result
 // checkViolation checks that the connection ended with the violation kind and that every
 // pending call failed exactly once with closed, uncertain, and the violation as cause
 // (R51).
-func checkViolation(t *testing.T, c *runtime.Conn, res []<-chan result, kind runtime.Violation, sentinel error) *runtime.ViolationError {
+func checkViolation(t *testing.T, c *runtime.Conn, res []<-chan result, kind wire.Violation, sentinel error) *wire.ViolationError {
 	t.Helper()
 	cause := ended(t, c)
-	var v *runtime.ViolationError
+	var v *wire.ViolationError
 	if !errors.As(cause, &v) || v.Kind != kind || !errors.Is(cause, sentinel) {
 		t.Fatalf("cause %v, want %q", cause, kind)
 	}
@@ -43,7 +44,7 @@ func checkViolation(t *testing.T, c *runtime.Conn, res []<-chan result, kind run
 	}
 	for _, ch := range res {
 		r := recv(t, ch)
-		checkOutcome(t, r.err, runtime.ErrClosed, true, false)
+		checkOutcome(t, r.err, wire.CodeClosed, true, false)
 		if !errors.Is(r.err, sentinel) || callError(t, r.err).Cause != cause {
 			t.Errorf("pending call: %v, want cause %v", r.err, cause)
 		}
@@ -57,7 +58,7 @@ func checkViolation(t *testing.T, c *runtime.Conn, res []<-chan result, kind run
 		t.Errorf("in flight %d after the end", c.InFlight())
 	}
 	_, err := c.Call(context.Background(), read, nil)
-	checkOutcome(t, err, runtime.ErrClosed, false, true)
+	checkOutcome(t, err, wire.CodeClosed, false, true)
 	if !errors.Is(err, sentinel) {
 		t.Errorf("call after the end: %v", err)
 	}
@@ -66,13 +67,13 @@ func checkViolation(t *testing.T, c *runtime.Conn, res []<-chan result, kind run
 
 // The violations' texts are the specification's.
 func TestViolationText(t *testing.T) {
-	want := map[runtime.Violation]string{
-		runtime.ProcessExited:   "The adapter process exited",
-		runtime.Output:          "The adapter output ended or violated the protocol",
-		runtime.InvalidResponse: "The adapter sent an invalid response",
-		runtime.UnknownReply:    "The adapter replied to an unknown request",
-		runtime.InputPipe:       "The adapter input pipe failed or stalled",
-		runtime.IDExhausted:     "Adapter request identity space exhausted",
+	want := map[wire.Violation]string{
+		wire.ProcessExited:   "The adapter process exited",
+		wire.Output:          "The adapter output ended or violated the protocol",
+		wire.InvalidResponse: "The adapter sent an invalid response",
+		wire.UnknownReply:    "The adapter replied to an unknown request",
+		wire.InputPipe:       "The adapter input pipe failed or stalled",
+		wire.IDExhausted:     "Adapter request identity space exhausted",
 	}
 	for k, s := range want {
 		if k.String() != s {
@@ -80,8 +81,8 @@ func TestViolationText(t *testing.T) {
 		}
 	}
 	exit := errors.New("exit status 3")
-	err := error(runtime.NewViolation(runtime.ProcessExited, exit))
-	if !errors.Is(err, runtime.ErrProcessExited) || !errors.Is(err, exit) || errors.Is(err, runtime.ErrOutputViolation) {
+	err := error(&wire.ViolationError{Kind: wire.ProcessExited, Err: exit})
+	if !errors.Is(err, wire.ProcessExited) || !errors.Is(err, exit) || errors.Is(err, wire.Output) {
 		t.Errorf("%v", err)
 	}
 	if err.Error() != "The adapter process exited: exit status 3" {
@@ -99,12 +100,12 @@ func TestOutputViolation(t *testing.T) {
 		close  bool
 		detail error
 	}{
-		{"stray print", []byte("hello from the adapter\n"), false, wire.ErrFrameTooLarge},
-		{"zero-length frame", []byte{0, 0, 0, 0}, false, wire.ErrFrameEmpty},
-		{"oversized length", oversized, false, wire.ErrFrameTooLarge},
-		{"maximum length", []byte{0xff, 0xff, 0xff, 0xff}, false, wire.ErrFrameTooLarge},
-		{"truncated header", []byte{0, 0}, true, wire.ErrFrameTruncated},
-		{"truncated payload", append([]byte{0, 0, 0, 10}, `{"ty`...), true, wire.ErrFrameTruncated},
+		{"stray print", []byte("hello from the adapter\n"), false, proto.ErrFrameTooLarge},
+		{"zero-length frame", []byte{0, 0, 0, 0}, false, proto.ErrFrameEmpty},
+		{"oversized length", oversized, false, proto.ErrFrameTooLarge},
+		{"maximum length", []byte{0xff, 0xff, 0xff, 0xff}, false, proto.ErrFrameTooLarge},
+		{"truncated header", []byte{0, 0}, true, proto.ErrFrameTruncated},
+		{"truncated payload", append([]byte{0, 0, 0, 10}, `{"ty`...), true, proto.ErrFrameTruncated},
 		{"end of output", nil, true, io.EOF}, // R52
 	}
 	for _, tt := range tests {
@@ -117,7 +118,7 @@ func TestOutputViolation(t *testing.T) {
 				if tt.close {
 					_ = f.out.Close()
 				}
-				v := checkViolation(t, c, res, runtime.Output, runtime.ErrOutputViolation)
+				v := checkViolation(t, c, res, wire.Output, wire.Output)
 				if !errors.Is(v, tt.detail) {
 					t.Errorf("detail %v, want %v", v.Err, tt.detail)
 				}
@@ -132,7 +133,7 @@ func TestOutputViolation(t *testing.T) {
 // R52, A26: OnPeerGone decides the cause of a clean end of output, called once.
 func TestOnPeerGoneOutputEnd(t *testing.T) {
 	exit := errors.New("exit status 2")
-	for _, ret := range []error{runtime.NewViolation(runtime.ProcessExited, exit), nil} {
+	for _, ret := range []error{&wire.ViolationError{Kind: wire.ProcessExited, Err: exit}, nil} {
 		var calls atomic.Int32
 		c, f := newConn(t, ioPipe, &runtime.Options{OnPeerGone: func() error {
 			calls.Add(1)
@@ -145,12 +146,12 @@ func TestOnPeerGoneOutputEnd(t *testing.T) {
 		res := pendingCalls(t, c, f, 1)
 		_ = f.out.Close()
 		if ret != nil {
-			checkViolation(t, c, res, runtime.ProcessExited, runtime.ErrProcessExited)
+			checkViolation(t, c, res, wire.ProcessExited, wire.ProcessExited)
 			if !errors.Is(c.Err(), exit) {
 				t.Errorf("cause %v does not carry the exit status", c.Err())
 			}
 		} else {
-			v := checkViolation(t, c, res, runtime.Output, runtime.ErrOutputViolation)
+			v := checkViolation(t, c, res, wire.Output, wire.Output)
 			if !errors.Is(v, io.EOF) {
 				t.Errorf("%v", v)
 			}
@@ -173,17 +174,17 @@ func TestOnPeerGoneOutputEnd(t *testing.T) {
 // R56, R52: a write that fails because the adapter's input is gone (not a stall) asks
 // OnPeerGone for the cause, so a crash is reported as the process exit, not its symptom.
 func TestOnPeerGoneBrokenInput(t *testing.T) {
-	exit := runtime.NewViolation(runtime.ProcessExited, errors.New("exit status 9"))
+	exit := &wire.ViolationError{Kind: wire.ProcessExited, Err: errors.New("exit status 9")}
 	for _, ret := range []error{exit, nil} {
 		c, f := newConn(t, osPipe, &runtime.Options{OnPeerGone: func() error { return ret }})
 		f.handshake(c)
 		_ = f.inEnd.Close() // the adapter's stdin is gone: the next write fails with EPIPE
 		_, err := c.Call(context.Background(), read, nil)
-		want := runtime.ErrInputPipe
+		want := wire.InputPipe
 		if ret != nil {
-			want = runtime.ErrProcessExited
+			want = wire.ProcessExited
 		}
-		if !errors.Is(err, runtime.ErrClosed) || !errors.Is(err, want) || !errors.Is(ended(t, c), want) {
+		if !(runtime.CodeOf(err) == wire.CodeClosed) || !errors.Is(err, want) || !errors.Is(ended(t, c), want) {
 			t.Fatalf("hook returned %v: err = %v, cause = %v", ret, err, c.Err())
 		}
 	}
@@ -224,8 +225,8 @@ func TestInvalidResponse(t *testing.T) {
 			f.handshake(c)
 			res := pendingCalls(t, c, f, 1)
 			f.send(tt.payload)
-			v := checkViolation(t, c, res, runtime.InvalidResponse, runtime.ErrInvalidResponse)
-			if !errors.Is(v, wire.ErrInvalidEnvelope) {
+			v := checkViolation(t, c, res, wire.InvalidResponse, wire.InvalidResponse)
+			if !errors.Is(v, proto.ErrInvalidEnvelope) {
 				t.Errorf("detail %v", v.Err)
 			}
 		})
@@ -258,7 +259,7 @@ func TestUnknownReply(t *testing.T) {
 			} else {
 				res = append(res, first)
 			}
-			checkViolation(t, c, res, runtime.UnknownReply, runtime.ErrUnknownReply)
+			checkViolation(t, c, res, wire.UnknownReply, wire.UnknownReply)
 		})
 	}
 }
@@ -275,11 +276,11 @@ func TestIDExhausted(t *testing.T) {
 	}
 	pending := pendingCalls(t, c, f, 1) // id 3, the last
 	_, err := c.Call(context.Background(), read, nil)
-	checkOutcome(t, err, runtime.ErrClosed, false, true)
-	if !errors.Is(err, runtime.ErrIDExhausted) {
+	checkOutcome(t, err, wire.CodeClosed, false, true)
+	if !errors.Is(err, wire.IDExhausted) {
 		t.Errorf("%v", err)
 	}
-	checkViolation(t, c, pending, runtime.IDExhausted, runtime.ErrIDExhausted)
+	checkViolation(t, c, pending, wire.IDExhausted, wire.IDExhausted)
 }
 
 // R14, R33, R57, A14, A15: a connection whose calls start just below 2^53-1 uses the
@@ -297,8 +298,8 @@ func TestIDExhaustedAtTopOfRange(t *testing.T) {
 		}
 	}
 	_, err := c.Call(context.Background(), read, nil)
-	checkOutcome(t, err, runtime.ErrClosed, false, true)
-	if !errors.Is(err, runtime.ErrIDExhausted) || !errors.Is(ended(t, c), runtime.ErrIDExhausted) {
+	checkOutcome(t, err, wire.CodeClosed, false, true)
+	if !errors.Is(err, wire.IDExhausted) || !errors.Is(ended(t, c), wire.IDExhausted) {
 		t.Fatalf("%v", err)
 	}
 }
@@ -313,7 +314,7 @@ func TestStalledWriter(t *testing.T) {
 			// The adapter stops reading; 1 MiB does not fit in any pipe buffer.
 			big := `{"data":"` + strings.Repeat("x", 1<<20) + `"}`
 			res := goCall(context.Background(), c, read, big)
-			v := checkViolation(t, c, []<-chan result{res}, runtime.InputPipe, runtime.ErrInputPipe)
+			v := checkViolation(t, c, []<-chan result{res}, wire.InputPipe, wire.InputPipe)
 			if !errors.Is(v, runtime.ErrWriteTimeout) {
 				t.Errorf("detail %v", v.Err)
 			}
@@ -331,10 +332,10 @@ func TestViolationFailsAllPending(t *testing.T) {
 	abandoned := goCall(ctx, c, read, "")
 	f.next()
 	cancel()
-	checkOutcome(t, recv(t, abandoned).err, runtime.ErrAborted, true, false)
+	checkOutcome(t, recv(t, abandoned).err, wire.CodeAborted, true, false)
 	f.expect(cancelFrame(7))
 	f.sendRaw([]byte("garbage!"))
-	checkViolation(t, c, res, runtime.Output, runtime.ErrOutputViolation)
+	checkViolation(t, c, res, wire.Output, wire.Output)
 }
 
 // R59: violations are per connection.
@@ -347,7 +348,7 @@ func TestViolationIsPerConnection(t *testing.T) {
 	res := goCall(context.Background(), good, read, "")
 	fg.expect(request(2, read, `{}`))
 	fb.send(resultFrame(42, "1"))
-	checkViolation(t, bad, pending, runtime.UnknownReply, runtime.ErrUnknownReply)
+	checkViolation(t, bad, pending, wire.UnknownReply, wire.UnknownReply)
 	fg.send(resultFrame(2, `"fine"`))
 	if r := recv(t, res); r.err != nil || string(r.v) != `"fine"` {
 		t.Fatalf("%s %v", r.v, r.err)
@@ -371,13 +372,13 @@ func TestCloseAndAbort(t *testing.T) {
 			t.Fatalf("Close: %v", err)
 		}
 	}
-	if c.Err() != runtime.ErrConnClosed {
+	if c.Err() != runtime.ErrClosed {
 		t.Fatalf("Err() = %v", c.Err())
 	}
 	for _, ch := range res {
 		r := recv(t, ch)
-		checkOutcome(t, r.err, runtime.ErrClosed, true, false)
-		if !errors.Is(r.err, runtime.ErrConnClosed) {
+		checkOutcome(t, r.err, wire.CodeClosed, true, false)
+		if !errors.Is(r.err, runtime.ErrClosed) {
 			t.Errorf("%v", r.err)
 		}
 	}
@@ -385,7 +386,7 @@ func TestCloseAndAbort(t *testing.T) {
 		t.Errorf("adapter stdin: %v", err)
 	}
 	c.Abort(errors.New("later"))
-	if c.Err() != runtime.ErrConnClosed || c.Close() != nil {
+	if c.Err() != runtime.ErrClosed || c.Close() != nil {
 		t.Errorf("Abort after Close changed the cause: %v", c.Err())
 	}
 
@@ -398,7 +399,7 @@ func TestCloseAndAbort(t *testing.T) {
 		t.Errorf("Err() = %v, Close() = %v", c2.Err(), c2.Close())
 	}
 	_, err := c2.Initialize(context.Background(), nil)
-	checkOutcome(t, err, runtime.ErrClosed, false, true)
+	checkOutcome(t, err, wire.CodeClosed, false, true)
 }
 
 // R51: a caller waiting for a slot when the connection ends never started.
@@ -407,13 +408,13 @@ func TestWaitingCallerOnEnd(t *testing.T) {
 	f.handshake(c)
 	pending := pendingCalls(t, c, f, 1)
 	waiting := goCall(context.Background(), c, read, "")
-	c.Abort(runtime.NewViolation(runtime.ProcessExited, nil))
+	c.Abort(&wire.ViolationError{Kind: wire.ProcessExited})
 	r := recv(t, waiting)
-	checkOutcome(t, r.err, runtime.ErrClosed, false, true)
-	if !errors.Is(r.err, runtime.ErrProcessExited) {
+	checkOutcome(t, r.err, wire.CodeClosed, false, true)
+	if !errors.Is(r.err, wire.ProcessExited) {
 		t.Errorf("%v", r.err)
 	}
-	checkViolation(t, c, pending, runtime.ProcessExited, runtime.ErrProcessExited)
+	checkViolation(t, c, pending, wire.ProcessExited, wire.ProcessExited)
 }
 
 // R51, R32: when the connection ends, a request the writer had taken is uncertain, one
@@ -432,11 +433,11 @@ func TestQueuedRequestsNeverStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := recv(t, first)
-	if ce := checkOutcome(t, r.err, runtime.ErrClosed, true, false); ce.ID != 2 {
+	if ce := checkOutcome(t, r.err, wire.CodeClosed, true, false); ce.ID != 2 {
 		t.Errorf("first: %v", r.err)
 	}
 	r = recv(t, second)
-	if ce := checkOutcome(t, r.err, runtime.ErrClosed, false, true); ce.ID != 0 || !errors.Is(r.err, runtime.ErrConnClosed) {
+	if ce := checkOutcome(t, r.err, wire.CodeClosed, false, true); ce.ID != 0 || !errors.Is(r.err, runtime.ErrClosed) {
 		t.Errorf("second: %v", r.err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // ErrWriteTimeout is the detail of an InputPipe violation when a frame was not written
@@ -180,7 +181,7 @@ func (c *Conn) writeTimed(p []byte) error {
 
 // writeStalled runs when a Write outlasted the pipe write timeout (timer path).
 func (c *Conn) writeStalled() {
-	c.end(NewViolation(InputPipe, fmt.Errorf("%w (%v)", ErrWriteTimeout, c.pipeWrite)))
+	c.end(violation(wire.InputPipe, fmt.Errorf("%w (%v)", ErrWriteTimeout, c.pipeWrite)))
 }
 
 // writeFailed ends the connection after a failed Write, unless the host ended it first
@@ -190,7 +191,7 @@ func (c *Conn) writeFailed(err error) {
 		return
 	}
 	if errors.Is(err, os.ErrDeadlineExceeded) {
-		c.end(NewViolation(InputPipe, fmt.Errorf("%w (%v): %w", ErrWriteTimeout, c.pipeWrite, err)))
+		c.end(violation(wire.InputPipe, fmt.Errorf("%w (%v): %w", ErrWriteTimeout, c.pipeWrite, err)))
 		return
 	}
 	if c.onPeerGone != nil {
@@ -199,5 +200,5 @@ func (c *Conn) writeFailed(err error) {
 			return
 		}
 	}
-	c.end(NewViolation(InputPipe, err))
+	c.end(violation(wire.InputPipe, err))
 }

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 const callHelp = `
@@ -117,7 +117,7 @@ func readParams(stdin io.Reader, arg []string) ([]byte, error) {
 			return nil, usagef("PARAMS_JSON from stdin exceeds %d bytes", maxStdinParams)
 		}
 	}
-	if err := wire.ValidateParams(p); err != nil || len(p) == 0 {
+	if err := proto.ValidateParams(p); err != nil || len(p) == 0 {
 		if err == nil {
 			err = fmt.Errorf("empty")
 		}

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -214,7 +215,7 @@ func parseSlow(v string) (string, []byte, error) {
 	if params == "" {
 		params = "{}"
 	}
-	if err := wire.ValidateParams([]byte(params)); err != nil {
+	if err := proto.ValidateParams([]byte(params)); err != nil {
 		return "", nil, usagef("--slow %q: PARAMS_JSON is not one JSON object: %v", v, err)
 	}
 	return method, []byte(params), nil

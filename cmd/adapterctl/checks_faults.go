@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // hostFault is a fault a host might commit after the handshake, that the adapter cannot
@@ -83,12 +83,12 @@ func (c *checker) hostFault(ctx context.Context, f hostFault) {
 // sendFault initializes s, writes the fault and waits for the exit. It returns a
 // description of the exit, or "" after recording why the check did not pass.
 func (c *checker) sendFault(ctx context.Context, s *session, f hostFault) string {
-	id, err := s.request(wire.MethodInitialize, wire.AppendInitializeParams(nil, c.config))
-	var m wire.Message
+	id, err := s.request(proto.MethodInitialize, proto.AppendInitializeParams(nil, c.config))
+	var m proto.Message
 	if err == nil {
 		m, err = s.await(ctx, id, c.timeout)
 	}
-	if err != nil || m.Type != wire.TypeResult {
+	if err != nil || m.Type != proto.TypeResult {
 		c.skip(f.check, "no initialize result to start from (see handshake)")
 		return ""
 	}

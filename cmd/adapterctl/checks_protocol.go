@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -90,17 +91,17 @@ func (c *checker) firstMethod() string {
 func short(s string) string {
 	const max = 80
 	if len(s) > max {
-		s = wire.TruncateMessage(s[:max]) + "..."
+		s = proto.TruncateMessage(s[:max]) + "..."
 	}
 	return fmt.Sprintf("%q", s)
 }
 
 // expectError records name as passed when the reply is an error with code want.
-func (c *checker) expectError(name string, m wire.Message, err error, want wire.Code, ifResult string) {
+func (c *checker) expectError(name string, m proto.Message, err error, want wire.Code, ifResult string) {
 	switch {
 	case err != nil:
 		c.failed(name, "no reply: %v", err)
-	case m.Type == wire.TypeResult:
+	case m.Type == proto.TypeResult:
 		c.failed(name, "answered with a result, want error %s: %s", want, ifResult)
 	case m.RawCode != string(want):
 		c.failed(name, "answered with error %q %s, want %s", m.RawCode, short(m.Message), want)
@@ -112,24 +113,24 @@ func (c *checker) expectError(name string, m wire.Message, err error, want wire.
 // handshake sends initialize as a host does (R17) and validates the catalog (R19-R26).
 func (c *checker) handshake(ctx context.Context, s *session) {
 	start := time.Now()
-	id, err := s.request(wire.MethodInitialize, wire.AppendInitializeParams(nil, c.config))
-	var m wire.Message
+	id, err := s.request(proto.MethodInitialize, proto.AppendInitializeParams(nil, c.config))
+	var m proto.Message
 	if err == nil {
 		m, err = s.await(ctx, id, c.timeout)
 	}
 	switch {
 	case err != nil:
 		c.failed(checkHandshake, "initialize not answered: %v", err)
-	case m.Type == wire.TypeError:
+	case m.Type == proto.TypeError:
 		c.failed(checkHandshake, "initialize answered with error %q %s", m.RawCode, short(m.Message))
 	default:
 		c.pass(checkHandshake, "result after %v (bound %v)", time.Since(start).Round(time.Millisecond), c.timeout)
 	}
-	if err != nil || m.Type != wire.TypeResult {
+	if err != nil || m.Type != proto.TypeResult {
 		c.skip(checkCatalog, "no initialize result")
 		return
 	}
-	cat, err := wire.DecodeCatalog(m.Value)
+	cat, err := proto.DecodeCatalog(m.Value)
 	if err != nil {
 		c.failed(checkCatalog, "%v", err)
 		return
@@ -144,8 +145,8 @@ func (c *checker) handshake(ctx context.Context, s *session) {
 
 // secondInitialize: a second initialize is answered invalid (R27, A7).
 func (c *checker) secondInitialize(ctx context.Context, s *session) {
-	id, err := s.request(wire.MethodInitialize, wire.AppendInitializeParams(nil, c.config))
-	var m wire.Message
+	id, err := s.request(proto.MethodInitialize, proto.AppendInitializeParams(nil, c.config))
+	var m proto.Message
 	if err == nil {
 		m, err = s.await(ctx, id, c.timeout)
 	}
@@ -160,14 +161,14 @@ func (c *checker) unknownMethod(ctx context.Context, s *session) {
 }
 
 // callUnknown sends a request for a method the catalog does not advertise.
-func (c *checker) callUnknown(ctx context.Context, s *session) (wire.Message, error) {
+func (c *checker) callUnknown(ctx context.Context, s *session) (proto.Message, error) {
 	method := "adapterctl.check.unknown"
-	for c.catalog.Methods()[method] {
+	for proto.Methods(c.catalog)[method] {
 		method += "-x"
 	}
 	id, err := s.request(method, nil)
 	if err != nil {
-		return wire.Message{}, err
+		return proto.Message{}, err
 	}
 	return s.await(ctx, id, c.timeout)
 }
@@ -181,10 +182,10 @@ func (c *checker) unknownField(ctx context.Context, s *session) {
 		return
 	}
 	id, err := s.requestRaw(func(id uint64) []byte {
-		b := wire.AppendRequest(nil, id, method, nil)
+		b := proto.AppendRequest(nil, id, method, nil)
 		return append(b[:len(b)-1], `,"adapterctl":true}`...)
 	})
-	var m wire.Message
+	var m proto.Message
 	if err == nil {
 		m, err = s.await(ctx, id, c.timeout)
 	}
@@ -228,13 +229,13 @@ const slowHint = `to make it run, name a method that can be made to wait: --slow
 // returns "" and why when there is none to use.
 func (c *checker) slowMethod() (method string, params []byte, why string) {
 	if c.slow != "" {
-		if !c.catalog.Methods()[c.slow] {
+		if !proto.Methods(c.catalog)[c.slow] {
 			return "", nil, fmt.Sprintf("--slow names %s, which the catalog does not advertise", c.slow)
 		}
 		return c.slow, c.slowParams, ""
 	}
 	method = c.firstMethod()
-	for m := range c.catalog.Methods() {
+	for m := range proto.Methods(c.catalog) {
 		if strings.HasSuffix(m, sleepSuffix) && (params == nil || m < method) {
 			method, params = m, []byte(sleepParams)
 		}
@@ -265,7 +266,7 @@ func (c *checker) busy(ctx context.Context, s *session) {
 		for _, id := range ids {
 			if m, ok := s.replies[id]; ok {
 				answered++
-				if m.Type == wire.TypeError && m.RawCode == string(wire.CodeBusy) {
+				if m.Type == proto.TypeError && m.RawCode == string(wire.CodeBusy) {
 					busy++
 				}
 			}
@@ -349,7 +350,7 @@ func (c *checker) preInitialize(ctx context.Context, s *session) {
 		method = probeMethod
 	}
 	id, err := s.request(method, nil)
-	var m wire.Message
+	var m proto.Message
 	if err == nil {
 		m, err = s.await(ctx, id, c.timeout)
 	}
@@ -367,7 +368,7 @@ func (c *checker) aggregate() {
 		s.mu.Lock()
 		for _, r := range s.errorReplies {
 			replies = append(replies, r.rawCode)
-			if !wire.Code(r.rawCode).Valid() {
+			if !proto.ValidCode(wire.Code(r.rawCode)) {
 				badCode = append(badCode, fmt.Sprintf("id %d: code %q", r.id, r.rawCode))
 			}
 			if r.messageLen > limits.MaxErrorMessage {

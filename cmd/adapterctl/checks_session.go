@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // session is the checker's own raw protocol driver: one adapter process started with
@@ -27,7 +27,7 @@ type session struct {
 	mu           sync.Mutex
 	changed      chan struct{} // closed and replaced whenever something is recorded
 	sent         map[uint64]bool
-	replies      map[uint64]wire.Message
+	replies      map[uint64]proto.Message
 	received     int           // replies recorded
 	unexpected   []string      // unprompted, unknown-id or duplicate replies (R15, R16, R35)
 	errorReplies []errorReply  // every error reply (R28, R30)
@@ -67,7 +67,7 @@ func startSession(ctx context.Context, cfg platform.Config) (*session, error) {
 	s := &session{
 		tree: tree, stdin: tree.Stdin(), nextID: 1,
 		changed: make(chan struct{}), sent: make(map[uint64]bool),
-		replies: make(map[uint64]wire.Message), readerDone: make(chan struct{}),
+		replies: make(map[uint64]proto.Message), readerDone: make(chan struct{}),
 	}
 	go s.read(tree.Stdout())
 	go s.watchExit()
@@ -95,7 +95,7 @@ func (s *session) watchExit() {
 // keeps draining stdout, so that the adapter never blocks on a full pipe.
 func (s *session) read(stdout io.Reader) {
 	defer close(s.readerDone)
-	r := wire.NewReader(stdout, 0)
+	r := proto.NewReader(stdout, 0)
 	for {
 		p, err := r.ReadFrame()
 		if err != nil {
@@ -106,7 +106,7 @@ func (s *session) read(stdout io.Reader) {
 			case err == io.EOF:
 				s.endedEarly = !s.disconnected
 			case s.streamErr == nil:
-				s.streamErr = err // a *wire.FrameError says when its length reads as text
+				s.streamErr = err // a *proto.FrameError says when its length reads as text
 			}
 			s.notify()
 			s.mu.Unlock()
@@ -115,7 +115,7 @@ func (s *session) read(stdout io.Reader) {
 			}
 			return
 		}
-		m, err := wire.DecodeAdapterMessage(p)
+		m, err := proto.DecodeAdapterMessage(p)
 		s.mu.Lock()
 		if err != nil {
 			s.ended = true
@@ -134,7 +134,7 @@ func (s *session) read(stdout io.Reader) {
 }
 
 // record files one reply; s.mu must be held.
-func (s *session) record(m wire.Message, payload []byte) {
+func (s *session) record(m proto.Message, payload []byte) {
 	s.received++
 	switch {
 	case !s.sent[m.ID]:
@@ -145,7 +145,7 @@ func (s *session) record(m wire.Message, payload []byte) {
 		return
 	}
 	s.replies[m.ID] = m
-	if m.Type == wire.TypeError {
+	if m.Type == proto.TypeError {
 		// The decoded message is capped (R31); the length as sent is what R30 is about.
 		var raw struct {
 			Message string `json:"message"`
@@ -193,8 +193,8 @@ func (s *session) write(frames []byte) error {
 // appendFrame appends payload as one frame.
 func appendFrame(dst, payload []byte) ([]byte, error) {
 	start := len(dst)
-	dst = append(wire.BeginFrame(dst), payload...)
-	if _, err := wire.FinishFrame(dst[start:], 0); err != nil {
+	dst = append(proto.BeginFrame(dst), payload...)
+	if _, err := proto.FinishFrame(dst[start:], 0); err != nil {
 		return dst[:start], err
 	}
 	return dst, nil
@@ -214,7 +214,7 @@ func (s *session) newID() uint64 {
 // request sends one request and returns its identity.
 func (s *session) request(method string, params []byte) (uint64, error) {
 	id := s.newID()
-	return id, s.send(wire.AppendRequest(nil, id, method, params))
+	return id, s.send(proto.AppendRequest(nil, id, method, params))
 }
 
 // requestRaw sends a payload built by build for the next identity.
@@ -230,7 +230,7 @@ func (s *session) requests(n int, method string, params []byte) ([]uint64, error
 	for i := range ids {
 		ids[i] = s.newID()
 		var err error
-		if buf, err = appendFrame(buf, wire.AppendRequest(nil, ids[i], method, params)); err != nil {
+		if buf, err = appendFrame(buf, proto.AppendRequest(nil, ids[i], method, params)); err != nil {
 			return nil, err
 		}
 	}
@@ -238,7 +238,7 @@ func (s *session) requests(n int, method string, params []byte) ([]uint64, error
 }
 
 // cancel sends a cancel envelope.
-func (s *session) cancel(id uint64) error { return s.send(wire.AppendCancel(nil, id)) }
+func (s *session) cancel(id uint64) error { return s.send(proto.AppendCancel(nil, id)) }
 
 func (s *session) send(payload []byte) error {
 	frame, err := appendFrame(nil, payload)
@@ -249,7 +249,7 @@ func (s *session) send(payload []byte) error {
 }
 
 // await waits up to timeout for the reply to id.
-func (s *session) await(ctx context.Context, id uint64, timeout time.Duration) (wire.Message, error) {
+func (s *session) await(ctx context.Context, id uint64, timeout time.Duration) (proto.Message, error) {
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	for {
@@ -262,16 +262,16 @@ func (s *session) await(ctx context.Context, id uint64, timeout time.Duration) (
 		}
 		if ended {
 			if err := s.broken(); err != nil {
-				return wire.Message{}, err
+				return proto.Message{}, err
 			}
-			return wire.Message{}, errOutputEnded
+			return proto.Message{}, errOutputEnded
 		}
 		select {
 		case <-changed:
 		case <-t.C:
-			return wire.Message{}, fmt.Errorf("no reply to id %d within %v", id, timeout)
+			return proto.Message{}, fmt.Errorf("no reply to id %d within %v", id, timeout)
 		case <-ctx.Done():
-			return wire.Message{}, ctx.Err()
+			return proto.Message{}, ctx.Err()
 		}
 	}
 }

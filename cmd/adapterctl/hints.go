@@ -6,6 +6,7 @@ import (
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // outputHint is the hint for an adapter whose output violated the protocol.
@@ -15,7 +16,7 @@ const outputHint = "an adapter writes nothing but frames to stdout (docs/protoco
 // what happened and what to do. "" when the error says enough.
 func hintFor(err error) string {
 	var nf *discovery.NotFoundError
-	var ve *runtime.ViolationError
+	var ve *wire.ViolationError
 	switch {
 	case err == nil:
 		return ""
@@ -25,7 +26,7 @@ func hintFor(err error) string {
 		return "'adapterctl list DIR' shows every adapter found and why any other file was not taken"
 	case errors.Is(err, platform.ErrNotExecutable):
 		return "make the file executable (chmod +x FILE); a script needs a #! line"
-	case errors.As(err, &ve) && ve.Kind == runtime.Output:
+	case errors.As(err, &ve) && ve.Kind == wire.Output:
 		return outputHint
 	}
 	return ""

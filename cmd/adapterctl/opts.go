@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/registry"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // pathEnv names the environment variable listing the directories searched for
@@ -56,7 +56,7 @@ func (o *adapterOpts) configuration() (json.RawMessage, error) {
 	if o.config == "" {
 		return nil, nil
 	}
-	if err := wire.ValidateParams([]byte(o.config)); err != nil {
+	if err := proto.ValidateParams([]byte(o.config)); err != nil {
 		return nil, usagef("--config is not one JSON object: %v", err)
 	}
 	return json.RawMessage(o.config), nil

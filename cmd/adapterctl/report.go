@@ -10,7 +10,6 @@ import (
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
-	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -23,7 +22,7 @@ func exitStatus(err error) int {
 	var (
 		ue *usageError
 		oe *lifecycle.OpenError
-		ve *runtime.ViolationError
+		ve *wire.ViolationError
 		ce *runtime.CallError
 		re *discovery.RefError
 		le *platform.LaunchError
@@ -36,7 +35,7 @@ func exitStatus(err error) int {
 	case errors.As(err, &ue), errors.As(err, &re),
 		// One "not absolute" sentinel for references and directories: a directory's
 		// is a not-found (below), a reference's a usage error.
-		errors.Is(err, registry.ErrNotAbsolute) && !errors.As(err, &dd):
+		errors.Is(err, platform.ErrNotAbsolute) && !errors.As(err, &dd):
 		return ExitUsage
 	case errors.As(err, &cp):
 		return controlStatus(cp)
@@ -194,7 +193,7 @@ func newErrorReport(cmd string, err error, cleanup error, status int) errorRepor
 				r.Call.Cause = ce.Cause.Error()
 			}
 		}
-		var ve *runtime.ViolationError
+		var ve *wire.ViolationError
 		if errors.As(err, &ve) {
 			r.Violation = ve.Kind.String()
 			if ve.Err != nil {
@@ -218,7 +217,7 @@ func newErrorReport(cmd string, err error, cleanup error, status int) errorRepor
 		}
 	}
 	r.Hint = hintFor(err)
-	if r.Hint == "" && r.Violation == runtime.Output.String() {
+	if r.Hint == "" && r.Violation == wire.Output.String() {
 		r.Hint = outputHint // reported by a daemon
 	}
 	if cleanup != nil {

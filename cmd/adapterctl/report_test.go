@@ -19,7 +19,7 @@ import (
 // those the other tests cannot provoke on every machine (an unverified cleanup, R63).
 func TestExitStatus(t *testing.T) {
 	unverified := &platform.UnverifiedError{Mechanism: platform.MechProcessGroup, Reason: "no proof"}
-	exited := runtime.NewViolation(runtime.ProcessExited, errors.New("exit status 3"))
+	exited := &wire.ViolationError{Kind: wire.ProcessExited, Err: errors.New("exit status 3")}
 	tests := []struct {
 		name string
 		err  error
@@ -33,7 +33,7 @@ func TestExitStatus(t *testing.T) {
 		{"launch: missing", &platform.LaunchError{Path: "/x", Err: platform.ErrNotFound}, ExitNotFound},
 		{"launch: not executable", &platform.LaunchError{Path: "/x", Err: platform.ErrNotExecutable}, ExitBroken},
 		{"open: spawn missing", &lifecycle.OpenError{Stage: lifecycle.StageSpawn, Err: &platform.LaunchError{Err: platform.ErrNotFound}}, ExitNotFound},
-		{"open: config", &lifecycle.OpenError{Stage: lifecycle.StageConfig, Err: lifecycle.ErrInvalidConfiguration}, ExitUsage},
+		{"open: config", &lifecycle.OpenError{Stage: lifecycle.StageConfig, Err: runtime.ErrInvalidParams}, ExitUsage},
 		{"open: handshake", &lifecycle.OpenError{Stage: lifecycle.StageHandshake, Err: exited}, ExitBroken},
 		{"open: handshake, cleanup unverified", &lifecycle.OpenError{Stage: lifecycle.StageHandshake, Err: exited, Cleanup: unverified}, ExitUnverified},
 		{"unverified", fmt.Errorf("close: %w", unverified), ExitUnverified},
@@ -42,7 +42,7 @@ func TestExitStatus(t *testing.T) {
 		{"never started", &runtime.CallError{Method: "a.b", Code: wire.CodeUnavailable, NeverStarted: true, Cause: runtime.ErrUnknownMethod}, ExitFailed},
 		{"deadline", &runtime.CallError{Method: "a.b", ID: 2, Code: wire.CodeDeadline, Uncertain: true, Cause: context.DeadlineExceeded}, ExitFailed},
 		{"violation", &runtime.CallError{Method: "a.b", ID: 2, Code: wire.CodeClosed, Uncertain: true, Cause: exited}, ExitBroken}, // R51
-		{"closed by the host", &runtime.CallError{Method: "a.b", Code: wire.CodeClosed, NeverStarted: true, Cause: runtime.ErrConnClosed}, ExitBroken},
+		{"closed by the host", &runtime.CallError{Method: "a.b", Code: wire.CodeClosed, NeverStarted: true, Cause: runtime.ErrClosed}, ExitBroken},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/adapterkit/adapterkit/controlplane"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // scrape fetches and parses http://addr/metrics.
@@ -90,7 +90,7 @@ func TestServeMetrics(t *testing.T) {
 		send("example.echo.sleep", `{"ms":1}`, "ok")
 		want[[2]string{"example.echo.sleep", "ok"}]++
 	}
-	for i, code := range wire.Codes {
+	for i, code := range proto.Codes {
 		for range i%3 + 1 {
 			send("example.echo.fail", `{"code":"`+string(code)+`","message":"m"}`, string(code))
 			want[[2]string{"example.echo.fail", string(code)}]++

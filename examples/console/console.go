@@ -16,6 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // The service's bounds.
@@ -118,7 +119,7 @@ func (s *session) terminate(bound time.Duration) (closeResult, error) {
 	case <-s.exited:
 		res.ExitCode = s.cmd.ProcessState.ExitCode()
 	case <-t.C:
-		err = plugin.Errorf(plugin.CodeFailed, "session %d: the command did not end within %v", s.id, bound)
+		err = plugin.Errorf(wire.CodeFailed, "session %d: the command did not end within %v", s.id, bound)
 	}
 	// Closing the read end wakes the pump; a process that still writes gets EPIPE.
 	s.out.Close()
@@ -144,10 +145,10 @@ func (c *console) start(_ context.Context, p startParams) (sessionResult, error)
 	switch {
 	case c.closing:
 		c.mu.Unlock()
-		return sessionResult{}, plugin.Errorf(plugin.CodeClosed, "the console is shutting down")
+		return sessionResult{}, plugin.Errorf(wire.CodeClosed, "the console is shutting down")
 	case len(c.sessions)+c.starting >= maxSessions:
 		c.mu.Unlock()
-		return sessionResult{}, plugin.Errorf(plugin.CodeBusy, "at most %d sessions may exist at once; close one first", maxSessions)
+		return sessionResult{}, plugin.Errorf(wire.CodeBusy, "at most %d sessions may exist at once; close one first", maxSessions)
 	}
 	c.starting++
 	c.mu.Unlock()
@@ -168,7 +169,7 @@ func (c *console) start(_ context.Context, p startParams) (sessionResult, error)
 		return sessionResult{}, err
 	case closing: // shutdown began while the command started: it must not survive
 		_, _ = s.terminate(c.closeBound)
-		return sessionResult{}, plugin.Errorf(plugin.CodeClosed, "the console is shutting down")
+		return sessionResult{}, plugin.Errorf(wire.CodeClosed, "the console is shutting down")
 	}
 	return sessionResult{Session: s.id}, nil
 }
@@ -179,11 +180,11 @@ func (c *console) start(_ context.Context, p startParams) (sessionResult, error)
 func checkCommand(path string) error {
 	switch {
 	case path == "":
-		return plugin.Errorf(plugin.CodeInvalid, "command is required: an absolute path")
+		return plugin.Errorf(wire.CodeInvalid, "command is required: an absolute path")
 	case !filepath.IsAbs(path):
-		return plugin.Errorf(plugin.CodeInvalid, "command %q is not an absolute path; it is never resolved or run through a shell", path)
+		return plugin.Errorf(wire.CodeInvalid, "command %q is not an absolute path; it is never resolved or run through a shell", path)
 	case isWindows && !strings.EqualFold(filepath.Ext(path), ".exe"):
-		return plugin.Errorf(plugin.CodeInvalid, "command %q is not an explicit .exe", path)
+		return plugin.Errorf(wire.CodeInvalid, "command %q is not an explicit .exe", path)
 	}
 	return nil
 }
@@ -192,7 +193,7 @@ func checkCommand(path string) error {
 func startSession(p startParams) (*session, error) {
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, plugin.Errorf(plugin.CodeFailed, "creating the output pipe: %v", err)
+		return nil, plugin.Errorf(wire.CodeFailed, "creating the output pipe: %v", err)
 	}
 	cmd := exec.Command(p.Command, p.Args...)
 	cmd.Stdout, cmd.Stderr = pw, pw // *os.File: handed to the command, no copying goroutine
@@ -203,11 +204,11 @@ func startSession(p startParams) (*session, error) {
 		pr.Close()
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, plugin.Errorf(plugin.CodeInvalid, "command %q does not exist", p.Command)
+			return nil, plugin.Errorf(wire.CodeInvalid, "command %q does not exist", p.Command)
 		case errors.Is(err, fs.ErrPermission):
-			return nil, plugin.Errorf(plugin.CodeDenied, "command %q may not be executed: %v", p.Command, err)
+			return nil, plugin.Errorf(wire.CodeDenied, "command %q may not be executed: %v", p.Command, err)
 		}
-		return nil, plugin.Errorf(plugin.CodeFailed, "starting %q: %v", p.Command, err)
+		return nil, plugin.Errorf(wire.CodeFailed, "starting %q: %v", p.Command, err)
 	}
 	s := &session{
 		cmd: cmd, out: pr,
@@ -229,15 +230,15 @@ func (c *console) lookup(id int64) (*session, error) {
 	if s, ok := c.sessions[id]; ok {
 		return s, nil
 	}
-	return nil, plugin.Errorf(plugin.CodeInvalid, "unknown session %d", id)
+	return nil, plugin.Errorf(wire.CodeInvalid, "unknown session %d", id)
 }
 
 func (c *console) read(ctx context.Context, p readParams) (readResult, error) {
 	if p.MaxBytes < 1 || p.MaxBytes > maxReadBytes {
-		return readResult{}, plugin.Errorf(plugin.CodeInvalid, "max_bytes must be from 1 to %d", maxReadBytes)
+		return readResult{}, plugin.Errorf(wire.CodeInvalid, "max_bytes must be from 1 to %d", maxReadBytes)
 	}
 	if p.WaitMS < 0 || p.WaitMS > maxWait.Milliseconds() {
-		return readResult{}, plugin.Errorf(plugin.CodeInvalid, "wait_ms must be from 0 to %d", maxWait.Milliseconds())
+		return readResult{}, plugin.Errorf(wire.CodeInvalid, "wait_ms must be from 0 to %d", maxWait.Milliseconds())
 	}
 	s, err := c.lookup(p.Session)
 	if err != nil {
@@ -268,9 +269,9 @@ func (c *console) read(ctx context.Context, p readParams) (readResult, error) {
 		case <-t.C:
 			return readResult{}, nil // nothing yet: answer before the call deadline (A34)
 		case <-ctx.Done():
-			return readResult{}, plugin.Errorf(plugin.CodeAborted, "Read canceled") // R38
+			return readResult{}, plugin.Errorf(wire.CodeAborted, "Read canceled") // R38
 		case <-s.stop:
-			return readResult{}, plugin.Errorf(plugin.CodeClosed, "session %d was closed", s.id)
+			return readResult{}, plugin.Errorf(wire.CodeClosed, "session %d was closed", s.id)
 		}
 	}
 }
@@ -281,7 +282,7 @@ func (c *console) close(_ context.Context, p sessionParams) (closeResult, error)
 	delete(c.sessions, p.Session)
 	c.mu.Unlock()
 	if !ok {
-		return closeResult{}, plugin.Errorf(plugin.CodeInvalid, "unknown session %d", p.Session)
+		return closeResult{}, plugin.Errorf(wire.CodeInvalid, "unknown session %d", p.Session)
 	}
 	return s.terminate(c.closeBound)
 }

@@ -13,7 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/adapterkit/adapterkit/plugin"
-	hostruntime "github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -173,4 +173,4 @@ func wantCode(t *testing.T, err error, code wire.Code) {
 }
 
 // codeOf returns the code of a host-side call error.
-func codeOf(err error) (wire.Code, bool) { return hostruntime.CodeOf(err) }
+func codeOf(err error) (wire.Code, bool) { c := runtime.CodeOf(err); return c, c != "" }

@@ -26,6 +26,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // maxBig is the largest string example.echo.big returns: the frame limit less room for
@@ -42,7 +43,7 @@ type (
 
 func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
 	if p.MS < 0 || time.Duration(p.MS)*time.Millisecond > limits.CallDeadline {
-		return sleepParams{}, plugin.Errorf(plugin.CodeInvalid, "ms must be from 0 to %d", limits.CallDeadline.Milliseconds())
+		return sleepParams{}, plugin.Errorf(wire.CodeInvalid, "ms must be from 0 to %d", limits.CallDeadline.Milliseconds())
 	}
 	t := time.NewTimer(time.Duration(p.MS) * time.Millisecond)
 	defer t.Stop()
@@ -50,18 +51,18 @@ func sleep(ctx context.Context, p sleepParams) (sleepParams, error) {
 	case <-t.C:
 		return p, nil
 	case <-ctx.Done():
-		return sleepParams{}, plugin.Errorf(plugin.CodeAborted, "Sleep canceled")
+		return sleepParams{}, plugin.Errorf(wire.CodeAborted, "Sleep canceled")
 	}
 }
 
 func fail(_ context.Context, p failParams) (struct{}, error) {
 	log.Info("failing as asked", "code", p.Code)
-	return struct{}{}, &plugin.Error{Code: plugin.Code(p.Code), Message: p.Message}
+	return struct{}{}, &plugin.Error{Code: wire.Code(p.Code), Message: p.Message}
 }
 
 func big(_ context.Context, p bigParams) (json.RawMessage, error) {
 	if p.Bytes < 0 || p.Bytes > maxBig {
-		return nil, plugin.Errorf(plugin.CodeInvalid, "bytes must be from 0 to %d", maxBig)
+		return nil, plugin.Errorf(wire.CodeInvalid, "bytes must be from 0 to %d", maxBig)
 	}
 	b := make([]byte, p.Bytes+2)
 	for i := range b {

@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -15,7 +16,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // session serves the echo adapter over pipes and returns a call function.
-func session(t *testing.T) (send func(string), recv func() wire.Message) {
+func session(t *testing.T) (send func(string), recv func() proto.Message) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	served := make(chan error, 1)
@@ -27,27 +28,27 @@ func session(t *testing.T) (send func(string), recv func() wire.Message) {
 		}
 		outR.Close()
 	})
-	r := wire.NewReader(outR, 0)
+	r := proto.NewReader(outR, 0)
 	send = func(p string) {
 		t.Helper()
-		if err := wire.WriteFrame(inW, []byte(p), 0); err != nil {
+		if err := proto.WriteFrame(inW, []byte(p), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	recv = func() wire.Message {
+	recv = func() proto.Message {
 		t.Helper()
 		p, err := r.ReadFrame()
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := wire.DecodeAdapterMessage(p)
+		m, err := proto.DecodeAdapterMessage(p)
 		if err != nil {
 			t.Fatalf("invalid envelope %q: %v", p, err)
 		}
 		return m
 	}
-	send(string(wire.AppendRequest(nil, 1, wire.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
-	if m := recv(); m.Type != wire.TypeResult {
+	send(string(proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`))))
+	if m := recv(); m.Type != proto.TypeResult {
 		t.Fatalf("initialize: %s %q", m.Code, m.Message)
 	}
 	return send, recv
@@ -76,18 +77,18 @@ func TestMethods(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := uint64(i + 2)
-			send(string(wire.AppendRequest(nil, id, tt.method, []byte(tt.params))))
+			send(string(proto.AppendRequest(nil, id, tt.method, []byte(tt.params))))
 			m := recv()
 			if m.ID != id {
 				t.Fatalf("reply id %d, want %d", m.ID, id)
 			}
 			if tt.value != "" {
-				if m.Type != wire.TypeResult || string(m.Value) != tt.value {
+				if m.Type != proto.TypeResult || string(m.Value) != tt.value {
 					t.Fatalf("got %s %s %q %q, want %s", m.Type, m.Value, m.Code, m.Message, tt.value)
 				}
 				return
 			}
-			if m.Type != wire.TypeError || m.RawCode != string(tt.code) || (tt.message != "" && m.Message != tt.message) {
+			if m.Type != proto.TypeError || m.RawCode != string(tt.code) || (tt.message != "" && m.Message != tt.message) {
 				t.Fatalf("got %s %q %q, want %q %q", m.Type, m.RawCode, m.Message, tt.code, tt.message)
 			}
 		})
@@ -97,8 +98,8 @@ func TestMethods(t *testing.T) {
 // The largest big result fits in one frame.
 func TestBigAtTheLimit(t *testing.T) {
 	send, recv := session(t)
-	send(string(wire.AppendRequest(nil, 2, "example.echo.big", []byte(`{"bytes":4193280}`))))
-	if m := recv(); m.Type != wire.TypeResult || len(m.Value) != maxBig+2 {
+	send(string(proto.AppendRequest(nil, 2, "example.echo.big", []byte(`{"bytes":4193280}`))))
+	if m := recv(); m.Type != proto.TypeResult || len(m.Value) != maxBig+2 {
 		t.Fatalf("got %s %q, %d bytes", m.Type, m.Message, len(m.Value))
 	}
 }
@@ -106,9 +107,9 @@ func TestBigAtTheLimit(t *testing.T) {
 // R37, R38: a cancelled sleep answers aborted.
 func TestSleepCancel(t *testing.T) {
 	send, recv := session(t)
-	send(string(wire.AppendRequest(nil, 2, "example.echo.sleep", []byte(`{"ms":30000}`))))
-	send(string(wire.AppendCancel(nil, 2)))
-	if m := recv(); m.Type != wire.TypeError || m.ID != 2 || m.Code != wire.CodeAborted || m.Message != "Sleep canceled" {
+	send(string(proto.AppendRequest(nil, 2, "example.echo.sleep", []byte(`{"ms":30000}`))))
+	send(string(proto.AppendCancel(nil, 2)))
+	if m := recv(); m.Type != proto.TypeError || m.ID != 2 || m.Code != wire.CodeAborted || m.Message != "Sleep canceled" {
 		t.Fatalf("got %s %d %q %q", m.Type, m.ID, m.Code, m.Message)
 	}
 }

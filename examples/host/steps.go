@@ -16,6 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // slowTimeout is how long the demo lets the thermometer's "slow" probe run before it
@@ -47,7 +48,7 @@ func (d *demo) thermometer() {
 	defer cancel()
 	_, err = registry.Call(ctx, dev, device.Read, device.ReadParams{Probe: "slow"})
 	var ce *runtime.CallError
-	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDeadline) {
+	if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeDeadline) {
 		d.fail(label, fmt.Errorf("slow read: want a deadline error, got %v", err))
 		return
 	}
@@ -68,7 +69,7 @@ func (d *demo) echo() {
 	}
 	_, err = registry.Call(d.ctx, c, echoapi.Fail, echoapi.FailParams{Code: "denied", Message: "not for you"})
 	var ce *runtime.CallError
-	if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrDenied) {
+	if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeDenied) {
 		d.fail(label, fmt.Errorf("fail: want a denied error, got %v", err))
 		return
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/plugin"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // log is the adapter's logger: JSON records on stderr that the host shows under the
@@ -28,9 +29,9 @@ func read(ctx context.Context, p device.ReadParams) (device.Reading, error) {
 		return device.Reading{Celsius: 21.5}, nil
 	case "slow":
 		<-ctx.Done()
-		return device.Reading{}, plugin.Errorf(plugin.CodeAborted, "Read canceled")
+		return device.Reading{}, plugin.Errorf(wire.CodeAborted, "Read canceled")
 	}
-	return device.Reading{}, plugin.Errorf(plugin.CodeInvalid, "unknown probe")
+	return device.Reading{}, plugin.Errorf(wire.CodeInvalid, "unknown probe")
 }
 
 // newAdapter returns the thermometer adapter.

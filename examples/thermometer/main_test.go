@@ -9,7 +9,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 const asAdapter = "THERMOMETER_TEST_AS_ADAPTER"
@@ -45,7 +45,7 @@ func TestSpecExampleExchange(t *testing.T) {
 			_ = cmd.Wait()
 		}
 	}()
-	r := wire.NewReader(stdout, 0)
+	r := proto.NewReader(stdout, 0)
 	steps := []struct{ send, want string }{
 		{`{"type":"request","v":1,"id":1,"method":"system.adapter.initialize","params":{"protocol":1,"configuration":{}}}`,
 			`{"type":"result","v":1,"id":1,"value":{"protocol":1,"services":[{"id":"example.device","version":1,"methods":["example.device.read"]}]}}`},
@@ -58,7 +58,7 @@ func TestSpecExampleExchange(t *testing.T) {
 			`{"type":"error","v":1,"id":4,"code":"invalid","message":"unknown probe"}`},
 	}
 	for _, s := range steps {
-		if err := wire.WriteFrame(stdin, []byte(s.send), 0); err != nil {
+		if err := proto.WriteFrame(stdin, []byte(s.send), 0); err != nil {
 			t.Fatal(err)
 		}
 		if s.want == "" {

@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -126,13 +127,26 @@ func ForRegistry(r *registry.Registry) *Collector {
 			if _, v, err := discovery.ParseFileName(filepath.Base(h.Path()), goruntime.GOOS); err == nil && v != nil {
 				a.Version = v.String()
 			}
-			if cat := h.Catalog(); cat != nil {
-				a.Methods = cat.Methods()
-			}
+			a.Methods = CatalogMethods(h.Catalog())
 			out.Adapters = append(out.Adapters, a)
 		}
 		return out
 	})
+}
+
+// CatalogMethods returns the set of methods a catalog advertises (Adapter.Methods);
+// nil for a nil catalog.
+func CatalogMethods(cat *wire.Catalog) map[string]bool {
+	if cat == nil {
+		return nil
+	}
+	out := make(map[string]bool)
+	for _, svc := range cat.Services {
+		for _, m := range svc.Methods {
+			out[m] = true
+		}
+	}
+	return out
 }
 
 const ns = "adapterkit"
@@ -279,7 +293,7 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 		m := f.methods[method]
 		if m == nil {
 			m = &methodFigures{codes: map[string]uint64{CodeOK: 0}, buckets: make([]uint64, len(Buckets))}
-			for _, code := range wire.Codes {
+			for _, code := range proto.Codes {
 				m.codes[string(code)] = 0
 			}
 			f.methods[method] = m

@@ -11,11 +11,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/registry/promcollector"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 var built string
@@ -43,7 +43,7 @@ func mix(t *testing.T, h *registry.Handle, oks, unknown int) map[[2]string]uint6
 		}
 		want[[2]string{"example.echo.echo", "ok"}]++
 	}
-	for i, c := range wire.Codes {
+	for i, c := range proto.Codes {
 		for range i + 1 {
 			_, err := h.Call(ctx, "example.echo.fail", json.RawMessage(`{"code":"`+string(c)+`","message":"m"}`))
 			var ce *runtime.CallError
@@ -171,7 +171,7 @@ func TestSameNameAddedUp(t *testing.T) {
 	}
 	mix(t, h, 2, 0)
 	st := h.Stats()
-	methods := h.Catalog().Methods()
+	methods := promcollector.CatalogMethods(h.Catalog())
 	c := promcollector.New(func() promcollector.Snapshot {
 		return promcollector.Snapshot{Adapters: []promcollector.Adapter{
 			{Name: "echo", Version: "1.2.0", Up: true, Methods: methods, Stats: st},
@@ -202,7 +202,7 @@ func BenchmarkCollect(b *testing.B) {
 	for _, m := range []string{"example.echo.echo", "example.echo.big", "example.echo.fail", "example.echo.sleep"} {
 		_, _ = h.Call(ctx, m, json.RawMessage(`{}`))
 	}
-	st, methods := h.Stats(), h.Catalog().Methods()
+	st, methods := h.Stats(), promcollector.CatalogMethods(h.Catalog())
 	snap := promcollector.Snapshot{Daemon: &promcollector.Daemon{}}
 	for i := range 20 {
 		snap.Adapters = append(snap.Adapters, promcollector.Adapter{Name: "echo" + string(rune('a'+i)), Up: true, Methods: methods, Stats: st})

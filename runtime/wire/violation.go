@@ -57,15 +57,8 @@ func (v Violation) ByHost() bool { return v >= HostFrame && v <= HostIDNotAbove 
 // Is makes errors.Is(v, ErrHostViolation) true for the host's kinds.
 func (v Violation) Is(target error) bool { return target == ErrHostViolation && v.ByHost() }
 
-// ErrNilContext is the one nil-context error of the whole module: every exported
-// function or method that takes a context refuses a nil one with an error that
-// errors.Is(err, ErrNilContext) matches, instead of panicking in the caller's goroutine.
-// It lives here, the lowest package the host side and the adapter SDK share; package
-// runtime re-exports it (runtime.ErrNilContext), which is the name to use.
-var ErrNilContext = errors.New("nil context")
-
 // ErrHostViolation is matched (errors.Is) by every *ViolationError of a host's kind;
-// package plugin re-exports it as plugin.ErrViolation.
+// package plugin re-exports it as wire.ErrHostViolation.
 var ErrHostViolation = errors.New("the host violated the protocol")
 
 // ViolationError is a protocol violation as the cause of a connection's end: its kind,

@@ -57,8 +57,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Catalog is the catalog the rogue advertises when it behaves.
@@ -122,22 +122,22 @@ func (r *rogue) frame(payload []byte) {
 	r.raw(append(b, payload...))
 }
 
-func (r *rogue) result(id uint64, value []byte) { r.frame(wire.AppendResult(nil, id, value)) }
+func (r *rogue) result(id uint64, value []byte) { r.frame(proto.AppendResult(nil, id, value)) }
 
 // errorReply sends an error envelope with code and message exactly as given: unlike
-// wire.AppendError it neither normalizes the code nor caps the message.
+// proto.AppendError it neither normalizes the code nor caps the message.
 func (r *rogue) errorReply(id uint64, code, message string) {
 	b := []byte(`{"type":"error","v":1,"id":`)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"code":`...)
-	b = wire.AppendString(b, code)
+	b = proto.AppendString(b, code)
 	b = append(b, `,"message":`...)
-	b = wire.AppendString(b, message)
+	b = proto.AppendString(b, message)
 	r.frame(append(b, '}'))
 }
 
 func (r *rogue) run() int {
-	in := wire.NewReader(os.Stdin, 0)
+	in := proto.NewReader(os.Stdin, 0)
 	if r.mode == "early" {
 		r.result(1, []byte(Catalog)) // before any request
 	}
@@ -145,8 +145,8 @@ func (r *rogue) run() int {
 	if err != nil {
 		return 1
 	}
-	m, err := wire.DecodeHostMessage(p)
-	if err != nil || m.Type != wire.TypeRequest || m.ID != 1 || m.Method != wire.MethodInitialize {
+	m, err := proto.DecodeHostMessage(p)
+	if err != nil || m.Type != proto.TypeRequest || m.ID != 1 || m.Method != proto.MethodInitialize {
 		return 1
 	}
 	r.lastID = 1
@@ -175,7 +175,7 @@ func (r *rogue) run() int {
 			}
 			return 1
 		}
-		m, err := wire.DecodeHostMessage(p)
+		m, err := proto.DecodeHostMessage(p)
 		if err != nil {
 			return 1
 		}
@@ -186,9 +186,9 @@ func (r *rogue) run() int {
 }
 
 // receive handles one envelope from the host; a result >= 0 ends the process with it.
-func (r *rogue) receive(m *wire.Message) int {
+func (r *rogue) receive(m *proto.Message) int {
 	r.mu.Lock()
-	if m.Type == wire.TypeCancel {
+	if m.Type == proto.TypeCancel {
 		r.cancels++
 		if m.ID > r.lastID {
 			r.mu.Unlock()

@@ -10,8 +10,8 @@
 //	dev, err := registry.Bind[*client.Device](h)
 //	r, err := dev.Read(ctx, client.ReadParams{Probe: "inlet"})
 //
-// Errors are the runtime's typed errors: errors.Is(err, runtime.ErrAborted) after a
-// cancelled read, errors.Is(err, runtime.ErrInvalid) for a probe the device does not
+// Errors are the runtime's typed errors: (runtime.CodeOf(err) == wire.CodeAborted) after a
+// cancelled read, (runtime.CodeOf(err) == wire.CodeInvalid) for a probe the device does not
 // have, runtime.IsUncertain(err) when the outcome is unknown.
 package client
 

@@ -90,7 +90,7 @@ func TestDeviceAgainstThermometer(t *testing.T) {
 		case <-time.After(wait):
 			t.Fatal("the cancelled read did not return")
 		}
-		if !errors.Is(err, runtime.ErrAborted) {
+		if !(runtime.CodeOf(err) == wire.CodeAborted) {
 			t.Fatalf("cancelled read: %v, want aborted", err)
 		}
 		if !runtime.IsUncertain(err) {
@@ -102,7 +102,7 @@ func TestDeviceAgainstThermometer(t *testing.T) {
 	t.Run("unknown probe", func(t *testing.T) {
 		_, err := dev.Read(ctx, client.ReadParams{Probe: "outlet"})
 		var ce *runtime.CallError
-		if !errors.As(err, &ce) || !errors.Is(err, runtime.ErrInvalid) {
+		if !errors.As(err, &ce) || !(runtime.CodeOf(err) == wire.CodeInvalid) {
 			t.Fatalf("unknown probe: %v, want invalid", err)
 		}
 		if ce.Uncertain || ce.NeverStarted || ce.Message != "unknown probe" {

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -53,14 +54,14 @@ func main() {
 }
 
 func send(payload []byte) {
-	if err := wire.WriteFrame(os.Stdout, payload, 0); err != nil {
+	if err := proto.WriteFrame(os.Stdout, payload, 0); err != nil {
 		os.Exit(1)
 	}
 }
 
 // serve answers requests until stdin ends.
 func serve(mode string) {
-	r := wire.NewReader(os.Stdin, 0)
+	r := proto.NewReader(os.Stdin, 0)
 	initialized := false
 	for {
 		p, err := r.ReadFrame()
@@ -68,18 +69,18 @@ func serve(mode string) {
 			switch {
 			case errors.Is(err, io.EOF):
 				return
-			case mode == "fragile" && errors.Is(err, wire.ErrFrameEmpty):
+			case mode == "fragile" && errors.Is(err, proto.ErrFrameEmpty):
 				continue
 			case mode == "panicky":
 				panic(err)
 			}
 			os.Exit(1)
 		}
-		m, err := wire.DecodeHostMessage(p)
-		var ee *wire.EnvelopeError
+		m, err := proto.DecodeHostMessage(p)
+		var ee *proto.EnvelopeError
 		switch {
-		case errors.As(err, &ee) && ee.Type == wire.TypeRequest && ee.ID != 0:
-			send(wire.AppendError(nil, ee.ID, wire.CodeInvalid, "invalid envelope"))
+		case errors.As(err, &ee) && ee.Type == proto.TypeRequest && ee.ID != 0:
+			send(proto.AppendError(nil, ee.ID, wire.CodeInvalid, "invalid envelope"))
 			continue
 		case err != nil && mode == "fragile":
 			continue
@@ -87,24 +88,24 @@ func serve(mode string) {
 			panic(err)
 		case err != nil:
 			os.Exit(1)
-		case m.Type == wire.TypeCancel:
+		case m.Type == proto.TypeCancel:
 			continue
 		}
 		switch {
-		case m.Method == wire.MethodInitialize && !initialized:
+		case m.Method == proto.MethodInitialize && !initialized:
 			initialized = true
-			send(wire.AppendResult(nil, m.ID, []byte(catalog)))
+			send(proto.AppendResult(nil, m.ID, []byte(catalog)))
 			if mode == "garbage" {
 				_, _ = os.Stdout.WriteString("hello from the adapter\n")
 			}
-		case m.Method == wire.MethodInitialize, !initialized:
-			send(wire.AppendError(nil, m.ID, wire.CodeInvalid, "not now"))
+		case m.Method == proto.MethodInitialize, !initialized:
+			send(proto.AppendError(nil, m.ID, wire.CodeInvalid, "not now"))
 		case mode == "crash":
 			os.Exit(3)
 		case m.Method == "bad.adapter.echo":
-			send(wire.AppendResult(nil, m.ID, m.Params))
+			send(proto.AppendResult(nil, m.ID, m.Params))
 		default:
-			send(wire.AppendError(nil, m.ID, wire.CodeUnavailable, wire.MessageUnknownMethod))
+			send(proto.AppendError(nil, m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package wire_test
+package proto_test
 
 import (
 	"bytes"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 var envelopeSeeds = []string{
@@ -25,20 +25,20 @@ var envelopeSeeds = []string{
 
 // checkDecoded asserts the invariants of any successful decode: the message re-encodes
 // to an envelope that decodes to the same message, and agrees with encoding/json.
-func checkDecoded(t *testing.T, in []byte, m wire.Message, decode func([]byte) (wire.Message, error)) {
+func checkDecoded(t *testing.T, in []byte, m proto.Message, decode func([]byte) (proto.Message, error)) {
 	if !json.Valid(in) || !utf8.Valid(in) {
 		t.Fatalf("accepted invalid JSON or UTF-8: %q", in)
 	}
 	var re []byte
 	switch m.Type {
-	case wire.TypeRequest:
-		re = wire.AppendRequest(nil, m.ID, m.Method, m.Params)
-	case wire.TypeCancel:
-		re = wire.AppendCancel(nil, m.ID)
-	case wire.TypeResult:
-		re = wire.AppendResult(nil, m.ID, m.Value)
-	case wire.TypeError:
-		re = wire.AppendError(nil, m.ID, m.Code, m.Message)
+	case proto.TypeRequest:
+		re = proto.AppendRequest(nil, m.ID, m.Method, m.Params)
+	case proto.TypeCancel:
+		re = proto.AppendCancel(nil, m.ID)
+	case proto.TypeResult:
+		re = proto.AppendResult(nil, m.ID, m.Value)
+	case proto.TypeError:
+		re = proto.AppendError(nil, m.ID, m.Code, m.Message)
 	default:
 		t.Fatalf("decoded type %v", m.Type)
 	}
@@ -57,14 +57,14 @@ func FuzzDecodeAdapterMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		m, err := wire.DecodeAdapterMessage(in)
+		m, err := proto.DecodeAdapterMessage(in)
 		if err != nil {
-			if !errors.Is(err, wire.ErrInvalidEnvelope) {
+			if !errors.Is(err, proto.ErrInvalidEnvelope) {
 				t.Fatalf("untyped error %v", err)
 			}
 			return
 		}
-		checkDecoded(t, in, m, wire.DecodeAdapterMessage)
+		checkDecoded(t, in, m, proto.DecodeAdapterMessage)
 	})
 }
 
@@ -73,14 +73,14 @@ func FuzzDecodeHostMessage(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		m, err := wire.DecodeHostMessage(in)
+		m, err := proto.DecodeHostMessage(in)
 		if err != nil {
-			if !errors.Is(err, wire.ErrInvalidEnvelope) {
+			if !errors.Is(err, proto.ErrInvalidEnvelope) {
 				t.Fatalf("untyped error %v", err)
 			}
 			return
 		}
-		checkDecoded(t, in, m, wire.DecodeHostMessage)
+		checkDecoded(t, in, m, proto.DecodeHostMessage)
 	})
 }
 
@@ -90,12 +90,12 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(header(0xffffffff))
 	f.Add([]byte{0, 0, 0})
 	f.Fuzz(func(t *testing.T, stream []byte) {
-		r := wire.NewReader(bytes.NewReader(stream), 64)
+		r := proto.NewReader(bytes.NewReader(stream), 64)
 		total := 0
 		for {
 			p, err := r.ReadFrame()
 			if err != nil {
-				var fe *wire.FrameError
+				var fe *proto.FrameError
 				if err != io.EOF && !errors.As(err, &fe) {
 					t.Fatalf("untyped error %v", err)
 				}
@@ -117,21 +117,21 @@ func FuzzDecodeCatalog(f *testing.F) {
 	f.Add([]byte(`{"protocol":1,"services":[{"id":"system.x","version":1,"methods":["system.x.y"]}]}`))
 	f.Add([]byte(`{"protocol":1,"services":[{"id":"a.b","version":1,"methods":["a.b.c","a.b.c"]}]}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		c, err := wire.DecodeCatalog(in)
+		c, err := proto.DecodeCatalog(in)
 		if err != nil {
-			if !errors.Is(err, wire.ErrInvalidCatalog) {
+			if !errors.Is(err, proto.ErrInvalidCatalog) {
 				t.Fatalf("untyped error %v", err)
 			}
 			return
 		}
-		if err := c.Validate(); err != nil {
+		if err := proto.ValidateCatalog(c); err != nil {
 			t.Fatalf("accepted catalog does not validate: %v", err)
 		}
-		out, err := wire.AppendCatalog(nil, c)
+		out, err := proto.AppendCatalog(nil, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := wire.DecodeCatalog(out); err != nil {
+		if _, err := proto.DecodeCatalog(out); err != nil {
 			t.Fatalf("re-encoded catalog %s rejected: %v", out, err)
 		}
 	})
@@ -141,14 +141,14 @@ func FuzzDecodeInitializeParams(f *testing.F) {
 	f.Add([]byte(`{"protocol":1,"configuration":{}}`))
 	f.Add([]byte(`{"protocol":1}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		cfg, err := wire.DecodeInitializeParams(in)
+		cfg, err := proto.DecodeInitializeParams(in)
 		if err != nil {
-			if !errors.Is(err, wire.ErrInvalidEnvelope) {
+			if !errors.Is(err, proto.ErrInvalidEnvelope) {
 				t.Fatalf("untyped error %v", err)
 			}
 			return
 		}
-		if err := wire.ValidateParams(cfg); err != nil || len(cfg) == 0 {
+		if err := proto.ValidateParams(cfg); err != nil || len(cfg) == 0 {
 			t.Fatalf("configuration %q is not an object: %v", cfg, err)
 		}
 	})

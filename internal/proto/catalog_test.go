@@ -1,10 +1,11 @@
-package wire_test
+package proto_test
 
 import (
 	"errors"
 	"fmt"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -49,18 +50,18 @@ func TestDecodeCatalog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule+" "+tt.in, func(t *testing.T) {
-			c, err := wire.DecodeCatalog([]byte(tt.in))
+			c, err := proto.DecodeCatalog([]byte(tt.in))
 			if tt.ok {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := c.Validate(); err != nil {
+				if err := proto.ValidateCatalog(c); err != nil {
 					t.Fatalf("decoded catalog does not validate: %v", err)
 				}
 				return
 			}
-			var ce *wire.CatalogError
-			if !errors.As(err, &ce) || !errors.Is(err, wire.ErrInvalidCatalog) {
+			var ce *proto.CatalogError
+			if !errors.As(err, &ce) || !errors.Is(err, proto.ErrInvalidCatalog) {
 				t.Fatalf("err = %v, want *CatalogError", err)
 			}
 			if tt.rule != "A8" && ce.Rule != tt.rule {
@@ -76,17 +77,17 @@ func TestCatalogLookups(t *testing.T) {
 		{ID: "c.d", Version: 3, Methods: []string{"c.d.z"}},
 	}}
 	if s, ok := c.Service("c.d"); !ok || s.Version != 3 {
-		t.Fatal("Service lookup")
+		t.Fatal("wire.Service lookup")
 	}
 	if _, ok := c.Service("x.y"); ok {
 		t.Fatal("found a missing service")
 	}
-	m := c.Methods()
+	m := proto.Methods(c)
 	if len(m) != 3 || !m["a.b.y"] || m["a.b"] {
 		t.Fatalf("Methods = %v", m)
 	}
 	var nilCat *wire.Catalog
-	if err := nilCat.Validate(); !errors.Is(err, wire.ErrInvalidCatalog) {
+	if err := proto.ValidateCatalog(nilCat); !errors.Is(err, proto.ErrInvalidCatalog) {
 		t.Fatal("nil catalog validated")
 	}
 }
@@ -104,9 +105,9 @@ func TestDecodeInitializeParams(t *testing.T) {
 		{"R17", `[]`, ""},
 	}
 	for _, tt := range tests {
-		got, err := wire.DecodeInitializeParams([]byte(tt.in))
+		got, err := proto.DecodeInitializeParams([]byte(tt.in))
 		if tt.want == "" {
-			if !errors.Is(err, wire.ErrInvalidEnvelope) {
+			if !errors.Is(err, proto.ErrInvalidEnvelope) {
 				t.Errorf("%s %s: err = %v", tt.rule, tt.in, err)
 			}
 			continue
@@ -115,24 +116,24 @@ func TestDecodeInitializeParams(t *testing.T) {
 			t.Errorf("%s %s: got %s, %v", tt.rule, tt.in, got, err)
 		}
 	}
-	if got := string(wire.AppendInitializeParams(nil, []byte(`{"k":"v"}`))); got != `{"protocol":1,"configuration":{"k":"v"}}` {
+	if got := string(proto.AppendInitializeParams(nil, []byte(`{"k":"v"}`))); got != `{"protocol":1,"configuration":{"k":"v"}}` {
 		t.Errorf("AppendInitializeParams = %s", got)
 	}
 }
 
-func ExampleCatalog_Validate() {
+func ExampleValidateCatalog() {
 	c := &wire.Catalog{Protocol: 1, Services: []wire.Service{
 		{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}},
 		{ID: "systemd.unit", Version: 1, Methods: []string{"systemd.unit.start"}},
 	}}
-	fmt.Println(c.Validate())
+	fmt.Println(proto.ValidateCatalog(c))
 	// Output: wire: invalid catalog (R21): service identifier is or starts with system; service "systemd.unit"
 }
 
 func ExampleDecodeAdapterMessage() {
-	m, err := wire.DecodeAdapterMessage([]byte(`{"type":"error","v":1,"id":7,"code":"unavailable","message":"Unknown method"}`))
+	m, err := proto.DecodeAdapterMessage([]byte(`{"type":"error","v":1,"id":7,"code":"unavailable","message":"Unknown method"}`))
 	fmt.Println(m.Type, m.ID, m.Code, m.Message, err)
-	_, err = wire.DecodeAdapterMessage([]byte(`{"type":"result","v":1,"id":7,"value":1,"extra":2}`))
+	_, err = proto.DecodeAdapterMessage([]byte(`{"type":"result","v":1,"id":7,"value":1,"extra":2}`))
 	fmt.Println(err)
 	// Output:
 	// error 7 unavailable Unknown method <nil>
@@ -140,7 +141,7 @@ func ExampleDecodeAdapterMessage() {
 }
 
 func ExampleAppendRequest() {
-	frame, _ := wire.FinishFrame(wire.AppendRequest(wire.BeginFrame(nil), 2, "example.device.read", []byte(`{"probe":"inlet"}`)), 0)
+	frame, _ := proto.FinishFrame(proto.AppendRequest(proto.BeginFrame(nil), 2, "example.device.read", []byte(`{"probe":"inlet"}`)), 0)
 	fmt.Printf("% x\n%s\n", frame[:4], frame[4:])
 	// Output:
 	// 00 00 00 59

@@ -1,4 +1,4 @@
-package wire_test
+package proto_test
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 func frame(payload string) []byte {
@@ -44,12 +44,12 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 
 // R5: an oversized length prefix is refused before anything of its size is allocated.
 func TestOversizedAllocatesNothing(t *testing.T) {
-	r := wire.NewReader(&repeatReader{b: header(0xffffffff)}, 0)
+	r := proto.NewReader(&repeatReader{b: header(0xffffffff)}, 0)
 	var before, after goruntime.MemStats
 	goruntime.GC()
 	goruntime.ReadMemStats(&before)
 	for i := 0; i < 100; i++ {
-		if _, err := r.ReadFrame(); !errors.Is(err, wire.ErrFrameTooLarge) {
+		if _, err := r.ReadFrame(); !errors.Is(err, proto.ErrFrameTooLarge) {
 			t.Fatalf("err = %v", err)
 		}
 	}
@@ -70,18 +70,18 @@ func TestReadFrame(t *testing.T) {
 	}{
 		{"R1", "one frame", frame(`{"a":1}`), 0, []string{`{"a":1}`}, io.EOF},
 		{"R1", "two frames back to back", append(frame(`{}`), frame(`{"b":2}`)...), 0, []string{`{}`, `{"b":2}`}, io.EOF},
-		{"R4", "zero-length frame", append(frame(`{}`), header(0)...), 0, []string{`{}`}, wire.ErrFrameEmpty},
+		{"R4", "zero-length frame", append(frame(`{}`), header(0)...), 0, []string{`{}`}, proto.ErrFrameEmpty},
 		{"R3", "exactly the cap is allowed (A1)", frame(strings.Repeat("x", 64)), 64, []string{strings.Repeat("x", 64)}, io.EOF},
-		{"R5", "cap plus one is oversized (A1)", frame(strings.Repeat("x", 65)), 64, nil, wire.ErrFrameTooLarge},
-		{"R5", "4 GiB length prefix", header(0xffffffff), 0, nil, wire.ErrFrameTooLarge},
-		{"R5", "protocol cap plus one", header(limits.MaxFrameSize + 1), 0, nil, wire.ErrFrameTooLarge},
-		{"R1", "truncated header", []byte{0, 0}, 0, nil, wire.ErrFrameTruncated},
-		{"R1", "truncated payload", frame(`{"a":1}`)[:8], 0, nil, wire.ErrFrameTruncated},
+		{"R5", "cap plus one is oversized (A1)", frame(strings.Repeat("x", 65)), 64, nil, proto.ErrFrameTooLarge},
+		{"R5", "4 GiB length prefix", header(0xffffffff), 0, nil, proto.ErrFrameTooLarge},
+		{"R5", "protocol cap plus one", header(limits.MaxFrameSize + 1), 0, nil, proto.ErrFrameTooLarge},
+		{"R1", "truncated header", []byte{0, 0}, 0, nil, proto.ErrFrameTruncated},
+		{"R1", "truncated payload", frame(`{"a":1}`)[:8], 0, nil, proto.ErrFrameTruncated},
 		{"R1", "empty stream", nil, 0, nil, io.EOF},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule+" "+tt.name, func(t *testing.T) {
-			r := wire.NewReader(bytes.NewReader(tt.stream), tt.max)
+			r := proto.NewReader(bytes.NewReader(tt.stream), tt.max)
 			var got []string
 			var err error
 			for {
@@ -97,7 +97,7 @@ func TestReadFrame(t *testing.T) {
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("frames = %q, want %q", got, tt.want)
 			}
-			var fe *wire.FrameError
+			var fe *proto.FrameError
 			if err != io.EOF && !errors.As(err, &fe) {
 				t.Fatalf("error %T is not a *FrameError", err)
 			}
@@ -111,8 +111,8 @@ func TestOversizedDoesNotWaitForBody(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pr.Close()
 	go func() { _, _ = pw.Write(header(limits.MaxFrameSize + 1)) }()
-	_, err := wire.NewReader(pr, 0).ReadFrame()
-	if !errors.Is(err, wire.ErrFrameTooLarge) {
+	_, err := proto.NewReader(pr, 0).ReadFrame()
+	if !errors.Is(err, proto.ErrFrameTooLarge) {
 		t.Fatalf("err = %v", err)
 	}
 	pw.Close()
@@ -120,23 +120,23 @@ func TestOversizedDoesNotWaitForBody(t *testing.T) {
 
 func TestFinishFrame(t *testing.T) {
 	// R4: a sender never sends an empty frame.
-	if _, err := wire.FinishFrame(wire.BeginFrame(nil), 0); !errors.Is(err, wire.ErrFrameEmpty) {
+	if _, err := proto.FinishFrame(proto.BeginFrame(nil), 0); !errors.Is(err, proto.ErrFrameEmpty) {
 		t.Fatalf("empty: %v", err)
 	}
 	// R3: nor one above the cap.
-	big := append(wire.BeginFrame(nil), strings.Repeat("x", 11)...)
-	if _, err := wire.FinishFrame(big, 10); !errors.Is(err, wire.ErrFrameTooLarge) {
+	big := append(proto.BeginFrame(nil), strings.Repeat("x", 11)...)
+	if _, err := proto.FinishFrame(big, 10); !errors.Is(err, proto.ErrFrameTooLarge) {
 		t.Fatalf("big: %v", err)
 	}
-	f, err := wire.FinishFrame(append(wire.BeginFrame(nil), `{}`...), 0)
+	f, err := proto.FinishFrame(append(proto.BeginFrame(nil), `{}`...), 0)
 	if err != nil || !bytes.Equal(f, frame(`{}`)) {
 		t.Fatalf("frame = %x, %v", f, err)
 	}
 	var buf bytes.Buffer
-	if err := wire.WriteFrame(&buf, []byte(`{"x":1}`), 0); err != nil || !bytes.Equal(buf.Bytes(), frame(`{"x":1}`)) {
+	if err := proto.WriteFrame(&buf, []byte(`{"x":1}`), 0); err != nil || !bytes.Equal(buf.Bytes(), frame(`{"x":1}`)) {
 		t.Fatalf("WriteFrame = %x, %v", buf.Bytes(), err)
 	}
-	if err := wire.WriteFrame(&buf, nil, 0); !errors.Is(err, wire.ErrFrameEmpty) {
+	if err := proto.WriteFrame(&buf, nil, 0); !errors.Is(err, proto.ErrFrameEmpty) {
 		t.Fatalf("WriteFrame empty: %v", err)
 	}
 }
@@ -150,15 +150,15 @@ func TestFrameErrorReadsAsText(t *testing.T) {
 		text     string // "" when no hint is expected
 		sentinel error
 	}{
-		{"R5", "hello\n", "hell", wire.ErrFrameTooLarge},
-		{"R1", "hi\n", "hi\n", wire.ErrFrameTruncated},
-		{"R5", "{\"type\":1}", "{\"ty", wire.ErrFrameTooLarge},
-		{"R4", "\x00\x00\x00\x00", "", wire.ErrFrameEmpty},
-		{"R5", "\xff\xff\xff\xff", "", wire.ErrFrameTooLarge},
-		{"R1", "\x00\x00", "", wire.ErrFrameTruncated},
+		{"R5", "hello\n", "hell", proto.ErrFrameTooLarge},
+		{"R1", "hi\n", "hi\n", proto.ErrFrameTruncated},
+		{"R5", "{\"type\":1}", "{\"ty", proto.ErrFrameTooLarge},
+		{"R4", "\x00\x00\x00\x00", "", proto.ErrFrameEmpty},
+		{"R5", "\xff\xff\xff\xff", "", proto.ErrFrameTooLarge},
+		{"R1", "\x00\x00", "", proto.ErrFrameTruncated},
 	} {
-		_, err := wire.NewReader(strings.NewReader(c.in), 0).ReadFrame()
-		var fe *wire.FrameError
+		_, err := proto.NewReader(strings.NewReader(c.in), 0).ReadFrame()
+		var fe *proto.FrameError
 		if !errors.As(err, &fe) || !errors.Is(err, c.sentinel) {
 			t.Fatalf("%s %q: error %v, want %v", c.name, c.in, err, c.sentinel)
 		}

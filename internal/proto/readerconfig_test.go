@@ -1,4 +1,4 @@
-package wire_test
+package proto_test
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"testing/iotest"
 
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 func frameOf(n int, fill byte) []byte {
@@ -21,7 +21,7 @@ func frameOf(n int, fill byte) []byte {
 func TestReaderConfig(t *testing.T) {
 	big := limits.MaxFrameSize + 1 // over the adapter cap, under the control plane's
 	stream := append(append(frameOf(0, 0), frameOf(big, 'x')...), frameOf(3, 'y')...)
-	r := wire.NewReaderConfig(iotest.HalfReader(bytes.NewReader(stream)), wire.ReaderConfig{Max: limits.ControlMaxFrameSize, AllowEmpty: true})
+	r := proto.NewReaderConfig(iotest.HalfReader(bytes.NewReader(stream)), proto.ReaderConfig{Max: limits.ControlMaxFrameSize, AllowEmpty: true})
 	for i, want := range []int{0, big, 3} {
 		p, err := r.ReadFrame()
 		if err != nil || len(p) != want {
@@ -36,25 +36,25 @@ func TestReaderConfig(t *testing.T) {
 	for _, c := range []struct {
 		frame []byte
 		want  error
-	}{{frameOf(0, 0), wire.ErrFrameEmpty}, {frameOf(big, 'x'), wire.ErrFrameTooLarge}} {
-		_, err := wire.NewReader(bytes.NewReader(c.frame), 0).ReadFrame()
-		var fe *wire.FrameError
+	}{{frameOf(0, 0), proto.ErrFrameEmpty}, {frameOf(big, 'x'), proto.ErrFrameTooLarge}} {
+		_, err := proto.NewReader(bytes.NewReader(c.frame), 0).ReadFrame()
+		var fe *proto.FrameError
 		if !errors.As(err, &fe) || !errors.Is(err, c.want) {
 			t.Fatalf("adapter reader: %v, want a *FrameError matching %v", err, c.want)
 		}
 	}
 
 	// Over the configured cap: refused from the header, the body never read.
-	_, err := wire.NewReaderConfig(bytes.NewReader(frameOf(11, 'z')), wire.ReaderConfig{Max: 10}).ReadFrame()
-	var fe *wire.FrameError
-	if !errors.As(err, &fe) || fe.Err != wire.ErrFrameTooLarge || fe.Length != 11 || fe.Max != 10 {
+	_, err := proto.NewReaderConfig(bytes.NewReader(frameOf(11, 'z')), proto.ReaderConfig{Max: 10}).ReadFrame()
+	var fe *proto.FrameError
+	if !errors.As(err, &fe) || fe.Err != proto.ErrFrameTooLarge || fe.Length != 11 || fe.Max != 10 {
 		t.Fatalf("over the cap: %#v", err)
 	}
 
 	// A large frame cut short is truncated, with the read error as the cause.
 	cut := frameOf(big, 'x')[:1<<20]
-	_, err = wire.NewReaderConfig(bytes.NewReader(cut), wire.ReaderConfig{Max: limits.ControlMaxFrameSize}).ReadFrame()
-	if !errors.Is(err, wire.ErrFrameTruncated) || !errors.Is(err, io.ErrUnexpectedEOF) {
+	_, err = proto.NewReaderConfig(bytes.NewReader(cut), proto.ReaderConfig{Max: limits.ControlMaxFrameSize}).ReadFrame()
+	if !errors.Is(err, proto.ErrFrameTruncated) || !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("truncated: %v", err)
 	}
 }

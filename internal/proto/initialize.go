@@ -1,10 +1,11 @@
-package wire
+package proto
 
 import (
 	"encoding/json"
 	"strconv"
 
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // AppendInitializeParams appends the params of the initialize request (R17):
@@ -92,7 +93,7 @@ func intLiteral(n json.RawMessage) (int, bool) {
 // ([Catalog.Validate]). Extra members of the value and of service entries are tolerated
 // (A12); the listed ones must be present and of the right JSON type. Every error is a
 // *CatalogError.
-func DecodeCatalog(value []byte) (*Catalog, error) {
+func DecodeCatalog(value []byte) (*wire.Catalog, error) {
 	if err := validObject(value); err != nil {
 		return nil, &CatalogError{Rule: "R19", Reason: "initialize value is not a JSON object: " + err.Error()}
 	}
@@ -107,7 +108,7 @@ func DecodeCatalog(value []byte) (*Catalog, error) {
 	if wc.Services == nil {
 		return nil, &CatalogError{Rule: "R19", Reason: "services is missing"}
 	}
-	c := &Catalog{Protocol: proto, Services: make([]Service, 0, len(*wc.Services))}
+	c := &wire.Catalog{Protocol: proto, Services: make([]wire.Service, 0, len(*wc.Services))}
 	for i, ws := range *wc.Services {
 		if ws.ID == nil {
 			return nil, &CatalogError{Rule: "R19", Reason: "service " + strconv.Itoa(i) + " has no id"}
@@ -119,16 +120,16 @@ func DecodeCatalog(value []byte) (*Catalog, error) {
 		if ws.Methods == nil {
 			return nil, &CatalogError{Rule: "R23", Service: *ws.ID, Reason: "methods is missing"}
 		}
-		c.Services = append(c.Services, Service{ID: *ws.ID, Version: v, Methods: *ws.Methods})
+		c.Services = append(c.Services, wire.Service{ID: *ws.ID, Version: v, Methods: *ws.Methods})
 	}
-	if err := c.Validate(); err != nil {
+	if err := ValidateCatalog(c); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 // AppendCatalog appends c as the value of an initialize result.
-func AppendCatalog(dst []byte, c *Catalog) ([]byte, error) {
+func AppendCatalog(dst []byte, c *wire.Catalog) ([]byte, error) {
 	b, err := json.Marshal(c)
 	if err != nil {
 		return dst, err

@@ -1,11 +1,11 @@
-package wire_test
+package proto_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 func BenchmarkDecodeResult(b *testing.B) {
@@ -13,7 +13,7 @@ func BenchmarkDecodeResult(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(p)))
 	for b.Loop() {
-		if _, err := wire.DecodeAdapterMessage(p); err != nil {
+		if _, err := proto.DecodeAdapterMessage(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -21,11 +21,11 @@ func BenchmarkDecodeResult(b *testing.B) {
 
 func BenchmarkDecodeResult1MiB(b *testing.B) {
 	big, _ := json.Marshal(strings.Repeat("x", 1<<20))
-	p := wire.AppendResult(nil, 7, big)
+	p := proto.AppendResult(nil, 7, big)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(p)))
 	for b.Loop() {
-		if _, err := wire.DecodeAdapterMessage(p); err != nil {
+		if _, err := proto.DecodeAdapterMessage(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -35,7 +35,7 @@ func BenchmarkDecodeRequest(b *testing.B) {
 	p := []byte(`{"type":"request","v":1,"id":2,"method":"example.device.read","params":{"probe":"inlet"}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := wire.DecodeHostMessage(p); err != nil {
+		if _, err := proto.DecodeHostMessage(p); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -46,6 +46,6 @@ func BenchmarkAppendRequest(b *testing.B) {
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = wire.AppendRequest(buf[:0], 123456, "example.device.read", params)
+		buf = proto.AppendRequest(buf[:0], 123456, "example.device.read", params)
 	}
 }

@@ -1,4 +1,4 @@
-package wire
+package proto
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
 // Type is an envelope type (R9).
@@ -38,11 +39,11 @@ type Message struct {
 	Type    Type
 	ID      uint64
 	Method  string
-	Params  []byte // a JSON object
-	Value   []byte // any JSON value
-	Code    Code   // normalized: anything unknown is CodeFailed (R29)
-	RawCode string // the code as sent, kept for diagnostics
-	Message string // capped at limits.MaxErrorMessage bytes (R31)
+	Params  []byte    // a JSON object
+	Value   []byte    // any JSON value
+	Code    wire.Code // normalized: anything unknown is wire.CodeFailed (R29)
+	RawCode string    // the code as sent, kept for diagnostics
+	Message string    // capped at limits.MaxErrorMessage bytes (R31)
 }
 
 // ErrInvalidEnvelope is the cause of every *EnvelopeError (R54).
@@ -394,9 +395,9 @@ func AppendResult(dst []byte, id uint64, value []byte) []byte {
 
 // AppendError appends an error envelope to dst. An invalid code is sent as failed and
 // the message is capped (R28, R30).
-func AppendError(dst []byte, id uint64, code Code, message string) []byte {
-	if !code.Valid() {
-		code = CodeFailed
+func AppendError(dst []byte, id uint64, code wire.Code, message string) []byte {
+	if !ValidCode(code) {
+		code = wire.CodeFailed
 	}
 	dst = append(dst, `{"type":"error","v":1,"id":`...)
 	dst = strconv.AppendUint(dst, id, 10)

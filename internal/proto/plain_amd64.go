@@ -1,6 +1,6 @@
 //go:build !purego
 
-package wire
+package proto
 
 // plainBlocks returns how many bytes at the start of b, a multiple of 16, are plain
 // (see isPlain): it stops at the first 16-byte block holding any other byte. SSE2, which

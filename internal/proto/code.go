@@ -1,0 +1,57 @@
+package proto
+
+import (
+	"unicode/utf8"
+
+	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Codes lists the protocol's error codes in the specification's order.
+var Codes = [...]wire.Code{wire.CodeInvalid, wire.CodeClosed, wire.CodeAborted, wire.CodeDenied, wire.CodeUnavailable, wire.CodeBusy, wire.CodeFailed, wire.CodeDeadline}
+
+// ValidCode reports whether c is exactly one of the eight codes (lower case, A21).
+func ValidCode(c wire.Code) bool {
+	switch c {
+	case wire.CodeInvalid, wire.CodeClosed, wire.CodeAborted, wire.CodeDenied, wire.CodeUnavailable, wire.CodeBusy, wire.CodeFailed, wire.CodeDeadline:
+		return true
+	}
+	return false
+}
+
+// NormalizeCode maps a code as received to a protocol code: any string that is not
+// exactly one of the eight becomes [CodeFailed] (R29, A21).
+func NormalizeCode(s string) wire.Code {
+	if c := wire.Code(s); ValidCode(c) {
+		return c
+	}
+	return wire.CodeFailed
+}
+
+// TruncateMessage caps an error message at [limits.MaxErrorMessage] bytes, cutting on a
+// UTF-8 character boundary (R30, R31, A20).
+func TruncateMessage(s string) string {
+	if len(s) <= limits.MaxErrorMessage {
+		return s
+	}
+	cut := limits.MaxErrorMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+// Messages the protocol text names, used by both sides.
+const (
+	// MessageUnknownMethod is the message of an unavailable reply for a method that is
+	// not advertised (R41, R42, A22).
+	MessageUnknownMethod = "Unknown method"
+	// MessageRequestTooLarge is the message of the invalid refusal of a request whose
+	// frame would exceed the frame limit (R58).
+	MessageRequestTooLarge = "Request exceeds the adapter frame limit; use a paged or streamed service"
+)
+
+// LogLevelEnv names the environment variable through which a host sets the level of
+// an adapter's own logger (trace, debug, info, warn, error or off; default info): the
+// Go SDK's plugin.Logger and the other languages' SDKs read it, registry sets it.
+const LogLevelEnv = "ADAPTERKIT_LOG_LEVEL"
