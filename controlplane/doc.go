@@ -15,6 +15,11 @@
 //	res, err := c.Send(ctx, controlplane.SendParams{Adapter: "thermometer",
 //		Method: "example.device.read", Params: json.RawMessage(`{"probe":"inlet"}`)})
 //
+// A host that already holds the listening sockets (systemd's socket activation) passes
+// them in ServerConfig.Listener and RemoteConfig.Listener; a [Monitor] in
+// ServerConfig.Monitor reads the running daemon's figures in process (adapterctl
+// exports them as Prometheus metrics with package registry/promcollector).
+//
 // # Wire protocol
 //
 // Each frame is a 4-byte big-endian body length, then a UTF-8 JSON body of at most
