@@ -48,13 +48,15 @@ const metricsName = "metrics"
 type service struct {
 	metricsAddr string
 
-	notify  *systemd.Notifier
-	unix    net.Listener // passed control socket, or nil
-	tcp     net.Listener // passed --listen socket, or nil
-	metrics net.Listener // the metrics listener, or nil
-	monitor controlplane.Monitor
-	http    *http.Server
-	served  chan struct{} // closed when the metrics server's goroutine returns
+	notify    *systemd.Notifier
+	notifyErr error        // why $NOTIFY_SOCKET could not be used (logged; the daemon runs on)
+	log       hclog.Logger // the daemon's, once configured
+	unix      net.Listener // passed control socket, or nil
+	tcp       net.Listener // passed --listen socket, or nil
+	metrics   net.Listener // the metrics listener, or nil
+	monitor   controlplane.Monitor
+	http      *http.Server
+	served    chan struct{} // closed when the metrics server's goroutine returns
 
 	stopping  func() bool   // stops the STOPPING=1 notification from being sent
 	stopped   chan struct{} // closed once it was sent
@@ -74,11 +76,9 @@ func (s *service) activate(ro *serveRemoteOpts) error {
 	if err != nil {
 		return fmt.Errorf("%w: socket activation: %w", controlplane.ErrSocket, err)
 	}
-	s.notify, err = systemd.NewNotifier()
-	if err != nil {
-		s.closeListeners(lns)
-		return fmt.Errorf("%w: %w", controlplane.ErrSocket, err)
-	}
+	// A notification socket that cannot be used does not keep the daemon from
+	// serving (sd_notify's callers go on too); it is logged once a logger exists.
+	s.notify, s.notifyErr = systemd.NewNotifier()
 	for _, l := range lns {
 		switch {
 		case l.Unix && s.unix == nil:
@@ -110,7 +110,10 @@ func (s *service) closeListeners(lns []systemd.Listener) {
 // metrics endpoint. A passed TCP socket without the TLS flags is a usage error: there
 // is no plain TCP.
 func (s *service) configure(cfg *controlplane.ServerConfig, log hclog.Logger) error {
-	s.dirs = cfg.Dirs
+	s.dirs, s.log = cfg.Dirs, log
+	if s.notifyErr != nil {
+		log.Warn("not notifying the service manager", "error", s.notifyErr)
+	}
 	if s.unix != nil {
 		cfg.Listener = s.unix
 	}
@@ -182,7 +185,14 @@ func (s *service) snapshot() promcollector.Snapshot {
 // ready tells systemd the daemon serves: called from the daemon's OnReady, once the
 // sweep is done and its listeners accept connections.
 func (s *service) ready(adapters int) {
-	_ = s.notify.Notify("READY=1\n" + s.status(adapters))
+	s.send("READY=1\n" + s.status(adapters))
+}
+
+// send sends a state to the service manager, if there is one; a failure is logged.
+func (s *service) send(state string) {
+	if err := s.notify.Notify(state); err != nil && s.log != nil {
+		s.log.Warn("notifying the service manager failed", "state", state, "error", err)
+	}
 }
 
 func (s *service) status(adapters int) string {
@@ -198,7 +208,7 @@ func (s *service) watchStop(ctx context.Context) {
 	s.stopped = make(chan struct{})
 	s.stopping = context.AfterFunc(ctx, func() {
 		defer close(s.stopped)
-		_ = s.notify.Notify("STOPPING=1\nSTATUS=stopping: closing every adapter")
+		s.send("STOPPING=1\nSTATUS=stopping: closing every adapter")
 	})
 }
 
@@ -233,7 +243,7 @@ func (s *service) reloadOnHUP(ctx context.Context, remote *controlplane.RemoteCo
 				return
 			case <-hup:
 			}
-			_ = s.notify.Notify(systemd.Reloading())
+			s.send(systemd.Reloading())
 			if reload != nil {
 				select {
 				case reload <- struct{}{}:
@@ -253,7 +263,7 @@ func (s *service) reloadOnHUP(ctx context.Context, remote *controlplane.RemoteCo
 			if found, err := discovery.Scan(ctx, nil, s.dirs...); err == nil {
 				n = len(found.Adapters)
 			}
-			_ = s.notify.Notify("READY=1\n" + s.status(n))
+			s.send("READY=1\n" + s.status(n))
 		}
 	})
 	return func() {

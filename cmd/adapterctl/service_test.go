@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -195,5 +196,24 @@ func TestServeMetricsAddressInUse(t *testing.T) {
 	r.want(t, ExitBroken, nil, []string{"--metrics " + ln.Addr().String()})
 	if _, err := os.Lstat(sock); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket created: %v", err)
+	}
+}
+
+// TestServeNotifySocketUnusable: a $NOTIFY_SOCKET that cannot be used (here, a socket
+// that does not exist) is logged, and the daemon serves all the same; the variable is
+// gone from its environment either way.
+func TestServeNotifySocketUnusable(t *testing.T) {
+	t.Setenv("NOTIFY_SOCKET", filepath.Join(t.TempDir(), "missing"))
+	sock := filepath.Join(shortDir(t), "ctl.sock")
+	d := startDaemon(t, sock, "--socket", sock, "--log", "warn", goodDir)
+	if !strings.HasPrefix(d.ready, "adapterctl serve: serving 2 adapters") {
+		t.Fatalf("ready line %q", d.ready)
+	}
+	if _, set := os.LookupEnv("NOTIFY_SOCKET"); set {
+		t.Error("NOTIFY_SOCKET left in the environment")
+	}
+	r := d.stop(t)
+	if r.code != ExitOK || !strings.Contains(r.stderr, "not notifying the service manager") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
