@@ -23,7 +23,7 @@ func benchDecode(b *testing.B, data []byte) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var r reading
-		if err := Decode(data, &r, RefuseUnknown); err != nil {
+		if err := DecodeValue(data, &r, RefuseUnknown); err != nil {
 			b.Fatal(err)
 		}
 	}

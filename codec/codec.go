@@ -22,18 +22,11 @@ const (
 	IgnoreUnknown Unknown = true
 )
 
-// Decode decodes the JSON value data into *v. An empty data is taken as null, and null
-// leaves *v as it is (so does a null member for its field, and an absent member).
-// Decode into a zero value: members present are stored, others keep what they had.
-// The error is an *Error.
-func Decode[T any](data []byte, v *T, unknown Unknown) error {
-	return decode(data, reflect.ValueOf(v).Elem(), unknown)
-}
-
-// DecodeOwned is [Decode] for a data that the caller hands over for good: it is never
-// modified afterwards (a frame read for this value alone). Long strings without escapes
-// then share data's memory instead of being copied (a string of 64 KiB or more keeps
-// data alive as long as it is referenced).
+// DecodeOwned decodes the JSON value data into *v as [DecodeValue] does, for a data
+// that the caller hands over for good: it is never modified afterwards (a frame read
+// for this value alone). Long strings without escapes then share data's memory instead
+// of being copied (a string of 64 KiB or more keeps data alive as long as it is
+// referenced).
 func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
 	if len(data) == 0 {
 		return nil
@@ -50,8 +43,10 @@ func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
 	return nil
 }
 
-// DecodeValue is [Decode] for a target known only at run time: target must be a
-// non-nil pointer.
+// DecodeValue decodes the JSON value data into target, a non-nil pointer. An empty data
+// is taken as null, and null leaves the target as it is (so does a null member for its
+// field, and an absent member): decode into a zero value, members present are stored,
+// others keep what they had. The error is an *Error.
 func DecodeValue(data []byte, target any, unknown Unknown) error {
 	rv := reflect.ValueOf(target)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {

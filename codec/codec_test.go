@@ -122,7 +122,7 @@ func TestDecodeValue(t *testing.T) {
 		t.Fatalf("a non-pointer target: %v", err)
 	}
 	var raw json.RawMessage
-	if err := Decode([]byte(` {"a": [1, 2]} `), &raw, RefuseUnknown); err != nil {
+	if err := DecodeValue([]byte(` {"a": [1, 2]} `), &raw, RefuseUnknown); err != nil {
 		t.Fatal(err)
 	}
 	var back map[string][]int
@@ -158,7 +158,7 @@ func TestIgnoreUnknown(t *testing.T) {
 		if err != nil || got.A != 1 || len(got.C) != 1 {
 			t.Fatalf("%s: %+v, %v", path, got, err)
 		}
-		if err := Decode([]byte(`{"new":1,"new":2}`), &got, IgnoreUnknown); !errors.Is(err, ErrDecode) {
+		if err := DecodeValue([]byte(`{"new":1,"new":2}`), &got, IgnoreUnknown); !errors.Is(err, ErrDecode) {
 			t.Fatalf("%s: duplicate unknown member: %v", path, err)
 		}
 	}

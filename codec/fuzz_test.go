@@ -60,7 +60,7 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var v outer
-		if err := Decode(data, &v, RefuseUnknown); err != nil {
+		if err := DecodeValue(data, &v, RefuseUnknown); err != nil {
 			return
 		}
 		b, err := Append(nil, v)
@@ -68,7 +68,7 @@ func FuzzDecode(f *testing.F) {
 			return // e.g. an any holding a value encoding/json refuses
 		}
 		var back outer
-		if err := Decode(b, &back, RefuseUnknown); err != nil {
+		if err := DecodeValue(b, &back, RefuseUnknown); err != nil {
 			t.Fatalf("%q decoded, re-encoded as %s, which does not decode: %v", data, b, err)
 		}
 	})

@@ -145,7 +145,7 @@ func (s *adapterSet) drop(path string, h *registry.Handle) {
 	s.mu.Lock()
 	if sl := s.open[path]; sl != nil && sl.h == h {
 		delete(s.open, path)
-		s.droppedRest += h.Restarts()
+		s.droppedRest += h.Stats().Restarts
 	} else {
 		s.mu.Unlock()
 		return
@@ -228,7 +228,7 @@ func (s *adapterSet) status(st *StatusResult) {
 		if sl.h == nil {
 			continue
 		}
-		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Restarts(), AdapterFigures: figuresOf(sl.h.Stats())}
+		as := AdapterStatus{AdapterInfo: sl.info, State: "restarting", Restarts: sl.h.Stats().Restarts, AdapterFigures: figuresOf(sl.h.Stats())}
 		st.Restarts += as.Restarts
 		if hs := sl.h.Status(); hs.Running {
 			as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight

@@ -196,6 +196,22 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	if err := c.write(ctx, frame); err != nil {
 		return nil, err
 	}
+	// finish returns the response after the events that came before it.
+	finish := func(resp *Envelope) (json.RawMessage, error) {
+		for {
+			select {
+			case ev := <-p.events:
+				if err := onEvent(ev); err != nil {
+					return nil, err
+				}
+			default:
+				if resp.Error != nil {
+					return nil, resp.Error
+				}
+				return resp.Result, nil
+			}
+		}
+	}
 	for {
 		select {
 		case ev := <-p.events:
@@ -203,21 +219,16 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 				return nil, err
 			}
 		case resp := <-p.final:
-			for drained := false; !drained; {
-				select {
-				case ev := <-p.events:
-					if err := onEvent(ev); err != nil {
-						return nil, err
-					}
-				default:
-					drained = true
-				}
-			}
-			if resp.Error != nil {
-				return nil, resp.Error
-			}
-			return resp.Result, nil
+			return finish(resp)
 		case <-c.done:
+			// The reader hands over a response before it ends the connection, so a
+			// daemon that answers and then closes (a shutdown, a one-shot server) has
+			// answered: when both are ready, select picks either, and the answer wins.
+			select {
+			case resp := <-p.final:
+				return finish(resp)
+			default:
+			}
 			return nil, c.Err()
 		case <-ctx.Done():
 			return nil, ctx.Err()

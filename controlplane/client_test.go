@@ -47,6 +47,24 @@ func writeEnv(nc net.Conn, env controlplane.Envelope) {
 	_, _ = nc.Write(append(hdr[:], b...))
 }
 
+// A daemon that answers and then closes the connection (one shutting down, a one-shot
+// server) has answered: Call returns the answer, never the end of the connection. The
+// reader hands the answer over before it marks the connection ended, but a caller
+// scheduled late finds both ready at once and select picks either; so many rounds, each
+// of which loses the answer half the time when the caller does not prefer it.
+func TestClientAnswerThenClose(t *testing.T) {
+	ctx := context.Background()
+	for i := range 2000 {
+		c := fakeDaemon(t, func(nc net.Conn, req controlplane.Envelope) {
+			writeEnv(nc, controlplane.Envelope{ID: req.ID, Kind: controlplane.KindResponse, Result: json.RawMessage(`{"server_time":"2020-01-02T03:04:05Z"}`)})
+		})
+		if _, err := c.Ping(ctx); err != nil {
+			t.Fatalf("round %d: Ping = %v, want the answer sent before the close", i, err)
+		}
+		_ = c.Close()
+	}
+}
+
 func TestClientProtocolErrors(t *testing.T) {
 	ctx := context.Background()
 	t.Run("oversized frame from the daemon", func(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/adapterkit/adapterkit/platform"
 )
 
-// Issue 16: Status carries, per adapter, each dropped supervision mechanism with its
+// Status carries, per adapter, each dropped supervision mechanism with its
 // reason, and nothing when none was dropped.
 func TestDroppedStatus(t *testing.T) {
 	if got := droppedStatus(platform.Supervision{Mechanism: platform.MechCgroup}); got != nil {

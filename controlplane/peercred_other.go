@@ -5,7 +5,7 @@ package controlplane
 import "net"
 
 // serveSupported is false: without a client's user the daemon could not refuse
-// other users, so Serve returns ErrUnsupported (Windows, and Unix systems other
+// other users, so Serve returns an error matching errors.ErrUnsupported (Windows, and Unix systems other
 // than Linux and macOS).
 const serveSupported = false
 

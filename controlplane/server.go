@@ -83,13 +83,9 @@ const (
 	sendQueue = 64
 )
 
-// Errors of Serve.
+// Errors of Serve. On an operating system where the daemon cannot learn a Unix-socket
+// client's user (Windows), Serve returns an error matching errors.ErrUnsupported.
 var (
-	// ErrUnsupported: the daemon cannot run on this operating system (it has no
-	// way to learn a Unix-socket client's user: Windows). It is the standard
-	// library's errors.ErrUnsupported (as is platform.ErrUnsupported); Serve wraps it
-	// with what is missing.
-	ErrUnsupported = errors.ErrUnsupported
 	// ErrSocketInUse: a daemon already answers on the socket path.
 	ErrSocketInUse = errors.New("controlplane: socket in use by a running daemon")
 	// ErrSocket: the socket could not be created (its directory is missing or not
@@ -101,7 +97,7 @@ var (
 )
 
 // errNoDaemon is Serve's error where the daemon cannot run.
-var errNoDaemon = fmt.Errorf("controlplane: no daemon on this operating system: it cannot learn a socket client's user: %w", ErrUnsupported)
+var errNoDaemon = fmt.Errorf("controlplane: no daemon on this operating system: it cannot learn a socket client's user: %w", errors.ErrUnsupported)
 
 // ShutdownError is returned by Serve when the daemon stopped but could not prove
 // every adapter's process tree gone (their package directories stay reserved).

@@ -115,7 +115,7 @@ type CallDetails struct {
 	// AdapterCode is the Adapter process protocol code (invalid, closed, aborted,
 	// denied, unavailable, busy, failed, deadline) when a call was made or refused.
 	AdapterCode string `json:"adapter_code,omitempty"`
-	// RawCode is the code as the adapter sent it, when it differs (R29).
+	// RawCode is the code as the adapter sent it, when it differs.
 	RawCode string `json:"raw_code,omitempty"`
 	// Uncertain: the request reached the adapter and no reply came; it may have acted.
 	Uncertain bool `json:"uncertain,omitempty"`

@@ -359,8 +359,8 @@ func TestHostInput(t *testing.T) {
 		if _, err := other.Open(stepCtx(t), rogue, nil); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Open after Close = %v", err)
 		}
-		if _, err := other.Resolve(stepCtx(t), rogue); !errors.Is(err, runtime.ErrClosed) {
-			t.Fatalf("Resolve after Close = %v", err)
+		if _, err := other.Lookup(stepCtx(t), rogue); !errors.Is(err, runtime.ErrClosed) {
+			t.Fatalf("Lookup after Close = %v", err)
 		}
 		if _, err := other.Discover(stepCtx(t)); !errors.Is(err, runtime.ErrClosed) {
 			t.Fatalf("Discover after Close = %v", err)

@@ -27,7 +27,12 @@ func BenchmarkSDKEcho(b *testing.B) {
 	}
 	adapters := []struct{ name, path string }{{"go", buildBin("examples/echo")}}
 	for _, e := range sdkEchoes {
-		adapters = append(adapters, struct{ name, path string }{e.name, filepath.Join(dir, e.file)})
+		p := filepath.Join(dir, e.file)
+		if _, err := os.Stat(p); err != nil { // not built on this machine: `make adapters` said why
+			b.Logf("%s left out: %v", e.name, err)
+			continue
+		}
+		adapters = append(adapters, struct{ name, path string }{e.name, p})
 	}
 	params := json.RawMessage(`{"probe":"inlet","n":12345,"ok":true}`)
 	for _, a := range adapters {

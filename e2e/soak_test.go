@@ -148,7 +148,7 @@ func TestSoak(t *testing.T) {
 
 	restarts := 0
 	for _, h := range handles {
-		restarts += h.Restarts()
+		restarts += h.Stats().Restarts
 	}
 	if err := reg.Close(stepCtx(t)); err != nil {
 		t.Fatalf("registry close not verified: %v", err)

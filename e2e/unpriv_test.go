@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Issue 16: the process-tree proofs hold for an ordinary user. Run as root, this file
+// The process-tree proofs hold for an ordinary user. Run as root, this file
 // re-executes the e2e test binary as nobody (with prebuilt helper programs, since
 // nobody may not use root's build cache) on the tests that prove the end of trees, and
 // runs adapterctl as nobody. The unprivileged run requires the mechanisms named in
@@ -93,7 +93,7 @@ func nobodyBins(t *testing.T, names ...string) string {
 	return exe
 }
 
-// Issue 16: as nobody, adapterctl calls the example echo and exits 0 with the tree
+// As nobody, adapterctl calls the example echo and exits 0 with the tree
 // verified gone; inspect names the namespace mechanism and the dropped cgroup with
 // its reason. The unprivileged e2e run (TestUnprivilegedProofs) depends on what this
 // finds, so it comes first.
@@ -149,7 +149,7 @@ func TestUnprivilegedAdapterctl(t *testing.T) {
 	}
 }
 
-// Issue 16, R63, R64: the process-tree proofs of this package, run by nobody: normal
+// R63, R64: the process-tree proofs of this package, run by nobody: normal
 // close of adapters with a grandchild, a double-forked setsid daemon and a fork chain
 // (verified, nothing left), a host SIGKILLed idle and mid-call (nothing left), and 200
 // open/close cycles without leaks; every tree under a user and PID namespace.

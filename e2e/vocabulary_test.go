@@ -29,8 +29,6 @@ func TestOneErrorVocabulary(t *testing.T) {
 	}{
 		{"not absolute: discovery", platform.ErrNotAbsolute, discovery.ErrNotAbsolute},
 		{"not found: discovery", platform.ErrNotFound, discovery.ErrNotFound},
-		{"unsupported: platform", errors.ErrUnsupported, platform.ErrUnsupported},
-		{"unsupported: controlplane", errors.ErrUnsupported, controlplane.ErrUnsupported},
 		{"frame too large: controlplane", proto.ErrFrameTooLarge, controlplane.ErrFrameTooLarge},
 	} {
 		if c.one != c.same {
@@ -105,7 +103,6 @@ func TestNilContextEverywhere(t *testing.T) {
 		{"discovery.Scan", func() error { _, err := discovery.Scan(nilCtx, nil, "/"); return err }},
 		{"discovery.VerifySHA256", func() error { return discovery.VerifySHA256(nilCtx, "/bin/true", strings.Repeat("0", 64)) }},
 		{"registry.Discover", func() error { _, err := reg.Discover(nilCtx); return err }},
-		{"registry.Resolve", func() error { _, err := reg.Resolve(nilCtx, "x"); return err }},
 		{"registry.Lookup", func() error { _, err := reg.Lookup(nilCtx, "x"); return err }},
 		{"registry.Open", func() error { _, err := reg.Open(nilCtx, "x", nil); return err }},
 		{"registry.Close", func() error { return registry.New(nil).Close(nilCtx) }},

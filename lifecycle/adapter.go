@@ -3,10 +3,12 @@ package lifecycle
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,7 +24,7 @@ import (
 
 // Config describes one adapter to open. Only Path is required.
 type Config struct {
-	// Path is the adapter executable's absolute path (R61); it is never run through a shell.
+	// Path is the adapter executable's absolute path; it is never run through a shell.
 	Path string
 	// Digest, when set, pins the executable to this hex SHA-256: it is checked at every
 	// start, restarts included, on the bytes that are executed (see
@@ -37,7 +39,7 @@ type Config struct {
 	Dir string
 	// Configuration is sent in initialize; it must be a JSON object, nil means {}.
 	Configuration json.RawMessage
-	// Stderr receives the adapter's standard error; nil discards it (R8).
+	// Stderr receives the adapter's standard error; nil discards it.
 	Stderr io.Writer
 	// Resources limits the adapter's tree where the platform supports it.
 	Resources platform.Resources
@@ -116,10 +118,18 @@ type OpenError struct {
 	Stage   Stage
 	Err     error
 	Cleanup error
+	// Stderr is, when the process exited during the handshake, the last lines it
+	// wrote to standard error (at most 5, each quoted with control characters and
+	// invalid UTF-8 escaped, and cut at 240 bytes): usually the reason, such as a
+	// missing interpreter. Nil otherwise.
+	Stderr []string
 }
 
 func (e *OpenError) Error() string {
 	msg := fmt.Sprintf("lifecycle: open %s: %s: %v", e.Path, e.Stage, e.Err)
+	if len(e.Stderr) > 0 {
+		msg += "; its last standard error: " + strings.Join(e.Stderr, " ")
+	}
 	if e.Cleanup != nil {
 		msg += "; cleanup: " + e.Cleanup.Error()
 	}
@@ -135,7 +145,7 @@ func (e *OpenError) Unwrap() []error {
 }
 
 // ExitError is the exit status of an adapter process that ended while connected. Exit
-// status carries no meaning in the protocol (A26); it is kept for diagnostics.
+// status carries no meaning in the protocol; it is kept for diagnostics.
 type ExitError struct {
 	State *os.ProcessState
 	// Limit is why the kernel stopped the tree when it hit a limit of Config.Resources
@@ -193,7 +203,8 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	if a.obs == nil {
 		a.obs = newObserved(a.name, &cfg)
 	}
-	stderr := a.forwardStderr()
+	tail := &startTail{next: a.forwardStderr()}
+	stderr := io.Writer(tail)
 	a.log = cfg.Logger
 	if a.log == nil {
 		a.log = hclog.NewNullLogger()
@@ -227,8 +238,14 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 		a.hostClosing.Store(true)
 		close(a.ready)
 		cerr := a.shutdown(false)
-		return nil, &OpenError{Path: cfg.Path, Stage: StageHandshake, Err: err, Cleanup: cerr}
+		oe := &OpenError{Path: cfg.Path, Stage: StageHandshake, Err: err, Cleanup: cerr}
+		if errors.Is(err, wire.ProcessExited) {
+			// The tree is closed: its standard error has been copied to the end.
+			oe.Stderr = tail.lines()
+		}
+		return nil, oe
 	}
+	tail.stop()
 	a.catalog = cat
 	close(a.ready)
 	return a, nil
@@ -318,7 +335,7 @@ func (a *Adapter) shutdown(grace bool) error {
 
 // Close disconnects and ends the adapter: stdin is closed, the adapter has up to the
 // disconnect grace to exit, then the whole tree is killed and verified gone within the
-// cleanup bound (R47, R48). It returns nil when the tree was proven gone, or an error
+// cleanup bound. It returns nil when the tree was proven gone, or an error
 // wrapping a *platform.UnverifiedError; the package directory then stays reserved.
 // Close may be called more than once and after the adapter ended on its own; every
 // call returns the same result.

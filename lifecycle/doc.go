@@ -9,14 +9,14 @@
 // every pending call fails as closed with an uncertain outcome and [Config.OnExit]
 // tells the host.
 //
-// [Adapter.Close] disconnects in the order the protocol decides (A23): close stdin,
+// [Adapter.Close] disconnects in the order the protocol decides: close stdin,
 // let the adapter exit on its own for up to the disconnect grace (5 s), force the
 // whole tree down, and confirm within the process cleanup bound (2 s) that nothing of
 // it remains. A closed stdout alone is not an exit, and an adapter that exits while a
 // grandchild still holds its pipes does not hang the host.
 //
 // When cleanup cannot be verified, the adapter's package directory stays reserved in
-// [Reservations] (R63) until a later [Reservations.Reverify] proves the tree gone.
+// [Reservations] until a later [Reservations.Reverify] proves the tree gone.
 //
 // [Supervise] adds an optional restart policy with exponential backoff on top.
 //

@@ -13,7 +13,7 @@ import (
 )
 
 // ErrReserved is the cause of a *ReservedError: a package directory may still be in
-// use by a process tree that is not proven gone (R63).
+// use by a process tree that is not proven gone.
 var ErrReserved = errors.New("package directory is reserved")
 
 // ReservedError says why a package directory may not be released.

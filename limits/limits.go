@@ -11,42 +11,42 @@ import "time"
 // Protocol constants. Each is the value the specification states.
 const (
 	// ProtocolVersion is the protocol version spoken, sent in initialize and carried as
-	// "v" in every envelope (R13, A5).
+	// "v" in every envelope.
 	ProtocolVersion = 1
 
 	// MaxFrameSize is the largest payload of one frame in bytes, the 4-byte length
-	// prefix excluded: 4 MiB (R3, A1). A longer length prefix ends the connection.
+	// prefix excluded: 4 MiB. A longer length prefix ends the connection.
 	MaxFrameSize = 4 << 20
 
-	// FrameHeaderSize is the size of the big-endian length prefix of a frame (R1).
+	// FrameHeaderSize is the size of the big-endian length prefix of a frame.
 	FrameHeaderSize = 4
 
 	// MaxInFlight is the number of requests that may be in flight on one connection
-	// at once; the adapter answers a further one with busy (R40, A16).
+	// at once; the adapter answers a further one with busy.
 	MaxInFlight = 32
 
-	// MaxRequestID is the largest request identity, 2^53-1 (R14, R33, A15).
+	// MaxRequestID is the largest request identity, 2^53-1.
 	MaxRequestID = 1<<53 - 1
 
-	// MaxErrorMessage is the cap, in bytes of UTF-8, on an error envelope's message (R30, R31).
+	// MaxErrorMessage is the cap, in bytes of UTF-8, on an error envelope's message.
 	MaxErrorMessage = 4096
 
-	// CallDeadline is the standard deadline of a call, initialize included (R43, A37).
+	// CallDeadline is the standard deadline of a call, initialize included.
 	CallDeadline = 30 * time.Second
 
-	// ConsoleClose bounds closing a console and aborting a transfer (R44, A29).
+	// ConsoleClose bounds closing a console and aborting a transfer.
 	ConsoleClose = 3 * time.Second
 
 	// PipeWriteTimeout bounds writing one whole frame to the adapter's stdin; a write
-	// that takes longer ends the connection (R45, A36).
+	// that takes longer ends the connection.
 	PipeWriteTimeout = 10 * time.Second
 
 	// DisconnectGrace is how long the host lets an adapter exit on its own after
-	// closing its stdin (R47, A23).
+	// closing its stdin.
 	DisconnectGrace = 5 * time.Second
 
 	// ProcessCleanup bounds forcing an adapter's process tree down and confirming
-	// that it ended (R48, A23).
+	// that it ended.
 	ProcessCleanup = 2 * time.Second
 
 	// ControlMaxFrameSize is the largest body of one control-plane frame, 16 MiB

@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Resource limits through the cgroup v1 fallback (issue 5): these tests run where the
+// Resource limits through the cgroup v1 fallback: these tests run where the
 // host's cgroup v2 lacks the controller and a writable v1 hierarchy has it.
 
 // requireV1 skips, with the precise reason, unless a limit of this controller would go

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Issue 11: which mechanisms a start tries follows from Config.Isolation and the host's
+// Which mechanisms a start tries follows from Config.Isolation and the host's
 // privilege, and what is turned off is reported with that reason.
 func TestChoiceByIsolation(t *testing.T) {
 	priv := hasCapSysAdmin()
@@ -51,7 +51,7 @@ func TestChoiceByIsolation(t *testing.T) {
 	}
 }
 
-// Issue 11: a failure of one start is reported for that adapter and does not weaken
+// A failure of one start is reported for that adapter and does not weaken
 // the next one (no process-wide latch): an injected EPERM on every PID namespace
 // attempt, then none.
 func TestFailureDoesNotLatch(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // Config describes one adapter process to start. Start never modifies it.
 type Config struct {
 	// Path is the absolute path of the executable. A relative path is refused, never
-	// resolved; no shell is ever involved (R61, A31). On Windows only an explicit .exe (R62).
+	// resolved; no shell is ever involved. On Windows only an explicit .exe.
 	Path string
 	// Args are argv[1:], passed verbatim (argv[0] is Path).
 	Args []string
@@ -24,7 +24,7 @@ type Config struct {
 	// Dir is the working directory; "" means the executable's directory. It must be absolute.
 	Dir string
 	// Stderr receives the adapter's standard error. nil: it goes to the null device, so
-	// writes never block the adapter and nothing is parsed (R8, A27). An *os.File is
+	// writes never block the adapter and nothing is parsed. An *os.File is
 	// handed to the adapter directly; any other writer is fed by a copying goroutine
 	// that ends at Close.
 	Stderr io.Writer
@@ -77,7 +77,7 @@ type Resources struct {
 // signals it installs no handler for are ignored (so SIGTERM does nothing to it unless
 // it handles SIGTERM; SIGKILL from the host always works), orphaned descendants are
 // re-parented to it and it must reap them, it cannot signal processes outside its
-// namespace, and when it exits every process it started is killed by the kernel (R64).
+// namespace, and when it exits every process it started is killed by the kernel.
 // That last property is what makes a SIGKILLed host leave nothing running, even a
 // double-forked setsid grandchild. /proc is the host's: it lists the host's processes
 // and /proc/self names the adapter by its host pid.

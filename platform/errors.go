@@ -9,7 +9,9 @@ import (
 	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
-// Sentinel causes of a [LaunchError]; test with errors.Is.
+// Sentinel causes of a [LaunchError]; test with errors.Is. On an operating system
+// without process tree supervision, Start returns an error matching
+// errors.ErrUnsupported.
 var (
 	// ErrNotAbsolute: Config.Path is not an absolute path (refused, never resolved).
 	// discovery.ErrNotAbsolute is the same value.
@@ -22,17 +24,13 @@ var (
 	// ErrNotExecutable: the file has no execute permission (POSIX).
 	ErrNotExecutable = errors.New("adapter file is not executable")
 	// ErrNotExe: on Windows only an explicit ".exe" is launched: no .bat, .cmd, .com,
-	// .lnk, no alternate data stream, no trailing dot or space (R62).
+	// .lnk, no alternate data stream, no trailing dot or space.
 	ErrNotExe = errors.New("adapter path is not an explicit .exe")
 	// ErrInvalidConfig: a Config field other than Path is unusable (e.g. a relative Dir).
 	ErrInvalidConfig = errors.New("invalid adapter process configuration")
 	// ErrStart: the operating system refused to create the process; the LaunchError
 	// also wraps the system error.
 	ErrStart = errors.New("adapter process could not be started")
-	// ErrUnsupported: this operating system has no process tree supervision in this
-	// package. It is the standard library's errors.ErrUnsupported (as is
-	// controlplane.ErrUnsupported); the error returned wraps it with what is missing.
-	ErrUnsupported = errors.ErrUnsupported
 )
 
 // ErrUnverified is matched (errors.Is) by every [*UnverifiedError].
@@ -65,7 +63,7 @@ func (e *LaunchError) Unwrap() error { return e.Err }
 
 // UnverifiedError reports that the end of a whole process tree could not be confirmed:
 // the context ended before proof arrived, or the mechanism in use cannot give proof at all.
-// A caller that receives it must treat the tree as possibly still running (R63).
+// A caller that receives it must treat the tree as possibly still running.
 type UnverifiedError struct {
 	// Mechanism is what supervised the tree.
 	Mechanism Mechanism

@@ -33,7 +33,7 @@ type HostOptions struct {
 	// host's children, and the host must reap the others itself (Go does not); a host's
 	// own children and re-parented ones look alike, so without a cgroup Verify still
 	// cannot prove the end of a tree. A PID namespace keeps its orphans inside (its init
-	// reaps them), so it is unaffected. Other platforms return [ErrUnsupported] for true.
+	// reaps them), so it is unaffected. Other platforms return an error matching errors.ErrUnsupported for true.
 	ChildSubreaper bool
 }
 

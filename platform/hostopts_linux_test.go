@@ -51,7 +51,7 @@ func cloexec(t *testing.T, fd int) bool {
 	return flags&unix.FD_CLOEXEC != 0
 }
 
-// Issue 11: marking the host's inherited descriptors close-on-exec is the default,
+// Marking the host's inherited descriptors close-on-exec is the default,
 // visible (MarkedCloseOnExec) and can be turned off (KeepInheritedFDs), in which case
 // such a descriptor reaches the adapter and the host's descriptor is left alone.
 func TestHostOptionsInheritedFDs(t *testing.T) {
@@ -113,7 +113,7 @@ func startNsTree(t *testing.T, iso Isolation) (*Tree, map[string]int) {
 	return tree, pids
 }
 
-// Issue 16: ChildSubreaper is the host's explicit choice; with it, the double-forked
+// ChildSubreaper is the host's explicit choice; with it, the double-forked
 // setsid daemon of an adapter that has only its process group is re-parented to the
 // host (visible, killable) instead of to init, and trees report MechSubreaper.
 func TestHostOptionsChildSubreaper(t *testing.T) {
@@ -155,7 +155,7 @@ func TestHostOptionsChildSubreaper(t *testing.T) {
 	}
 }
 
-// Issue 16: with ChildSubreaper and a cgroup but no PID namespace, the escaped daemon
+// With ChildSubreaper and a cgroup but no PID namespace, the escaped daemon
 // re-parented to the host is killed with the cgroup, and Close reaps it: no zombie is
 // left to the host.
 func TestChildSubreaperReapsCgroupOrphans(t *testing.T) {

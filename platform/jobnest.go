@@ -5,7 +5,7 @@ import "errors"
 // ErrJobNesting: on Windows the host itself runs in a job object that sets UI limits
 // (JobObjectBasicUIRestrictions) and allows no breakaway, so no job of the adapter's own
 // can be created around it: Windows nests a job only when neither job sets UI limits.
-// The adapter is not started, since it could not be supervised (R62). Run the host
+// The adapter is not started, since it could not be supervised. Run the host
 // outside such a job, or have its job allow breakaway (JOB_OBJECT_LIMIT_BREAKAWAY_OK).
 var ErrJobNesting = errors.New("the host's job object has UI limits and allows no breakaway: the adapter's job cannot be nested in it")
 

@@ -49,7 +49,7 @@ func writeExe(t *testing.T, path string, content []byte) {
 	}
 }
 
-// Issue 11: a pin is bound to the bytes executed. A file renamed over the pinned path
+// A pin is bound to the bytes executed. A file renamed over the pinned path
 // between the hash and the exec (the window widened by pinHook) never runs: the hashed
 // descriptor is executed, for a native executable and for a #! script alike. A file
 // written in place in that window is caught after the exec and the tree is killed

@@ -212,7 +212,7 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		Files: []*os.File{files.child[0], files.child[1], files.child[2]},
 		Sys:   sys,
 	}
-	exe := execPath(cfg, attr) // issue 11: a pinned start executes its hashed descriptor (pin_linux.go)
+	exe := execPath(cfg, attr) // a pinned start executes its hashed descriptor (pin_linux.go)
 	return spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
 		return v1.fork(func() (*os.Process, error) { return os.StartProcess(exe, argv, attr) })

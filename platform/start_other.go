@@ -4,6 +4,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // errNoSupervision wraps ErrUnsupported (errors.ErrUnsupported) with what is missing.
-var errNoSupervision = fmt.Errorf("platform: no process tree supervision on %s: %w", runtime.GOOS, ErrUnsupported)
+var errNoSupervision = fmt.Errorf("platform: no process tree supervision on %s: %w", runtime.GOOS, errors.ErrUnsupported)
 
 // osTree is empty where no supervision is implemented; Start refuses before one exists.
 type osTree struct{}

@@ -2,10 +2,12 @@
 
 package platform
 
+import "errors"
+
 // setSubreaper: only Linux has PR_SET_CHILD_SUBREAPER.
 func setSubreaper(on bool) error {
 	if on {
-		return ErrUnsupported
+		return errors.ErrUnsupported
 	}
 	return nil
 }

@@ -239,8 +239,8 @@ func (t *Tree) Kill(ctx context.Context) error {
 }
 
 // Verify waits until the whole tree is provably gone and returns nil, or returns an
-// *UnverifiedError when ctx ends first or when the mechanism in use cannot prove it
-// (R63). It does not kill; call Kill first to force the end.
+// *UnverifiedError when ctx ends first or when the mechanism in use cannot prove it.
+// It does not kill; call Kill first to force the end.
 func (t *Tree) Verify(ctx context.Context) error {
 	if ctx == nil {
 		return errNilContext

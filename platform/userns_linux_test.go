@@ -328,7 +328,7 @@ func requireUserNS(t *testing.T, rep nsReport) {
 	}
 }
 
-// Issue 16: an unprivileged host gets a PID namespace inside a user namespace with an
+// An unprivileged host gets a PID namespace inside a user namespace with an
 // identity mapping. Inside, the adapter is process 1, keeps its uid and gid, sees
 // unmapped groups as 65534, cannot setgroups, holds no capabilities, and runs a set-uid
 // program without gaining its owner's id; /proc is the host's.
@@ -381,7 +381,7 @@ func TestUserNamespaceAsNobody(t *testing.T) {
 	}
 }
 
-// Issue 16, R63, R64: as nobody, a tree with a grandchild in the group and a
+// R63, R64: as nobody, a tree with a grandchild in the group and a
 // double-forked setsid daemon is killed and verified gone without a cgroup.
 func TestUnprivilegedTreeVerified(t *testing.T) {
 	rep, work := runNobody(t, "tree")
@@ -401,7 +401,7 @@ func TestUnprivilegedTreeVerified(t *testing.T) {
 	t.Logf("%s: verified, %v from stdin close to closed", rep.Mechanism, rep.Elapsed)
 }
 
-// Issue 16: a host SIGKILLed as nobody leaves nothing: the parent-death signal reaches
+// A host SIGKILLed as nobody leaves nothing: the parent-death signal reaches
 // the namespace's init, and the kernel ends the rest.
 func TestUnprivilegedHostSIGKILLed(t *testing.T) {
 	cmd, work := nobodyHost(t, "hostkill")
@@ -438,7 +438,7 @@ func TestUnprivilegedHostSIGKILLed(t *testing.T) {
 	waitGone(t, pids)
 }
 
-// Issue 16, issue 11: where no user namespace can be had (here an injected ENOSPC, as
+// Where no user namespace can be had (here an injected ENOSPC, as
 // with user.max_user_namespaces = 0), the start falls back to the process group, says
 // which mechanisms were dropped and why, and Verify answers "unverified" without
 // hanging.
@@ -462,7 +462,7 @@ func TestUserNamespaceRefusedFallback(t *testing.T) {
 	t.Logf("reported: %s; verify: %s (after %v)", rep.Supervision, rep.VerifyErr, rep.Elapsed)
 }
 
-// Issue 16 with the real sysctl: user.max_user_namespaces = 0 for the span of one
+// With the real sysctl: user.max_user_namespaces = 0 for the span of one
 // Start (other tests on the machine may create user namespaces; the window is kept to
 // that one start). The reason names the setting.
 func TestUserNamespaceSysctlDisabled(t *testing.T) {
@@ -522,7 +522,7 @@ func TestUserNamespaceSysctlDisabled(t *testing.T) {
 	t.Logf("reported: %s", rep.Supervision)
 }
 
-// Issue 16: a host whose own cgroup v2 is delegated to its uid (here: a cgroup root
+// A host whose own cgroup v2 is delegated to its uid (here: a cgroup root
 // creates and chowns to nobody, the way systemd's Delegate=yes does) creates the
 // per-adapter cgroups there, unprivileged: kill and proof of emptiness by cgroup.
 func TestDelegatedCgroupAsNobody(t *testing.T) {

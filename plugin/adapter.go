@@ -33,7 +33,7 @@ type Adapter struct {
 
 	// OnInitialize, if not nil, runs after Configuration has been decoded and before
 	// initialize is answered. An error answers initialize with the error's code (see
-	// [Errorf]); the host then ends the connection (R26). Its context is cancelled when
+	// [Errorf]); the host then ends the connection. Its context is cancelled when
 	// the host cancels initialize or disconnects.
 	OnInitialize func(ctx context.Context) error
 
@@ -108,7 +108,7 @@ func (s *Service) Methods() []string { return append([]string(nil), s.methods...
 
 // Handle registers h as the handler of method on s. method is the full name, prefixed
 // with the service id (e.g. "example.device.read"). Registering a method twice is a
-// duplicate in the catalog (R25) and makes Serve fail.
+// duplicate in the catalog and makes Serve fail.
 //
 // The request's params object is decoded into P by package codec, whose rules the host
 // shares: mapstructure's (json tags, exact key matching, embedded structs squashed),
@@ -167,8 +167,8 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 // OnInitialize) to choose the code of the error reply; errors.As finds it through
 // wrapping.
 type Error struct {
-	Code    wire.Code // one of the eight codes (wire.CodeInvalid ...); anything else is sent as failed (R28)
-	Message string    // capped at 4096 bytes on the wire (R30)
+	Code    wire.Code // one of the eight codes (wire.CodeInvalid ...); anything else is sent as failed
+	Message string    // capped at 4096 bytes on the wire
 }
 
 // Errorf returns an *Error with the given code and a formatted message.
@@ -207,7 +207,7 @@ func (e *AdapterError) Unwrap() []error {
 	return []error{ErrInvalidAdapter}
 }
 
-// Catalog builds the catalog the adapter advertises and validates it (R19-R25). It is
+// Catalog builds the catalog the adapter advertises and validates it. It is
 // what Serve answers initialize with. The error is an *AdapterError.
 func (a *Adapter) Catalog() (*wire.Catalog, error) {
 	c := &wire.Catalog{Protocol: limits.ProtocolVersion, Services: make([]wire.Service, 0, len(a.Services))}
@@ -242,9 +242,9 @@ func (a *Adapter) Catalog() (*wire.Catalog, error) {
 // Causes of a handler's context cancellation, seen through context.Cause. Both wrap
 // context.Canceled, so a handler returning them is answered aborted.
 var (
-	// ErrCanceledByHost: the host sent cancel for the request (R37).
+	// ErrCanceledByHost: the host sent cancel for the request.
 	ErrCanceledByHost = fmt.Errorf("plugin: request canceled by the host: %w", context.Canceled)
-	// ErrDisconnected: the host closed stdin, or the connection ended (R49).
+	// ErrDisconnected: the host closed stdin, or the connection ended.
 	ErrDisconnected = fmt.Errorf("plugin: host disconnected: %w", context.Canceled)
 )
 

@@ -25,11 +25,11 @@ const (
 // is meant to be the whole of func main, and is the only function of the package that
 // exits or prints.
 //
-// Its first action protects stdout (R6): the original stdout becomes a private
+// Its first action protects stdout: the original stdout becomes a private
 // descriptor used only for frames, and os.Stdout and file descriptor 1 (the standard
 // output handle on Windows) are redirected to stderr, so that stray prints of the
 // adapter or its libraries never reach the protocol stream. It then serves with
-// [Adapter.Serve] and exits with status 0 when the host disconnected cleanly (R49), or
+// [Adapter.Serve] and exits with status 0 when the host disconnected cleanly, or
 // with status [ExitHostFault] after writing the cause to stderr, once: an invalid
 // adapter definition (the catalog is checked before anything is read), a host
 // violation, or a failed output. When a.Logger is nil, diagnostics go to [Logger] (JSON

@@ -31,10 +31,10 @@ var (
 	// a person typing at the adapter or piping text into it rather than a host starting
 	// it (the detail of a *wire.ViolationError).
 	ErrTextInput = errors.New("plugin: the input is text, not protocol frames")
-	// ErrIDNotIncreasing: a request's id is not above every id received before (A14).
+	// ErrIDNotIncreasing: a request's id is not above every id received before.
 	ErrIDNotIncreasing = errors.New("request id does not increase")
 	// ErrShutdownIncomplete: at the end of the connection some handlers did not return,
-	// or the replies could not be written, within the cleanup bound (R49). Serve returned
+	// or the replies could not be written, within the cleanup bound. Serve returned
 	// anyway; those goroutines are abandoned.
 	ErrShutdownIncomplete = errors.New("plugin: handlers or writes still running at shutdown")
 )
@@ -84,11 +84,11 @@ type conn struct {
 // protocol, out fails, or ctx is done.
 //
 // Before reading anything it builds and validates the catalog; an invalid adapter is
-// refused with an *AdapterError and nothing is read or written (R19-R25).
+// refused with an *AdapterError and nothing is read or written.
 //
 // At the end every handler's context is cancelled; Serve waits for the handlers and
 // their replies within the process cleanup bound (about 1 s for handlers, then a short
-// flush), and returns regardless once it has passed (R49). It returns nil when in ended
+// flush), and returns regardless once it has passed. It returns nil when in ended
 // cleanly and everything finished, a *wire.ViolationError for a host violation, the write
 // error when out failed, context.Cause(ctx) when ctx was done, and
 // ErrShutdownIncomplete when handlers or writes outlived the bound. When Serve returns

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
@@ -15,7 +14,7 @@ import (
 )
 
 // Client is a typed client's connection to one service of an open adapter: made by
-// [NewClient] (or [Bind]) after the adapter's catalog was checked against the
+// [NewClient] after the adapter's catalog was checked against the
 // service's contract, used by [Call].
 type Client struct {
 	h     *Handle
@@ -27,6 +26,9 @@ type Client struct {
 // adapter's catalog against svc: the service is present, its version is svc's, and it
 // advertises every method of svc. The error is a *BindError.
 func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
+	if svc == nil {
+		return nil, &BindError{Err: ErrInvalidService, Detail: "no service"}
+	}
 	if err := svc.Validate(); err != nil {
 		return nil, &BindError{Service: svc.ID(), Err: ErrInvalidService, Detail: err.Error()}
 	}
@@ -111,16 +113,8 @@ func encodeParams(method string, dst []byte, p any) (json.RawMessage, error) {
 	return b, nil
 }
 
-type clientKey struct{ t reflect.Type }
-
-type clientReg struct {
-	svc  *contract.Service
-	ctor func(*Client) any
-}
-
-// Errors of NewClient, Register and Bind; a *BindError wraps one of them.
+// Errors of NewClient; a *BindError wraps one of them.
 var (
-	ErrNotRegistered   = errors.New("no client type registered")
 	ErrServiceMissing  = errors.New("adapter does not provide the service")
 	ErrVersionMismatch = errors.New("adapter provides another version of the service")
 	ErrMethodMissing   = errors.New("adapter's service lacks a method")
@@ -130,7 +124,6 @@ var (
 
 // BindError says why a typed client could not be bound to an adapter.
 type BindError struct {
-	Type    string // the client type, for Bind
 	Service string
 	Detail  string
 	Err     error
@@ -138,9 +131,6 @@ type BindError struct {
 
 func (e *BindError) Error() string {
 	msg := fmt.Sprintf("registry: bind to service %q: %v", e.Service, e.Err)
-	if e.Type != "" {
-		msg = fmt.Sprintf("registry: bind %s to service %q: %v", e.Type, e.Service, e.Err)
-	}
 	if e.Detail != "" {
 		msg += ": " + e.Detail
 	}
@@ -149,43 +139,6 @@ func (e *BindError) Error() string {
 
 // Unwrap returns the sentinel cause.
 func (e *BindError) Unwrap() error { return e.Err }
-
-// Register records the client type T for a service, so that Bind[T] on an open adapter
-// makes a [Client] of svc (see [NewClient]) and wraps it with newClient. Registering
-// the same type again replaces the earlier registration.
-func Register[T any](r *Registry, svc *contract.Service, newClient func(*Client) T) error {
-	t := reflect.TypeFor[T]()
-	if svc == nil || newClient == nil {
-		return &BindError{Type: t.String(), Err: ErrInvalidService, Detail: "service and constructor must be non-nil"}
-	}
-	if err := svc.Validate(); err != nil {
-		return &BindError{Type: t.String(), Service: svc.ID(), Err: ErrInvalidService, Detail: err.Error()}
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.clients[clientKey{t}] = clientReg{svc: svc, ctor: func(c *Client) any { return newClient(c) }}
-	return nil
-}
-
-// Bind returns a client of type T (registered with Register) bound to the adapter of
-// h, after checking the adapter's catalog as [NewClient] does.
-func Bind[T any](h *Handle) (T, error) {
-	var zero T
-	t := reflect.TypeFor[T]()
-	h.reg.mu.Lock()
-	reg, ok := h.reg.clients[clientKey{t}]
-	h.reg.mu.Unlock()
-	if !ok {
-		return zero, &BindError{Type: t.String(), Err: ErrNotRegistered}
-	}
-	c, err := NewClient(h, reg.svc)
-	if err != nil {
-		be := err.(*BindError)
-		be.Type = t.String()
-		return zero, be
-	}
-	return reg.ctor(c).(T), nil
-}
 
 // CheckCatalog checks that a catalog satisfies svc; it returns nil or a *BindError.
 func CheckCatalog(cat *wire.Catalog, svc *contract.Service) error {

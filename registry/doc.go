@@ -13,14 +13,13 @@
 // it and [Call] calls one of its methods with typed params and result, encoded and
 // decoded by package codec, the rules the adapter's SDK applies (exact numbers,
 // mapstructure's names, one-line errors naming the field). A Go type with the service's
-// methods is a few lines around a *[Client] ([Register] and [Bind] build it).
+// methods is a few lines around the *[Client] NewClient returns (examples/thermometer/client).
 //
 // A host calls through this package, in one of two ways: typed, [Call] with a contract
 // method through a [Client], and raw, [Handle.Call] with JSON params in and the JSON
-// result out. There is no third ([Handle.Stream] reads a polled stream with raw calls of
-// its read method). Errors are the runtime's typed errors, the same for both:
-// (runtime.CodeOf(err) == wire.CodeUnavailable), runtime.IsUncertain(err) and so on work on
-// everything a call returns.
+// result out ([NewStream] reads a polled stream through a contract method as typed
+// calls). Errors are the runtime's typed errors, the same for both: runtime.CodeOf(err),
+// runtime.IsUncertain(err) and so on work on everything a call returns.
 //
 // The raw call is the same call at every layer below: lifecycle.Supervisor.Call (the
 // supervised, restarted adapter a Handle holds), lifecycle.Adapter.Call (one adapter

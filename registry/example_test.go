@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -41,34 +41,6 @@ func (d *exampleDevice) Read(ctx context.Context, probe string) (exampleReading,
 	return registry.Call(ctx, d.c, exampleRead, exampleReadParams{Probe: probe})
 }
 
-// Register records a client type for a service; Bind[*exampleDevice] on an open adapter
-// then checks the adapter's catalog against it, as CheckCatalog does here with a
-// catalog written by hand.
-func ExampleRegister() {
-	reg := registry.New(nil)
-	defer reg.Close(context.Background())
-
-	err := registry.Register(reg, exampleDeviceService, func(c *registry.Client) *exampleDevice {
-		return &exampleDevice{c: c}
-	})
-	fmt.Println("register:", err)
-
-	// The catalog of the specification's example adapter.
-	cat := &wire.Catalog{Protocol: 1, Services: []wire.Service{
-		{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}},
-	}}
-	fmt.Println("catalog fits:", registry.CheckCatalog(cat, exampleDeviceService) == nil)
-
-	// An invalid contract is refused when registering.
-	err = registry.Register(reg, contract.NewService("device", 1),
-		func(c *registry.Client) *exampleDevice { return &exampleDevice{c: c} })
-	fmt.Println("bad registration:", errors.Is(err, registry.ErrInvalidService))
-	// Output:
-	// register: <nil>
-	// catalog fits: true
-	// bad registration: true
-}
-
 // CheckCatalog says exactly why an adapter cannot serve a client: a service's version
 // is its contract, so another version does not fit.
 func ExampleCheckCatalog() {
@@ -94,24 +66,18 @@ func ExampleCheckCatalog() {
 	// service missing
 }
 
-// New takes a nil config. A reference that looks like a path must be absolute: it is
-// cleaned, and a relative one is refused, never resolved against the working directory
-// (R61, A31).
-func ExampleRegistry_Resolve() {
+// New takes a nil config. A reference that looks like a path must be absolute: a
+// relative one is refused, never resolved against the working directory.
+func ExampleRegistry_Lookup() {
 	reg := registry.New(nil)
 	ctx := context.Background()
 	defer reg.Close(ctx)
 
-	sep := string(filepath.Separator)
-	p, err := reg.Resolve(ctx, os.TempDir()+sep+"adapters"+sep+".."+sep+"thermo_v1.0.0")
-	fmt.Println(p == filepath.Join(os.TempDir(), "thermo_v1.0.0"), err)
-
-	_, err = reg.Resolve(ctx, filepath.Join("adapters", "thermo_v1.0.0"))
+	_, err := reg.Lookup(ctx, filepath.Join("adapters", "thermo_v1.0.0"))
 	fmt.Println(errors.Is(err, platform.ErrNotAbsolute))
 
 	fmt.Println(registry.IsPath("thermo@~> 1.0"), registry.IsPath("./thermo"))
 	// Output:
-	// true <nil>
 	// true
 	// false true
 }
@@ -129,37 +95,33 @@ func ExampleRegistry_Close() {
 	// true
 }
 
-// A typed client bound to the thermometer adapter found in a directory. It needs the
-// adapter binary (`make adapters`), so it is compiled but not run.
-func ExampleBind() {
+// A typed client bound to the thermometer adapter found in a directory: a few lines
+// around the client NewClient returns after checking the adapter's catalog. It needs
+// the adapter binary (`make adapters`), so it is compiled but not run.
+func ExampleNewClient() {
 	ctx := context.Background()
 	reg := registry.New(&registry.Config{Dirs: []string{"/opt/app/adapters"}})
 	defer reg.Close(ctx)
-	if err := registry.Register(reg, exampleDeviceService, func(c *registry.Client) *exampleDevice {
-		return &exampleDevice{c: c}
-	}); err != nil {
-		fmt.Println(err)
-		return
-	}
 	h, err := reg.Open(ctx, "thermometer@>= 1.0", nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	dev, err := registry.Bind[*exampleDevice](h)
+	c, err := registry.NewClient(h, exampleDeviceService)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	dev := &exampleDevice{c: c}
 	r, err := dev.Read(ctx, "inlet")
 	fmt.Println(r.Celsius, err)
 }
 
 // A console's output read as a polled stream: the session is started with a typed call
 // of the console's contract (examples/console/consoleapi), each Read of the stream is a
-// waiting read in the adapter (A34), and Close closes the session. It needs the console
+// waiting read in the adapter, and the contract's close frees the session. It needs the console
 // adapter binary (`make adapters`), so it is compiled but not run.
-func ExampleHandle_Stream() {
+func ExampleNewStream() {
 	ctx := context.Background()
 	reg := registry.New(&registry.Config{Dirs: []string{"/opt/app/adapters"}})
 	defer reg.Close(ctx)
@@ -178,13 +140,14 @@ func ExampleHandle_Stream() {
 		fmt.Println(err)
 		return
 	}
-	st := h.Stream(ctx, registry.StreamOptions{
-		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
-		Params: map[string]any{"session": started.Session},
+	st := registry.NewStream(ctx, c, consoleapi.Read, func(n int, wait time.Duration) consoleapi.ReadParams {
+		return consoleapi.ReadParams{Session: started.Session, MaxBytes: n, WaitMS: wait.Milliseconds()}
 	})
-	defer st.Close()
 	out, err := io.ReadAll(st)
+	st.Close()
 	fmt.Printf("%q %v\n", out, err)
+	_, err = registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session})
+	fmt.Println(err)
 }
 
 // WithLogLevel sets the level of the adapters' own loggers (plugin.Logger) in an

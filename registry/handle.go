@@ -54,9 +54,6 @@ func (h *Handle) Status() Status {
 	return Status{Running: true, Pid: a.Pid(), Mechanism: a.Mechanism(), Supervision: a.Supervision(), InFlight: a.InFlight(), LimitErr: a.LimitErr()}
 }
 
-// Restarts returns how many times the adapter was restarted.
-func (h *Handle) Restarts() int { return h.sup.Restarts() }
-
 // Catalog returns the running adapter's catalog, or nil when none is running.
 func (h *Handle) Catalog() *wire.Catalog {
 	if a := h.sup.Current(); a != nil {

@@ -88,12 +88,11 @@ type Registry struct {
 	closed  bool
 	handles map[*Handle]struct{}
 	scan    *discovery.Result
-	clients map[clientKey]clientReg
 }
 
 // New returns a Registry. cfg may be nil.
 func New(cfg *Config) *Registry {
-	r := &Registry{handles: make(map[*Handle]struct{}), clients: make(map[clientKey]clientReg)}
+	r := &Registry{handles: make(map[*Handle]struct{})}
 	r.closing, r.stopOpens = context.WithCancel(context.Background())
 	if cfg != nil {
 		r.cfg = *cfg
@@ -126,6 +125,12 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 		return nil, err
 	}
 	res, err := discovery.Scan(ctx, nil, r.cfg.Dirs...)
+	var de *discovery.DirError
+	if errors.As(err, &de) && errors.Is(de.Reason, discovery.ErrNotAbsolute) {
+		// The same hint as for a relative adapter path: a host's working directory is
+		// not a reliable base, so the registry never resolves against it.
+		return nil, fmt.Errorf("registry: Config.Dirs: %w (directories are searched by absolute path only: make it absolute, e.g. with filepath.Abs)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -168,18 +173,20 @@ func IsPath(ref string) bool {
 	return strings.ContainsAny(ref, `/\`) || filepath.IsAbs(ref)
 }
 
-// Resolve turns a reference into an adapter executable's absolute path: an absolute
-// path is taken as it is (R61, A31: a relative path is refused, never resolved), and
-// NAME or NAME@CONSTRAINT selects the newest matching version in the configured
-// directories, as [Registry.Lookup] does.
-func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
-	if ctx == nil {
-		return "", runtime.ErrNilContext
-	}
-	if err := r.check(); err != nil {
-		return "", err
-	}
+// notAbsolute is the refusal of a relative path.
+func notAbsolute(ref string) error {
+	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, platform.ErrNotAbsolute)
+}
+
+// resolve turns a reference into an adapter executable's absolute path: an absolute
+// path is taken as it is (a relative path is refused, never resolved), and NAME or
+// NAME@CONSTRAINT selects the newest matching version in the configured directories,
+// as [Registry.Lookup] does.
+func (r *Registry) resolve(ctx context.Context, ref string) (string, error) {
 	if IsPath(ref) {
+		if err := r.check(); err != nil {
+			return "", err
+		}
 		if !filepath.IsAbs(ref) {
 			return "", notAbsolute(ref)
 		}
@@ -190,11 +197,6 @@ func (r *Registry) Resolve(ctx context.Context, ref string) (string, error) {
 		return "", err
 	}
 	return a.Path, nil
-}
-
-// notAbsolute is the refusal of a relative path.
-func notAbsolute(ref string) error {
-	return fmt.Errorf("registry: adapter %q: %w (adapters are launched by absolute path only: make it absolute, e.g. with filepath.Abs, or open NAME[@VERSION] from Config.Dirs)", ref, platform.ErrNotAbsolute)
 }
 
 // Lookup finds the discovered adapter a reference names, in the last scan of the
@@ -249,7 +251,7 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 	return find(scan)
 }
 
-// Open resolves ref (see Resolve), starts the adapter with the given configuration
+// Open resolves ref, starts the adapter with the given configuration
 // (nil, a JSON object as json.RawMessage or []byte, or any value that encodes to a JSON
 // object), performs the handshake and returns a Handle. The adapter runs under the
 // configured restart policy until the Handle or the Registry is closed. A Close of the
@@ -277,7 +279,7 @@ func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Ha
 }
 
 func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Handle, error) {
-	path, err := r.Resolve(ctx, ref)
+	path, err := r.resolve(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -310,7 +312,7 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 	return h, nil
 }
 
-// Open returns the handles currently open, sorted by path.
+// Opened returns the handles currently open, sorted by path.
 func (r *Registry) Opened() []*Handle {
 	r.mu.Lock()
 	hs := make([]*Handle, 0, len(r.handles))

@@ -38,8 +38,17 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// echoClient is a typed client of example.echo as a host would write it.
+// echoClient is a typed client of example.echo as a host would write it: a wrapper
+// around the client NewClient returns.
 type echoClient struct{ c *registry.Client }
+
+func newEchoClient(h *registry.Handle) (*echoClient, error) {
+	c, err := registry.NewClient(h, echoService)
+	if err != nil {
+		return nil, err
+	}
+	return &echoClient{c}, nil
+}
 
 type sleepArgs struct {
 	MS int `json:"ms"`
@@ -70,9 +79,6 @@ func newRegistry(t *testing.T, mod func(*registry.Config)) *registry.Registry {
 			t.Errorf("registry Close: %v", err)
 		}
 	})
-	if err := registry.Register(r, echoService, func(c *registry.Client) *echoClient { return &echoClient{c} }); err != nil {
-		t.Fatal(err)
-	}
 	return r
 }
 
@@ -85,7 +91,7 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 	if h.Name() != "echo" || filepath.Base(h.Path()) != "echo_v1.2.0" {
 		t.Fatalf("opened %s (%s)", h.Name(), h.Path())
 	}
-	e, err := registry.Bind[*echoClient](h)
+	e, err := newEchoClient(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,14 +119,14 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 
 func TestPrereleaseOnlyWhenAsked(t *testing.T) {
 	r := newRegistry(t, nil)
-	p, err := r.Resolve(ctxT(t), "echo")
-	if err != nil || filepath.Base(p) != "echo_v1.2.0" {
-		t.Fatalf("Resolve(echo) = %s, %v", p, err)
+	a, err := r.Lookup(ctxT(t), "echo")
+	if err != nil || filepath.Base(a.Path) != "echo_v1.2.0" {
+		t.Fatalf("Lookup(echo) = %s, %v", a.Path, err)
 	}
 	pre := newRegistry(t, func(c *registry.Config) { c.Prerelease = true })
-	p, err = pre.Resolve(ctxT(t), "echo")
-	if err != nil || filepath.Base(p) != "echo_v2.0.0-beta.1" {
-		t.Fatalf("Resolve(echo) with pre-releases = %s, %v", p, err)
+	a, err = pre.Lookup(ctxT(t), "echo")
+	if err != nil || filepath.Base(a.Path) != "echo_v2.0.0-beta.1" {
+		t.Fatalf("Lookup(echo) with pre-releases = %s, %v", a.Path, err)
 	}
 }
 
@@ -144,17 +150,14 @@ func TestResolveErrors(t *testing.T) {
 	}
 }
 
-func TestBindChecksCatalog(t *testing.T) {
+func TestNewClientChecksCatalog(t *testing.T) {
 	r := newRegistry(t, nil)
 	h, err := r.Open(ctxT(t), filepath.Join(adapterDir, "thermometer_v1.0.0"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := registry.Bind[*echoClient](h); !errors.Is(err, registry.ErrServiceMissing) {
-		t.Fatalf("Bind echo client to thermometer = %v", err)
-	}
-	if _, err := registry.Bind[string](h); !errors.Is(err, registry.ErrNotRegistered) {
-		t.Fatalf("Bind unregistered = %v", err)
+	if _, err := newEchoClient(h); !errors.Is(err, registry.ErrServiceMissing) {
+		t.Fatalf("echo client of the thermometer = %v", err)
 	}
 	cat := h.Catalog()
 	svc := func(version int, method string) *contract.Service {
@@ -176,8 +179,8 @@ func TestBindChecksCatalog(t *testing.T) {
 		}
 	}
 	for _, bad := range []*contract.Service{contract.NewService("device", 1), contract.NewService("a.b", 0), nil} {
-		if err := registry.Register(r, bad, func(*registry.Client) int { return 0 }); !errors.Is(err, registry.ErrInvalidService) {
-			t.Errorf("Register(%v) = %v", bad, err)
+		if _, err := registry.NewClient(h, bad); !errors.Is(err, registry.ErrInvalidService) {
+			t.Errorf("NewClient(%v) = %v", bad, err)
 		}
 	}
 }

@@ -48,6 +48,12 @@ func TestOpenExplainsRejectedFiles(t *testing.T) {
 	if _, err := r.Open(ctxT(t), "./inventory_v1.0.0", nil); !errors.Is(err, platform.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
 		t.Errorf("Open(relative path) = %v, want ErrNotAbsolute saying how to make it absolute", err)
 	}
+	// So is a relative directory in Config.Dirs, with the same hint.
+	rel := registry.New(&registry.Config{Dirs: []string{"adapters"}})
+	defer rel.Close(context.Background())
+	if _, err := rel.Open(ctxT(t), "inventory", nil); !errors.Is(err, discovery.ErrNotAbsolute) || !strings.Contains(err.Error(), "filepath.Abs") {
+		t.Errorf("Open with a relative Config.Dirs entry = %v, want ErrNotAbsolute saying how to make it absolute", err)
+	}
 
 	_, err = r.Open(ctxT(t), "inventory_v1.0.0", nil)
 	if !errors.Is(err, discovery.ErrRefName) || !strings.Contains(err.Error(), `did you mean "inventory@1.0.0"?`) {

@@ -5,63 +5,68 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"maps"
 	"sync"
 	"time"
 
 	"github.com/adapterkit/adapterkit/codec"
+	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
-// StreamOptions describe a polled stream: the protocol has no events (R15), so
-// streaming output such as console data is fetched by the host with waiting reads
-// (A34). adapterkit's convention for such a read method: it takes the stream's Params
-// plus {"max_bytes": N, "wait_ms": W}, waits up to W milliseconds for data, and returns
+// Stream is a polled stream exposed as an io.ReadCloser: the protocol has no events, so
+// streaming output such as console data is fetched by the host with waiting reads.
+// adapterkit's convention for such a read method: its params identify the stream and
+// say how much to return and how long to wait ({"max_bytes": N, "wait_ms": W} beside
+// the stream's own members); it waits up to W milliseconds for data and returns
 // {"data": BASE64, "eof": BOOL}: data is at most N bytes (possibly none), eof says no
-// more will come.
-type StreamOptions struct {
-	// Read is the waiting-read method.
-	Read string
-	// Close, if set, is called with Params when the stream is closed, within the
-	// console close bound (3 s, R44).
-	Close string
-	// Params identify the stream (e.g. {"session": 7}); nil is an empty object.
-	Params map[string]any
-	// Wait is how long one read may wait in the adapter; default 1 s. It must stay
-	// well below the call deadline.
-	Wait time.Duration
-	// MaxBytes is the most bytes one read returns; default 64 KiB.
-	MaxBytes int
-}
-
-// Stream is a polled stream exposed as an io.ReadCloser. It is not safe for
-// concurrent Reads; Close may be called concurrently with Read.
+// more will come. It is not safe for concurrent Reads; Close may be called
+// concurrently with Read.
 type Stream struct {
-	h      *Handle
-	opts   StreamOptions
 	ctx    context.Context
 	cancel context.CancelCauseFunc // Close cancels with ErrStreamClosed
+	read   func(ctx context.Context) (streamChunk, error)
+	method string
 	buf    []byte
 	eof    bool
 
 	closeOnce sync.Once
-	closeErr  error
 }
 
-// Stream opens a polled stream on h. ctx bounds every read; Close ends it. A nil ctx
+// Bounds of one read of a stream.
+const (
+	// streamChunkBytes is the most bytes one read asks for.
+	streamChunkBytes = 64 << 10
+	// streamWait is how long one read may wait in the adapter: well below the call
+	// deadline.
+	streamWait = time.Second
+)
+
+// NewStream opens a polled stream on c whose reads call the contract method read (a
+// waiting read of the stream convention, see [Stream]) with the params that params
+// returns for one read of at most maxBytes bytes waiting at most wait; params may ask
+// for less, never for more. ctx bounds every read; Close ends the stream (the service's
+// own method that frees the stream, if it has one, is the caller's to call). A nil ctx
 // gives a stream whose reads fail with runtime.ErrNilContext.
-func (h *Handle) Stream(ctx context.Context, opts StreamOptions) *Stream {
-	if opts.Wait <= 0 {
-		opts.Wait = time.Second
+func NewStream[P, R any](ctx context.Context, c *Client, read *contract.Method[P, R], params func(maxBytes int, wait time.Duration) P) *Stream {
+	s := &Stream{method: read.Name()}
+	s.read = func(ctx context.Context) (streamChunk, error) {
+		var chunk streamChunk
+		if read.Service() != c.svc {
+			return chunk, notInService(c.svc, read.Name())
+		}
+		p, err := encodeParams(read.Name(), nil, params(streamChunkBytes, streamWait))
+		if err != nil {
+			return chunk, err
+		}
+		raw, err := c.h.Call(ctx, read.Name(), p)
+		if err != nil {
+			return chunk, err
+		}
+		if err := codec.DecodeValue(raw, &chunk, codec.IgnoreUnknown); err != nil {
+			return chunk, &DecodeError{Method: read.Name(), Raw: raw, Err: err}
+		}
+		return chunk, nil
 	}
-	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = 64 << 10
-	}
-	opts.Params = maps.Clone(opts.Params)
-	if opts.Params == nil { // a nil map encodes to null, which is not params
-		opts.Params = map[string]any{}
-	}
-	s := &Stream{h: h, opts: opts}
 	if ctx == nil { // every Read fails with the one nil-context error
 		s.ctx, s.cancel = context.WithCancelCause(context.Background())
 		s.cancel(runtime.ErrNilContext)
@@ -94,12 +99,8 @@ func (s *Stream) Read(p []byte) (int, error) {
 		if context.Cause(s.ctx) == runtime.ErrNilContext {
 			return 0, runtime.ErrNilContext
 		}
-		params := make(map[string]any, len(s.opts.Params)+2)
-		maps.Copy(params, s.opts.Params)
-		params["max_bytes"] = s.opts.MaxBytes
-		params["wait_ms"] = s.opts.Wait.Milliseconds()
-		var chunk streamChunk
-		if err := s.h.invoke(s.ctx, s.opts.Read, params, &chunk); err != nil {
+		chunk, err := s.read(s.ctx)
+		if err != nil {
 			if s.closed() {
 				return 0, ErrStreamClosed
 			}
@@ -107,10 +108,10 @@ func (s *Stream) Read(p []byte) (int, error) {
 		}
 		data, err := base64.StdEncoding.DecodeString(chunk.Data)
 		if err != nil {
-			return 0, &DecodeError{Method: s.opts.Read, Err: fmt.Errorf("data is not base64: %w", err)}
+			return 0, &DecodeError{Method: s.method, Err: fmt.Errorf("data is not base64: %w", err)}
 		}
-		if len(data) > s.opts.MaxBytes {
-			return 0, &DecodeError{Method: s.opts.Read, Err: fmt.Errorf("%d bytes returned, asked for at most %d", len(data), s.opts.MaxBytes)}
+		if len(data) > streamChunkBytes {
+			return 0, &DecodeError{Method: s.method, Err: fmt.Errorf("%d bytes returned, asked for at most %d", len(data), streamChunkBytes)}
 		}
 		s.buf, s.eof = data, chunk.EOF
 	}
@@ -122,36 +123,9 @@ func (s *Stream) Read(p []byte) (int, error) {
 // closed reports whether Close ended the stream's context (rather than its parent).
 func (s *Stream) closed() bool { return context.Cause(s.ctx) == ErrStreamClosed }
 
-// Close ends the stream: a read under way is cancelled, and the Close method (if any)
-// is called within the console close bound.
+// Close ends the stream: a read under way is cancelled, and later reads fail with
+// ErrStreamClosed.
 func (s *Stream) Close() error {
-	s.closeOnce.Do(func() {
-		s.cancel(ErrStreamClosed)
-		if s.opts.Close == "" {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.h.reg.cfg.Limits.Console())
-		defer cancel()
-		s.closeErr = s.h.invoke(ctx, s.opts.Close, s.opts.Params, nil)
-	})
-	return s.closeErr
-}
-
-// invoke is the stream's call: params (the stream's map) are encoded as a JSON object
-// and the result decoded into result (a pointer; nil discards it) with package codec,
-// unknown members ignored. Params that do not encode fail before anything is sent, as
-// a typed call's do; a result that does not decode is a *DecodeError.
-func (h *Handle) invoke(ctx context.Context, method string, params, result any) error {
-	p, err := encodeParams(method, nil, params)
-	if err != nil {
-		return err
-	}
-	raw, err := h.Call(ctx, method, p)
-	if err != nil || result == nil {
-		return err
-	}
-	if err := codec.DecodeValue(raw, result, codec.IgnoreUnknown); err != nil {
-		return &DecodeError{Method: method, Raw: raw, Err: err}
-	}
+	s.closeOnce.Do(func() { s.cancel(ErrStreamClosed) })
 	return nil
 }

@@ -71,7 +71,7 @@ func echoTyped(t *testing.T) (*registry.Handle, *registry.Client) {
 	return h, c
 }
 
-// Issue 10's exactness: a struct of values at every limit goes host -> adapter process
+// Exactness: a struct of values at every limit goes host -> adapter process
 // -> host through the typed client and comes back reflect.DeepEqual.
 func TestTypedCallIsExact(t *testing.T) {
 	_, c := echoTyped(t)
@@ -97,7 +97,7 @@ type narrow struct {
 
 // A result that does not fit is a one-line DecodeError naming the field; a result
 // member the client does not know is ignored; a method outside the client's service is
-// refused before anything is sent (issue 11).
+// refused before anything is sent.
 func TestTypedCallErrors(t *testing.T) {
 	h, c := echoTyped(t)
 	// The adapter's own service, described with narrower types by a careless host.
@@ -120,7 +120,7 @@ func TestTypedCallErrors(t *testing.T) {
 		t.Fatalf("unknown result members: %+v, %v", got, err)
 	}
 
-	// Params the adapter refuses: one line naming the field (issue 12).
+	// Params the adapter refuses: one line naming the field.
 	strict := contract.NewService("example.echo", 1)
 	sleepy := contract.NewMethod[map[string]any, echoapi.SleepParams](strict, "sleep")
 	sc, err := registry.NewClient(h, strict)
@@ -133,7 +133,7 @@ func TestTypedCallErrors(t *testing.T) {
 		t.Fatalf("unknown param: %v", err)
 	}
 
-	// Issue 11: a method outside the bound service is refused before sending.
+	// A method outside the bound service is refused before sending.
 	if _, err := registry.Call(ctxT(t), c, wide, echoapi.Record{}); !errors.Is(err, registry.ErrNotInService) || !runtime.IsNeverStarted(err) {
 		t.Fatalf("method of another contract: %v", err)
 	}

@@ -48,15 +48,15 @@ func putCall(cl *call) {
 	callPool.Put(cl)
 }
 
-// Initialize performs the handshake (R17): it sends request id 1,
+// Initialize performs the handshake: it sends request id 1,
 // system.adapter.initialize, with {"protocol":1,"configuration":configuration}, and
-// validates the catalog of the reply (R19-R25). configuration must be one JSON object;
-// nil means {} (A33). The deadline is ctx's, or the standard call deadline (A37).
+// validates the catalog of the reply. configuration must be one JSON object;
+// nil means {}. The deadline is ctx's, or the standard call deadline.
 //
 // A configuration that is not an object, an already expired ctx, or a second
 // Initialize fail without sending anything (never started) and leave the connection as
 // it was. Once the request is sent, any failure (an error reply, an invalid catalog, the
-// deadline, a broken pipe) ends the connection with that error as its cause (R26); an
+// deadline, a broken pipe) ends the connection with that error as its cause; an
 // error reply or an invalid catalog matches proto.ErrInvalidCatalog.
 func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*wire.Catalog, error) {
 	const method = proto.MethodInitialize
@@ -135,16 +135,16 @@ func (c *Conn) setState(from, to connState) bool {
 // for the reply, returning the result value (which the caller owns) or a *CallError.
 //
 // Refused without sending anything (never started): a call before a successful
-// Initialize (invalid, ErrNotInitialized, R27), a method the catalog does not advertise
-// (unavailable "Unknown method", ErrUnknownMethod, R41), params that are not one object
+// Initialize (invalid, ErrNotInitialized), a method the catalog does not advertise
+// (unavailable "Unknown method", ErrUnknownMethod), params that are not one object
 // (invalid, ErrInvalidParams), a request whose frame would exceed the frame limit
-// (invalid, ErrRequestTooLarge, R58), an already expired ctx (deadline, R50), no free
+// (invalid, ErrRequestTooLarge), an already expired ctx (deadline), no free
 // slot with FailFast (busy), a connection that has ended (closed). None of these uses a
 // request identity, and the connection continues.
 //
-// The deadline is ctx's, or the standard call deadline from now (R43, A37), and covers
+// The deadline is ctx's, or the standard call deadline from now, and covers
 // waiting for a slot. If ctx ends after the request was sent, a cancel is queued and Call
-// returns at once with aborted or deadline, uncertain (R36, R39).
+// returns at once with aborted or deadline, uncertain.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	if ctx == nil {
 		return nil, refused(method, wire.CodeInvalid, "nil context", ErrNilContext)

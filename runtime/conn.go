@@ -25,7 +25,7 @@ type Options struct {
 	// Name names the sub-logger and appears in diagnostics; empty means "runtime".
 	Name string
 	// FailFast makes a call that finds no free in-flight slot fail at once with busy
-	// (never started) instead of waiting for one (A16).
+	// (never started) instead of waiting for one.
 	FailFast bool
 	// OnPeerGone, if set, is called when the adapter looks gone while the host has not
 	// ended the connection: its output ended cleanly (end of stream between frames), or
@@ -39,9 +39,9 @@ type Options struct {
 	// goroutines); pending calls fail only after it returns.
 	OnPeerGone func() error
 	// FirstCallID is the identity of the first call after initialize (which is always
-	// id 1, R17). Identities must increase but may skip values (A14), so a host may
-	// start higher, e.g. to test how it and an adapter behave at the top of the id space
-	// (R57). Zero, or a value not above 1, means 2; a value above the largest identity
+	// id 1). Identities must increase but may skip values, so a host may
+	// start higher, e.g. to test how it and an adapter behave at the top of the id space.
+	// Zero, or a value not above 1, means 2; a value above the largest identity
 	// makes the first call exhaust the space.
 	FirstCallID uint64
 }

@@ -6,22 +6,22 @@
 // A [Conn] runs one read-loop goroutine, the only reader of the adapter's output, which
 // decodes frames and routes each reply to its caller, and one writer goroutine, which
 // writes queued frames to the adapter's input in identity order, several at once under
-// load, each within the pipe write timeout (R45, A36). Writes never interleave: a caller
+// load, each within the pipe write timeout. Writes never interleave: a caller
 // whose request finds nobody writing (on a Unix pipe) first makes one non-blocking write
 // of the queue itself, sparing the hand-off, and leaves the writer whatever the pipe did
 // not take, so no call ever waits for the pipe.
 //
 // # Calls
 //
-// [Conn.Initialize] performs the handshake (R17-R26); afterwards [Conn.Call] sends a
+// [Conn.Initialize] performs the handshake; afterwards [Conn.Call] sends a
 // request and waits for its reply. A call takes one of the in-flight slots
 // ([limits.MaxInFlight]) before it is sent and releases it only when the adapter replies,
-// also when the caller has given up meanwhile (R39, A17); initialize takes a slot too,
+// also when the caller has given up meanwhile; initialize takes a slot too,
 // which changes nothing since it is alone on the wire. A caller that finds no free slot
-// waits within its deadline, or fails at once with busy ([Options.FailFast], A16).
+// waits within its deadline, or fails at once with busy ([Options.FailFast]).
 //
 // A call's deadline is its context's, or [limits.Limits.Call] from the moment of the
-// call (A37). When the context ends after the request was sent, the host queues a cancel
+// call. When the context ends after the request was sent, the host queues a cancel
 // and the caller returns at once with aborted (cancellation) or deadline, marked
 // uncertain; the identity stays pending until the adapter replies, and that reply is
 // then dropped.
@@ -38,7 +38,7 @@
 //
 //  1. under the lock, the cause is recorded and no new request can be queued;
 //  2. still under the lock, every pending call fails exactly once, with closed and the
-//     cause (R51): uncertain once its request was handed to the writer, never started
+//     cause: uncertain once its request was handed to the writer, never started
 //     while it was still queued;
 //  3. Done is closed, waking callers waiting for a slot and the writer;
 //  4. the adapter's input is closed (the adapter sees end of input; a stalled write
@@ -46,5 +46,5 @@
 //  5. the adapter's output is closed, if it is an io.Closer (the read loop returns);
 //  6. Close and Abort then wait for both goroutines to end.
 //
-// A violation ends only its own connection (R59).
+// A violation ends only its own connection.
 package runtime

@@ -17,20 +17,20 @@ var (
 	// (lifecycle), a registry, handle or stream (registry). errors.Is(err, ErrClosed)
 	// holds for all of them.
 	ErrClosed = sentinel.Closed
-	// ErrNotInitialized refuses a call before a successful initialize (R18, R27, A7).
+	// ErrNotInitialized refuses a call before a successful initialize.
 	ErrNotInitialized = errors.New("runtime: connection not initialized")
-	// ErrAlreadyInitialized refuses a second initialize (A7).
+	// ErrAlreadyInitialized refuses a second initialize.
 	ErrAlreadyInitialized = errors.New("runtime: connection already initialized or initializing")
-	// ErrUnknownMethod refuses a method the catalog does not advertise (R41, A22).
+	// ErrUnknownMethod refuses a method the catalog does not advertise.
 	ErrUnknownMethod = errors.New("runtime: method not advertised by the adapter")
-	// ErrRequestTooLarge refuses a request whose frame would exceed the frame limit (R58, A3).
+	// ErrRequestTooLarge refuses a request whose frame would exceed the frame limit.
 	ErrRequestTooLarge = errors.New("runtime: request exceeds the adapter frame limit")
 	// ErrInvalidParams refuses params (or an initialize configuration) that are not
 	// exactly one JSON object: also the cause of an open (package lifecycle) whose
 	// configuration is not one.
 	ErrInvalidParams = errors.New("not one JSON object")
 	// ErrNoSlot is the cause of a busy refusal when [Options.FailFast] is set and all
-	// in-flight slots are taken (R40, A16).
+	// in-flight slots are taken.
 	ErrNoSlot = errors.New("runtime: no free in-flight slot")
 	// ErrNilContext is the one nil-context error of the whole module: every entry point
 	// that takes a context refuses a nil one with an error that errors.Is(err,
@@ -52,8 +52,8 @@ type CallError struct {
 	Method       string    // the method called
 	ID           uint64    // the request identity; 0 if never sent
 	Code         wire.Code // one of the eight codes
-	Message      string    // the adapter's message (capped, R31) or the host's
-	RawCode      string    // the code as the adapter sent it, when it replied with an error (R29)
+	Message      string    // the adapter's message (capped) or the host's
+	RawCode      string    // the code as the adapter sent it, when it replied with an error
 	Uncertain    bool      // sent, and the outcome is unknown
 	NeverStarted bool      // nothing was sent
 	Cause        error     // why the host decided this outcome; nil for an adapter's error reply

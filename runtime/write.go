@@ -11,7 +11,7 @@ import (
 )
 
 // ErrWriteTimeout is the detail of an InputPipe violation when a frame was not written
-// within the pipe write timeout (R45, A36).
+// within the pipe write timeout.
 var ErrWriteTimeout = errors.New("runtime: a frame was not written within the pipe write timeout")
 
 const (

@@ -55,6 +55,12 @@ func (e *daemonError) Error() string {
 
 func (e *daemonError) Unwrap() error { return e.err }
 
+// whatRefused is a daemonError's what when a remote daemon refused the client at
+// connect: the reason is only in the daemon's log, which 'adapterctl serve' writes to
+// its stderr (refusals are warnings, shown at its default --log warn).
+const whatRefused = "refused this client's certificate; why is in the daemon's log, on the stderr of its " +
+	"'adapterctl serve' (a \"remote client refused\" warning)"
+
 // daemonOpts are the flags of the client commands.
 type daemonOpts struct {
 	socket string
@@ -87,6 +93,9 @@ exit status 0.
 	}
 	if name == "top" {
 		help += topHelp
+	}
+	if name == "wait" {
+		help += waitHelp
 	}
 	f := newFlags(e, name, "(--socket SOCKET | --remote HOST:PORT --tls-ca FILE --tls-cert FILE --tls-key FILE) [flags]",
 		help+fmt.Sprintf(daemonClientHelp, requestWait)+remoteClientHelp)
@@ -144,7 +153,7 @@ func withDaemon(ctx context.Context, o *daemonOpts, wait time.Duration, fn func(
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case refusedByDaemon(err):
-			return &daemonError{socket: socket, what: "refused this client's certificate (the daemon's log says why)", err: err}
+			return &daemonError{socket: socket, what: whatRefused, err: err}
 		}
 		return &daemonError{socket: socket, what: "cannot connect", err: err}
 	}
@@ -163,7 +172,7 @@ func withDaemon(ctx context.Context, o *daemonOpts, wait time.Duration, fn func(
 	case refusedByDaemon(err):
 		// TLS 1.3: the daemon checks the client's certificate after the client's
 		// handshake is done, so its refusal arrives as the first answer.
-		return &daemonError{socket: socket, what: "refused this client's certificate (the daemon's log says why)", err: err}
+		return &daemonError{socket: socket, what: whatRefused, err: err}
 	}
 	return &daemonError{socket: socket, what: "connection ended", err: err}
 }

@@ -431,7 +431,7 @@ func TestControlStatus(t *testing.T) {
 		{"a code added later", cpErr("overloaded", nil), ExitBroken},
 		{"daemon unreachable", &daemonError{socket: "/s", what: "cannot connect", err: syscall.ECONNREFUSED}, ExitBroken},
 		{"socket in use", fmt.Errorf("%w: /s", controlplane.ErrSocketInUse), ExitBroken},
-		{"unsupported", controlplane.ErrUnsupported, ExitBroken},
+		{"unsupported", errors.ErrUnsupported, ExitBroken},
 		{"bad socket path", fmt.Errorf("%w: /s exists and is not a socket", controlplane.ErrConfig), ExitUsage},
 		{"bad directory", fmt.Errorf("%w: %w", controlplane.ErrConfig, &discovery.DirError{Dir: "x", Reason: discovery.ErrNotAbsolute}), ExitNotFound},
 		// R63

@@ -10,6 +10,7 @@
 //
 //	adapterctl serve   --socket SOCKET [--json] [--env KEY=VALUE]... [--inherit-env]
 //	                   [--adapter-stderr] [--log LEVEL] [--metrics HOST:PORT] [DIR...]
+//	adapterctl wait         --socket SOCKET [--timeout D]
 //	adapterctl ping         --socket SOCKET [--json]
 //	adapterctl version      --socket SOCKET [--json]
 //	adapterctl capabilities --socket SOCKET [--json]

@@ -13,6 +13,7 @@ import (
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -100,7 +101,7 @@ type target struct {
 
 // resolve turns the ADAPTER argument into an absolute executable path: a path made
 // absolute against the working directory (the library launches by absolute path
-// only, R61, A31), NAME[@CONSTRAINT] through discovery (registry.Resolve). It returns
+// only, R61, A31), NAME[@CONSTRAINT] through discovery (registry.Lookup). It returns
 // notes naming the absolute paths used for relative ones.
 func (o *adapterOpts) resolve(ctx context.Context, ref string) (target, []string, error) {
 	var notes []string
@@ -117,9 +118,18 @@ func (o *adapterOpts) resolve(ctx context.Context, ref string) (target, []string
 	}
 	reg := registry.New(&registry.Config{Dirs: dirs})
 	defer reg.Close(ctx) // nothing was opened: closing only refuses further use
-	path, err := reg.Resolve(ctx, ref)
-	if err != nil {
-		return target{}, notes, err
+	path := ref
+	if registry.IsPath(ref) {
+		if !filepath.IsAbs(ref) {
+			return target{}, notes, fmt.Errorf("adapter %q: %w", ref, platform.ErrNotAbsolute)
+		}
+		path = filepath.Clean(ref)
+	} else {
+		a, err := reg.Lookup(ctx, ref)
+		if err != nil {
+			return target{}, notes, err
+		}
+		path = a.Path
 	}
 	name := filepath.Base(path)
 	if n, _, perr := discovery.ParseFileName(name, ""); perr == nil {

@@ -27,7 +27,8 @@ $` + tlsCAEnv + `, $` + tlsCertEnv + `, $` + tlsKeyEnv + `; a flag wins over its
 $` + remoteEnv + ` is ignored when --socket is given): mutual TLS 1.3, the daemon's
 certificate verified against --tls-ca for HOST, this client's certificate and key
 presented. A daemon that refuses the certificate (not from its client CA, expired,
-not named by its --allow) ends the connection: exit 3, and its log says why. A
+not named by its --allow) ends the connection: exit 3; why is in the daemon's log, on
+the stderr of its 'adapterctl serve' (at its default --log warn). A
 method this client's role may not call is answered permission_denied (exit 3).
 See docs/remote.md.
 `

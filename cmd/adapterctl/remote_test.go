@@ -79,7 +79,10 @@ func TestRemoteCommands(t *testing.T) {
 	runCmd(t, "", with(bob, "call", "echo", "example.echo.echo")...).want(t, ExitBroken, nil, []string{"permission_denied", "role read"})
 	r := runCmd(t, "", with(bob, "call", "--json", "echo", "example.echo.echo")...)
 	r.want(t, ExitBroken, nil, []string{`"code":"permission_denied"`})
-	runCmd(t, "", with(carol, "ping")...).want(t, ExitBroken, nil, []string{"tls://" + addr, "refused this client's certificate"})
+	// A refused client is told where the reason is: the daemon's stderr, where serve's
+	// default --log warn shows it (checked when the daemon stops, below).
+	runCmd(t, "", with(carol, "ping")...).want(t, ExitBroken, nil, []string{"tls://" + addr, "refused this client's certificate",
+		"why is in the daemon's log, on the stderr of its 'adapterctl serve'"})
 
 	// The daemon counts the refusal once its alert is sent: the client may be done first.
 	var st controlplane.StatusResult
@@ -108,6 +111,10 @@ func TestRemoteCommands(t *testing.T) {
 	runCmd(t, "", "ping", "--socket", sock).want(t, ExitOK, []string{sock}, nil) // --socket: $ADAPTERKIT_REMOTE ignored
 	t.Setenv(tlsKeyEnv, "")
 	runCmd(t, "", "status").want(t, ExitUsage, nil, []string{"--remote needs --tls-key ($ADAPTERKIT_TLS_KEY)"})
+
+	if r := d.stop(t); !strings.Contains(r.stderr, "remote client refused") || !strings.Contains(r.stderr, "CN=carol") {
+		t.Errorf("serve at its default log level did not show carol's refusal on stderr:\n%s", r.stderr)
+	}
 }
 
 func TestRemoteUsage(t *testing.T) {

@@ -72,6 +72,7 @@ func init() {
 		{"call", "start an adapter, call one method, print the result, close it verified", runCall},
 		{"check", "check an adapter against the protocol (conformance checks by rule)", runCheck},
 		{"serve", "run the daemon: supervise the adapters of directories, answer on a Unix socket", runServe},
+		{"wait", "wait until the daemon at --socket answers (after starting serve in the background)", runWait},
 		{"ping", "ask the daemon at --socket to answer; round trip and clock skew", runPing},
 		{"version", "the daemon's version and the protocols it speaks", runVersion},
 		{"capabilities", "every adapter the daemon discovered, with its catalog", runCapabilities},

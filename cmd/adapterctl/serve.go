@@ -88,7 +88,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable)")
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
-	f.StringVar(&logLevel, "log", "off", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn, error or off")
+	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
 	dirs, isDone, status := f.parse(args)
 	if isDone {
 		return status

@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/internal/testkit"
@@ -47,9 +48,8 @@ func TestAdapterStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := h.Stream(ctx, registry.StreamOptions{
-		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
-		Params: map[string]any{"session": started.Session}, MaxBytes: 4,
+	st := registry.NewStream(ctx, c, consoleapi.Read, func(int, time.Duration) consoleapi.ReadParams {
+		return consoleapi.ReadParams{Session: started.Session, MaxBytes: 4, WaitMS: 1000}
 	})
 	got, err := io.ReadAll(st)
 	if err != nil {
@@ -61,7 +61,10 @@ func TestAdapterStream(t *testing.T) {
 	if err := st.Close(); err != nil {
 		t.Fatalf("stream close: %v", err)
 	}
-	// The stream's close freed the session.
+	if _, err := registry.Call(ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session}); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	// The close freed the session.
 	_, err = registry.Call(ctx, c, consoleapi.Read, readParams{Session: started.Session, MaxBytes: 1})
 	if code, _ := codeOf(err); code != wire.CodeInvalid {
 		t.Fatalf("read after close: %v, want invalid", err)

@@ -66,7 +66,7 @@ func TestReadRefuses(t *testing.T) {
 		{"negative wait", readParams{Session: id, MaxBytes: 1, WaitMS: -1}},
 		{"wait near the call deadline (A34)", readParams{Session: id, MaxBytes: 1, WaitMS: maxWait.Milliseconds() + 1}},
 		{"unknown session", readParams{Session: id + 1, MaxBytes: 1}},
-		{"session 0", readParams{MaxBytes: 1}},
+		{"zero session id", readParams{MaxBytes: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := c.read(context.Background(), tc.p)

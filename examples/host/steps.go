@@ -103,12 +103,12 @@ func (d *demo) console() {
 		d.fail(label, err)
 		return
 	}
-	st := h.Stream(d.ctx, registry.StreamOptions{
-		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
-		Params: map[string]any{"session": started.Session},
+	st := registry.NewStream(d.ctx, c, consoleapi.Read, func(n int, wait time.Duration) consoleapi.ReadParams {
+		return consoleapi.ReadParams{Session: started.Session, MaxBytes: n, WaitMS: wait.Milliseconds()}
 	})
 	out, err := io.ReadAll(st)
-	if cerr := st.Close(); err == nil {
+	st.Close()
+	if _, cerr := registry.Call(d.ctx, c, consoleapi.Close, consoleapi.SessionParams{Session: started.Session}); err == nil {
 		err = cerr
 	}
 	if err != nil {

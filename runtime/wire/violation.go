@@ -6,25 +6,24 @@ import (
 )
 
 // Violation is a kind of protocol violation by the peer. Each ends the connection. The
-// first six are the adapter's, as the host sees them (R51-R57, the specification's
-// table, in its order); the others are the host's, as an adapter sees them (A4, A14,
-// A28). A Violation is itself an error, so errors.Is(err, ProcessExited) finds the kind
+// first six are the adapter's, as the host sees them (the specification's table, in its
+// order); the others are the host's, as an adapter sees them. A Violation is itself an error, so errors.Is(err, ProcessExited) finds the kind
 // through any *ViolationError in err's chain; errors.Is(err, ErrHostViolation) holds for
 // every kind of the host's.
 type Violation uint8
 
 // The violations.
 const (
-	ProcessExited   Violation = iota + 1 // The adapter process exited (R52)
-	Output                               // The adapter output ended or violated the protocol (R52, R53)
-	InvalidResponse                      // The adapter sent an invalid response (R54)
-	UnknownReply                         // The adapter replied to an unknown request (R35, R55)
-	InputPipe                            // The adapter input pipe failed or stalled (R45, R56)
-	IDExhausted                          // Adapter request identity space exhausted (R57)
+	ProcessExited   Violation = iota + 1 // The adapter process exited
+	Output                               // The adapter output ended or violated the protocol
+	InvalidResponse                      // The adapter sent an invalid response
+	UnknownReply                         // The adapter replied to an unknown request
+	InputPipe                            // The adapter input pipe failed or stalled
+	IDExhausted                          // Adapter request identity space exhausted
 
-	HostFrame      // The host sent a malformed frame (R1-R5)
-	HostEnvelope   // The host sent an envelope not tied to a request id (A4)
-	HostIDNotAbove // The host sent a request id not above every earlier one (A14)
+	HostFrame      // The host sent a malformed frame
+	HostEnvelope   // The host sent an envelope not tied to a request id
+	HostIDNotAbove // The host sent a request id not above every earlier one
 )
 
 var violationText = [...]string{

@@ -3,13 +3,14 @@
 // adapter, which implements it, and by its hosts (examples/host), which call it. The
 // adapter's documentation says what each method does.
 //
-// Read and Close follow the polled-stream convention of registry.Stream: a host reads
-// a session's output with
+// Read follows the polled-stream convention of registry.Stream: a host reads a
+// session's output with
 //
-//	h.Stream(ctx, registry.StreamOptions{
-//		Read: consoleapi.Read.Name(), Close: consoleapi.Close.Name(),
-//		Params: map[string]any{"session": started.Session},
+//	st := registry.NewStream(ctx, c, consoleapi.Read, func(n int, wait time.Duration) consoleapi.ReadParams {
+//		return consoleapi.ReadParams{Session: started.Session, MaxBytes: n, WaitMS: wait.Milliseconds()}
 //	})
+//
+// and frees the session with Close once it has read what it wants.
 package consoleapi
 
 import "github.com/adapterkit/adapterkit/contract"
@@ -30,7 +31,7 @@ type SessionResult struct {
 }
 
 // ReadParams are the params of example.console.read, the stream convention's waiting
-// read (registry.StreamOptions).
+// read (registry.NewStream).
 type ReadParams struct {
 	// Session is the session to read.
 	Session int64 `json:"session"`

@@ -5,14 +5,13 @@
 //
 //	reg := registry.New(&registry.Config{Dirs: []string{dir}})
 //	defer reg.Close(ctx)
-//	if err := client.Register(reg); err != nil { ... }
 //	h, err := reg.Open(ctx, "thermometer@>= 1.0", nil)
-//	dev, err := registry.Bind[*client.Device](h)
+//	dev, err := client.New(h)
 //	r, err := dev.Read(ctx, client.ReadParams{Probe: "inlet"})
 //
-// Errors are the runtime's typed errors: (runtime.CodeOf(err) == wire.CodeAborted) after a
-// cancelled read, (runtime.CodeOf(err) == wire.CodeInvalid) for a probe the device does not
-// have, runtime.IsUncertain(err) when the outcome is unknown.
+// Errors are the runtime's typed errors: runtime.CodeOf(err) is wire.CodeAborted after a
+// cancelled read and wire.CodeInvalid for a probe the device does not have;
+// runtime.IsUncertain(err) says the outcome is unknown.
 package client
 
 import (
@@ -33,10 +32,14 @@ type (
 // Device is a typed client of one adapter's example.device service.
 type Device struct{ c *registry.Client }
 
-// Register records *Device as the client type of example.device version 1 in r, so that
-// registry.Bind[*client.Device] checks an adapter's catalog and returns a Device.
-func Register(r *registry.Registry) error {
-	return registry.Register(r, device.Service, func(c *registry.Client) *Device { return &Device{c} })
+// New returns a Device on the adapter of h, after checking that its catalog has
+// example.device version 1 with every method (a *registry.BindError otherwise).
+func New(h *registry.Handle) (*Device, error) {
+	c, err := registry.NewClient(h, device.Service)
+	if err != nil {
+		return nil, err
+	}
+	return &Device{c}, nil
 }
 
 // Client returns the registry client the Device is built around.

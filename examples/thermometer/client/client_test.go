@@ -48,14 +48,11 @@ func TestDeviceAgainstThermometer(t *testing.T) {
 	defer cancel()
 
 	reg := registry.New(&registry.Config{Dirs: []string{dir}})
-	if err := client.Register(reg); err != nil {
-		t.Fatal(err)
-	}
 	h, err := reg.Open(ctx, "thermometer@>= 1.0", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dev, err := registry.Bind[*client.Device](h)
+	dev, err := client.New(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +113,7 @@ func TestDeviceAgainstThermometer(t *testing.T) {
 	}
 }
 
-// Bind checks the adapter's catalog against the client's service description.
+// New checks the adapter's catalog against the client's service description.
 func TestServiceAgainstCatalogs(t *testing.T) {
 	cat := func(version int, methods ...string) *wire.Catalog {
 		return &wire.Catalog{Protocol: 1, Services: []wire.Service{{ID: "example.device", Version: version, Methods: methods}}}
@@ -138,13 +135,5 @@ func TestServiceAgainstCatalogs(t *testing.T) {
 				t.Fatalf("CheckCatalog: %v, want %v", err, tc.want)
 			}
 		})
-	}
-}
-
-func TestRegister(t *testing.T) {
-	reg := registry.New(nil)
-	defer reg.Close(context.Background())
-	if err := client.Register(reg); err != nil {
-		t.Fatalf("Register: %v", err)
 	}
 }

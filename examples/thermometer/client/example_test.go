@@ -16,16 +16,12 @@ func Example() {
 	ctx := context.Background()
 	reg := registry.New(&registry.Config{Dirs: []string{"/opt/app/adapters"}})
 	defer reg.Close(ctx)
-	if err := client.Register(reg); err != nil {
-		fmt.Println(err)
-		return
-	}
 	h, err := reg.Open(ctx, "thermometer@>= 1.0", nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	dev, err := registry.Bind[*client.Device](h)
+	dev, err := client.New(h)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -38,7 +34,7 @@ func Example() {
 	fmt.Printf("inlet: %.1f °C\n", r.Celsius)
 }
 
-// The contract the client speaks and Bind checks an adapter's catalog against.
+// The contract the client speaks and New checks an adapter's catalog against.
 func Example_contract() {
 	fmt.Println(device.Service.ID(), device.Service.Version(), device.Service.Methods())
 	// Output: example.device 1 [example.device.read]
