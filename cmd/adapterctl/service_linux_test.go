@@ -19,6 +19,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/internal/testkit"
+	"github.com/hashicorp/go-hclog"
 )
 
 // notifyReceiver is the test's stand-in for systemd's notification socket.
@@ -311,4 +312,45 @@ func TestServeSystemdTCP(t *testing.T) {
 		t.Errorf("READY=1 before the certificates were reloaded:\n%s", a.stderr.String())
 	}
 	a.stop(t)
+}
+
+// TestReloadReadyAfterReload: under a service manager, SIGHUP is announced at once
+// (RELOADING=1) and READY=1 waits for the daemon's reload of its certificate files to
+// end, as Type=notify-reload requires. (The wait for a READY=1 sent too early is a
+// bound on a negative, not a condition for passing.)
+func TestReloadReadyAfterReload(t *testing.T) {
+	dir := shortDir(t)
+	rcv := newNotifyReceiver(t, filepath.Join(dir, "notify"))
+	t.Setenv("NOTIFY_SOCKET", filepath.Join(dir, "notify"))
+	var s service
+	if err := s.activate(&serveRemoteOpts{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	s.log, s.dirs = hclog.NewNullLogger(), []string{goodDir}
+	remote := &controlplane.RemoteConfig{}
+	ctx, cancel := context.WithCancel(context.Background())
+	release := s.reloadOnHUP(ctx, remote, s.log)
+	defer func() { cancel(); release() }()
+
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if m := rcv.next(t); !strings.HasPrefix(m, "RELOADING=1\nMONOTONIC_USEC=") {
+		t.Fatalf("after SIGHUP %q", m)
+	}
+	select {
+	case <-remote.Reload:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon was not asked to reload")
+	}
+	select {
+	case m := <-rcv.msgs:
+		t.Fatalf("%q before the reload ended", m)
+	case <-time.After(200 * time.Millisecond):
+	}
+	remote.OnReload(nil)
+	if m := rcv.next(t); m != "READY=1\nSTATUS=serving 2 adapters from "+goodDir {
+		t.Fatalf("after the reload %q", m)
+	}
 }
