@@ -14,7 +14,7 @@ TESTFLAGS   ?= -race -count=1 -timeout 15m -p 2
 export ADAPTERKIT_SKIPLOG := $(BUILD)/sdk-skipped.txt
 $(shell rm -f $(ADAPTERKIT_SKIPLOG))
 
-.PHONY: all test vet lint cross unit demo adapters sdk-test bench-sdk bench bench-go bench-check fuzz soak tools clean api api-check
+.PHONY: all test vet lint cross unit demo adapters sdk-test bench-sdk bench bench-go bench-check fuzz soak tools clean api api-check systemd-verify
 
 all: test
 
@@ -48,6 +48,12 @@ cross:
 # The e2e SDK tests (e2e/sdk_test.go) run against the SDK echo adapters `make adapters` built.
 unit: adapters
 	ADAPTERKIT_SDK_ADAPTERS=$(ADAPTERS) $(GO) test $(TESTFLAGS) ./...
+
+## systemd-verify: `systemd-analyze verify` on contrib/systemd's unit files (also part of
+## `make test`, as cmd/adapterctl's TestSystemdUnits); skipped, saying so, where
+## systemd-analyze is not installed, unless ADAPTERKIT_REQUIRE_SYSTEMD_ANALYZE is set (CI).
+systemd-verify:
+	$(GO) test -count=1 -v -run '^TestSystemdUnits$$' ./cmd/adapterctl/
 
 tools:
 	@test -x "$(STATICCHECK)" || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

@@ -33,6 +33,11 @@
 // socket, answers the requests under way with an error and closes every adapter; it
 // returns nil only when every process tree was proven gone.
 //
+// A host that already holds the listening sockets (systemd's socket activation) passes
+// them in [ServerConfig].Listener and [RemoteConfig].Listener; a [Monitor] in
+// ServerConfig.Monitor reads the running daemon's figures in process (adapterctl
+// exports them as Prometheus metrics with package registry/promcollector).
+//
 // docs/control-plane.md in the repository is the reference of the wire protocol, for
 // clients in any language, with the decisions taken where the specification is silent;
 // docs/remote.md describes the TCP transport and its roles.

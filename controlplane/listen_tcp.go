@@ -36,7 +36,7 @@ type remote struct {
 // newRemote validates the remote configuration and loads the certificates; it
 // does not listen yet.
 func newRemote(s *server, rc RemoteConfig) (*remote, error) {
-	if rc.Listen == "" {
+	if rc.Listen == "" && rc.Listener == nil {
 		return nil, fmt.Errorf("%w: remote: no listen address", ErrConfig)
 	}
 	if rc.CertFile == "" || rc.KeyFile == "" || rc.ClientCAFile == "" {
@@ -79,10 +79,13 @@ func (r *remote) checkOwnCert() {
 
 // listen opens the TCP listener.
 func (r *remote) listen(ctx context.Context) error {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", r.rc.Listen)
-	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrSocket, r.rc.Listen, err)
+	ln := r.rc.Listener
+	if ln == nil {
+		var lc net.ListenConfig
+		var err error
+		if ln, err = lc.Listen(ctx, "tcp", r.rc.Listen); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrSocket, r.rc.Listen, err)
+		}
 	}
 	r.ln = ln
 	if r.rc.OnListen != nil {
@@ -105,14 +108,18 @@ func (r *remote) watchReload(ctx context.Context) {
 			if !ok {
 				return
 			}
-			if err := r.tls.reload(); err != nil {
+			err := r.tls.reload()
+			if err != nil {
 				r.s.log.Error("certificate reload failed; the previous certificates stay in use", "error", err)
-				continue
+			} else {
+				r.reloads.Add(1)
+				r.s.log.Info("certificates reloaded", "cert", r.rc.CertFile, "client_ca", r.rc.ClientCAFile,
+					"not_after", r.tls.cur.Load().cert.Leaf.NotAfter)
+				r.checkOwnCert()
 			}
-			r.reloads.Add(1)
-			r.s.log.Info("certificates reloaded", "cert", r.rc.CertFile, "client_ca", r.rc.ClientCAFile,
-				"not_after", r.tls.cur.Load().cert.Leaf.NotAfter)
-			r.checkOwnCert()
+			if r.rc.OnReload != nil {
+				r.rc.OnReload(err)
+			}
 		}
 	}
 }

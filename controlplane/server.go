@@ -80,6 +80,12 @@ type ServerConfig struct {
 	// OnReady, if set, is called once the socket (and the TCP listener, with Remote)
 	// accepts connections.
 	OnReady func()
+	// Listener, if set, is a listening Unix stream socket served instead of creating
+	// Socket (e.g. one passed by systemd's socket activation); the daemon closes it
+	// when it stops but never removes its file. Socket, if also set, only names it.
+	Listener net.Listener
+	// Monitor, if set, is attached to the daemon while it serves (see [Monitor]).
+	Monitor *Monitor
 }
 
 // defaultRestart is the adapters' restart policy when ServerConfig.Restart is nil:
@@ -153,6 +159,12 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 	if ctx == nil {
 		return runtime.ErrNilContext
 	}
+	if cfg.Listener != nil {
+		defer cfg.Listener.Close() // whatever happens, as documented: closing twice is harmless
+	}
+	if cfg.Remote != nil && cfg.Remote.Listener != nil {
+		defer cfg.Remote.Listener.Close()
+	}
 	s, err := newServer(cfg)
 	if err != nil {
 		return err
@@ -161,7 +173,7 @@ func Serve(ctx context.Context, cfg ServerConfig) error {
 }
 
 func newServer(cfg ServerConfig) (*server, error) {
-	if cfg.Socket == "" && cfg.Remote == nil {
+	if cfg.Socket == "" && cfg.Listener == nil && cfg.Remote == nil {
 		return nil, fmt.Errorf("%w: no socket path and no remote listener", ErrConfig)
 	}
 	if len(cfg.Dirs) == 0 {
@@ -212,12 +224,19 @@ func (s *server) serve(ctx context.Context) error {
 			_ = ln.Close()
 		}
 	}
-	if s.cfg.Socket != "" {
+	var local net.Listener // the Unix socket, if any
+	switch {
+	case s.cfg.Listener != nil:
+		local = s.cfg.Listener
+	case s.cfg.Socket != "":
 		ln, err := listen(s.cfg.Socket)
 		if err != nil {
 			return err
 		}
-		lns = append(lns, ln)
+		local = ln
+	}
+	if local != nil {
+		lns = append(lns, local)
 	}
 	if s.remote != nil {
 		if err := s.remote.listen(ctx); err != nil {
@@ -231,10 +250,17 @@ func (s *server) serve(ctx context.Context) error {
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
 	s.set = newAdapterSet(base, &s.cfg, s.log)
+	sock := s.cfg.Socket
+	if sock == "" && local != nil {
+		sock = local.Addr().String() // a passed socket's own address
+	}
 	if s.remote != nil {
-		s.log.Info("serving", "socket", orNone(s.cfg.Socket), "listen", s.remote.ln.Addr().String(), "dirs", s.cfg.Dirs, "pid", os.Getpid())
+		s.log.Info("serving", "socket", orNone(sock), "listen", s.remote.ln.Addr().String(), "dirs", s.cfg.Dirs, "pid", os.Getpid())
 	} else {
-		s.log.Info("serving", "socket", s.cfg.Socket, "dirs", s.cfg.Dirs, "pid", os.Getpid())
+		s.log.Info("serving", "socket", sock, "dirs", s.cfg.Dirs, "pid", os.Getpid())
+	}
+	if m := s.cfg.Monitor; m != nil {
+		m.srv.Store(s)
 	}
 	// New versions dropped into the directories are looked for until shutdown begins.
 	var watching sync.WaitGroup
@@ -245,15 +271,17 @@ func (s *server) serve(ctx context.Context) error {
 		s.cfg.OnReady()
 	}
 	var accepting sync.WaitGroup
-	if s.cfg.Socket != "" {
-		ln := lns[0]
-		accepting.Go(func() { s.accept(base, ln, func(nc net.Conn) *serverConn { return s.openLocal(base, nc) }) })
+	if local != nil {
+		accepting.Go(func() { s.accept(base, local, func(nc net.Conn) *serverConn { return s.openLocal(base, nc) }) })
 	}
 	if s.remote != nil {
 		accepting.Go(func() { s.accept(base, s.remote.ln, func(nc net.Conn) *serverConn { return s.remote.open(base, nc) }) })
 		accepting.Go(func() { s.remote.watchReload(ctx) })
 	}
 	<-ctx.Done()
+	if m := s.cfg.Monitor; m != nil {
+		m.srv.CompareAndSwap(s, nil)
+	}
 	s.log.Info("shutting down")
 	closeAll()
 	accepting.Wait()

@@ -47,6 +47,13 @@ type RemoteConfig struct {
 	// OnListen, if set, is called with the TCP listener's address once it listens
 	// (before ServerConfig.OnReady).
 	OnListen func(net.Addr)
+	// Listener, if set, is a listening TCP socket served instead of listening on
+	// Listen (e.g. one passed by systemd's socket activation); Listen may then be "".
+	// The daemon closes it when it stops.
+	Listener net.Listener
+	// OnReload, if set, is called after each reload Reload asked for, with nil or why
+	// the files were not loaded (the previous ones stay in use).
+	OnReload func(error)
 }
 
 // Defaults of RemoteConfig.

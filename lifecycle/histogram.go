@@ -11,9 +11,11 @@ import (
 const histBuckets = 144
 
 // histogram counts durations in fixed, log-linear buckets: a quantile read from it is
-// within 12.5% of the true value, at a fixed size whatever the number of samples.
+// within 12.5% of the true value, at a fixed size whatever the number of samples. It
+// also totals the durations, so that a mean (or a Prometheus histogram's sum) is exact.
 type histogram struct {
-	n [histBuckets]atomic.Uint64
+	n   [histBuckets]atomic.Uint64
+	sum atomic.Int64 // nanoseconds
 }
 
 // bucketOf returns the bucket of a duration of us microseconds: 0..3 for 0..3 µs, then
@@ -44,26 +46,69 @@ func (h *histogram) observe(d time.Duration) {
 	us := uint64(0)
 	if d > 0 {
 		us = uint64(d / time.Microsecond)
+		h.sum.Add(int64(d))
 	}
 	h.n[bucketOf(us)].Add(1)
 }
 
-// quantile returns the q-quantile (0 < q <= 1) of the durations observed: the middle
-// of the bucket holding it. 0 when nothing was observed.
-func (h *histogram) quantile(q float64) time.Duration {
-	var counts [histBuckets]uint64
-	var total uint64
+// snapshot reads the histogram once.
+func (h *histogram) snapshot() Latency {
+	var l Latency
 	for i := range h.n {
-		counts[i] = h.n[i].Load()
-		total += counts[i]
+		l.counts[i] = h.n[i].Load()
+		l.Count += l.counts[i]
 	}
-	if total == 0 {
+	l.Sum = time.Duration(h.sum.Load())
+	return l
+}
+
+// quantile returns the q-quantile of the durations observed (see Latency.Quantile).
+func (h *histogram) quantile(q float64) time.Duration {
+	l := h.snapshot()
+	return l.Quantile(q)
+}
+
+// Latency is a snapshot of one method's latency histogram: fixed log-linear buckets,
+// four per power of two of microseconds, whose bounds are the whole numbers of
+// microseconds n·2^k with n in 4…7 (and 1, 2, 3 µs). Every power of two of
+// microseconds is a bound.
+type Latency struct {
+	// Count is the number of calls observed.
+	Count uint64
+	// Sum is their total duration (exact, not derived from the buckets).
+	Sum    time.Duration
+	counts [histBuckets]uint64
+}
+
+// CountUnder returns how many of the calls took less than d. It is exact when d is a
+// bucket bound (e.g. any power of two of microseconds); otherwise d is rounded down
+// to the nearest bound below it, so calls between that bound and d are not counted.
+func (l *Latency) CountUnder(d time.Duration) uint64 {
+	if d <= 0 {
 		return 0
 	}
-	rank := uint64(q*float64(total) + 0.999999)
+	us := uint64(d / time.Microsecond)
+	var n uint64
+	for i, c := range l.counts {
+		if _, hi := bucketBounds(i); hi > us || i == histBuckets-1 {
+			break
+		}
+		n += c
+	}
+	return n
+}
+
+// Quantile returns the q-quantile (0 < q <= 1) of the durations observed: the middle
+// of the bucket holding it (within 12.5% of the true value). 0 when nothing was
+// observed.
+func (l *Latency) Quantile(q float64) time.Duration {
+	if l.Count == 0 {
+		return 0
+	}
+	rank := uint64(q*float64(l.Count) + 0.999999)
 	rank = max(rank, 1)
 	var seen uint64
-	for i, c := range counts {
+	for i, c := range l.counts {
 		seen += c
 		if seen >= rank {
 			lo, hi := bucketBounds(i)

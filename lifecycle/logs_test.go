@@ -236,3 +236,35 @@ func FuzzStderrLog(f *testing.F) {
 		}
 	})
 }
+
+// Latency counts exactly the durations under a bucket bound and totals them exactly:
+// what a Prometheus histogram exported from it needs.
+func TestLatencyCountUnder(t *testing.T) {
+	var h histogram
+	durs := []time.Duration{0, 3 * time.Microsecond, 63 * time.Microsecond, 64 * time.Microsecond,
+		100 * time.Microsecond, 127*time.Microsecond + 999, 128 * time.Microsecond, 5 * time.Millisecond, 40 * time.Second}
+	var sum time.Duration
+	for _, d := range durs {
+		h.observe(d)
+		sum += d
+	}
+	l := h.snapshot()
+	if l.Count != uint64(len(durs)) || l.Sum != sum {
+		t.Fatalf("count %d sum %v, want %d and %v", l.Count, l.Sum, len(durs), sum)
+	}
+	for k := 0; k < 40; k++ {
+		bound := time.Duration(1<<k) * time.Microsecond
+		var want uint64
+		for _, d := range durs {
+			if d < bound {
+				want++
+			}
+		}
+		if got := l.CountUnder(bound); got != want {
+			t.Errorf("CountUnder(%v) = %d, want %d", bound, got, want)
+		}
+	}
+	if got := l.CountUnder(0); got != 0 {
+		t.Errorf("CountUnder(0) = %d", got)
+	}
+}

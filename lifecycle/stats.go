@@ -142,6 +142,9 @@ type MethodStats struct {
 	BytesOut, BytesIn uint64
 	// P50 and P99 are latency quantiles from a fixed-size histogram (within 12.5%).
 	P50, P99 time.Duration
+	// Latency is the histogram P50 and P99 are read from, with the calls' total
+	// duration: enough to export the figures as a Prometheus histogram.
+	Latency Latency
 }
 
 // maxMethods bounds the distinct method names counted per adapter: a method name
@@ -152,8 +155,11 @@ const maxMethods = 256
 const otherMethod = "(other)"
 
 type methodStats struct {
-	inFlight  atomic.Int64
-	calls     atomic.Uint64
+	inFlight atomic.Int64
+	// ok counts successes; Calls is ok plus the errors, so that every figure a
+	// snapshot derives (successes = Calls - errors) only ever grows between snapshots,
+	// as Prometheus counters must.
+	ok        atomic.Uint64
 	errs      [len(proto.Codes)]atomic.Uint64
 	uncertain atomic.Uint64
 	bytesOut  atomic.Uint64
@@ -236,7 +242,6 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 	d := time.Since(t.start)
 	ms := t.ms
 	ms.inFlight.Add(-1)
-	ms.calls.Add(1)
 	ms.bytesOut.Add(uint64(t.out))
 	ms.lat.observe(d)
 	var code wire.Code
@@ -252,6 +257,7 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 			ms.uncertain.Add(1)
 		}
 	} else {
+		ms.ok.Add(1)
 		ms.bytesIn.Add(uint64(len(res)))
 	}
 	if ob := o.observer; ob != nil && ob.CallEnd != nil {
@@ -330,15 +336,17 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 	methods := *o.methods.Load()
 	st.Methods = make([]MethodStats, 0, len(methods))
 	for name, ms := range methods {
-		m := MethodStats{Method: name, Calls: ms.calls.Load(), Uncertain: ms.uncertain.Load(),
+		m := MethodStats{Method: name, Calls: ms.ok.Load(), Uncertain: ms.uncertain.Load(),
 			InFlight: ms.inFlight.Load(), BytesOut: ms.bytesOut.Load(), BytesIn: ms.bytesIn.Load(),
-			P50: ms.lat.quantile(0.50), P99: ms.lat.quantile(0.99)}
+			Latency: ms.lat.snapshot()}
+		m.P50, m.P99 = m.Latency.Quantile(0.50), m.Latency.Quantile(0.99)
 		for i, c := range proto.Codes {
 			if n := ms.errs[i].Load(); n > 0 {
 				if m.Errors == nil {
 					m.Errors = make(map[wire.Code]uint64)
 				}
 				m.Errors[c] = n
+				m.Calls += n
 			}
 		}
 		st.InFlight += m.InFlight

@@ -9,7 +9,7 @@
 //	adapterctl help    [COMMAND]
 //
 //	adapterctl serve   [--socket SOCKET] [--json] [--env KEY=VALUE]... [--inherit-env]
-//	                   [--adapter-stderr] [--log LEVEL] [DIR...]
+//	                   [--adapter-stderr] [--log LEVEL] [--metrics HOST:PORT] [DIR...]
 //	adapterctl wait         [--socket SOCKET] [--timeout D]
 //	adapterctl ping         [--socket SOCKET] [--json]
 //	adapterctl version      [--socket SOCKET] [--json]
@@ -55,6 +55,12 @@
 // cannot be created, or the OS is unsupported: Windows), 5 when a DIR cannot be
 // scanned. With --json both lines are JSON objects ({"event":"ready",...} and
 // {"event":"stopped","verified":...}).
+//
+// With --metrics HOST:PORT it serves Prometheus metrics at /metrics on a listener of
+// its own. Under systemd it serves the sockets passed by socket activation (a Unix
+// one as SOCKET, a TCP one as --listen) and reports readiness on $NOTIFY_SOCKET
+// (READY=1, RELOADING=1 on SIGHUP, STOPPING=1); contrib/systemd has the unit files.
+// See docs/operations.md.
 //
 // With --log LEVEL the daemon logs on stderr, its adapters' records among them under
 // their names ("adapterctl.thermometer"). status shows each adapter's per-method calls,

@@ -41,6 +41,12 @@ func TestMain(m *testing.M) {
 	}
 	// Every test runs with an empty search path unless it sets one.
 	os.Unsetenv(pathEnv)
+	// serve, run in-process, would take a service manager's variables meant for this
+	// test binary (and tell that manager it is ready): the tests that want them set
+	// their own.
+	for _, k := range []string{"NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"} {
+		os.Unsetenv(k)
+	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(root) }))
 }
 

@@ -52,7 +52,8 @@ not a socket).
 type serveEvent struct {
 	Event    string   `json:"event"` // "ready" or "stopped"
 	Socket   string   `json:"socket,omitempty"`
-	Listen   string   `json:"listen,omitempty"` // the TCP address served with --listen
+	Listen   string   `json:"listen,omitempty"`  // the TCP address served with --listen
+	Metrics  string   `json:"metrics,omitempty"` // the address of the metrics endpoint (--metrics)
 	Dirs     []string `json:"dirs,omitempty"`
 	Adapters *int     `json:"adapters,omitempty"`
 	PID      int      `json:"pid,omitempty"`
@@ -83,9 +84,11 @@ func serve(ctx context.Context, e *env, args []string) int {
 	var o adapterOpts
 	var socket, logLevel string
 	var ro serveRemoteOpts
-	f := newFlags(e, "serve", "[--socket SOCKET] [--listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE --allow NAME=ROLE...] [flags] [DIR...]", serveHelp+serveRemoteHelp)
+	f := newFlags(e, "serve", "[--socket SOCKET] [--listen HOST:PORT --tls-cert FILE --tls-key FILE --client-ca FILE --allow NAME=ROLE...] [flags] [DIR...]", serveHelp+serveRemoteHelp+serveServiceHelp)
 	f.StringVar(&socket, "socket", "", "`SOCKET`: path of the Unix domain socket to create (default without --listen:\n$XDG_RUNTIME_DIR/adapterkit.sock, or adapterkit.sock in a 0700 per-user directory of $TMPDIR)")
 	ro.register(f)
+	var svc service
+	svc.register(f)
 	f.BoolVar(&o.json, "json", false, "print the ready and stopped lines, and errors, as JSON")
 	f.Var(&o.env, "env", "`KEY=VALUE` added to every adapter's environment (repeatable; a KEY given again, or inherited, takes the last value)")
 	f.Var(&o.envFiles, "env-file", "`FILE` of KEY=VALUE lines added to every adapter's environment before --env (repeatable;\nblank lines and lines starting with # are skipped; keeps secrets out of the command line)")
@@ -99,6 +102,14 @@ func serve(ctx context.Context, e *env, args []string) int {
 	dirs, isDone, status := f.parse(args)
 	if isDone {
 		return status
+	}
+	// Before anything reads the environment: what systemd passed is taken out of it.
+	if err := svc.activate(&ro); err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
+	defer svc.close()
+	if socket == "" && svc.unix != nil {
+		socket = svc.unix.Addr().String()
 	}
 	level := hclog.LevelFromString(logLevel)
 	environ, err := o.environ()
@@ -151,17 +162,20 @@ func serve(ctx context.Context, e *env, args []string) int {
 	}
 	var listening string
 	if remote != nil {
-		reload, release := reloadOnHUP(ctx)
-		defer release()
-		remote.Reload = reload
 		remote.OnListen = func(a net.Addr) { listening = a.String() }
 		cfg.Remote = remote
 	}
+	if err := svc.configure(&cfg, cfg.Logger); err != nil {
+		return fail(e, "serve", o.json, err, nil)
+	}
+	defer svc.reloadOnHUP(ctx, remote, cfg.Logger)()
+	svc.watchStop(ctx)
 	var readyErr error
 	cfg.OnReady = func() {
 		n := len(found.Adapters)
 		if o.json {
-			readyErr = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "ready", Socket: socket, Listen: listening, Dirs: dirs, Adapters: &n, PID: os.Getpid()})
+			readyErr = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "ready", Socket: socket, Listen: listening,
+				Metrics: svc.listening, Dirs: dirs, Adapters: &n, PID: os.Getpid()})
 		} else {
 			var on []string
 			if socket != "" {
@@ -170,9 +184,14 @@ func serve(ctx context.Context, e *env, args []string) int {
 			if listening != "" {
 				on = append(on, "tls://"+listening)
 			}
-			_, readyErr = fmt.Fprintf(e.stdout, "adapterctl serve: serving %s from %s on %s (pid %d)\n",
-				count(n, "adapter", "adapters"), strings.Join(dirs, ", "), strings.Join(on, " and "), os.Getpid())
+			metrics := ""
+			if svc.listening != "" {
+				metrics = "; metrics on http://" + svc.listening + "/metrics"
+			}
+			_, readyErr = fmt.Fprintf(e.stdout, "adapterctl serve: serving %s from %s on %s (pid %d)%s\n",
+				count(n, "adapter", "adapters"), strings.Join(dirs, ", "), strings.Join(on, " and "), os.Getpid(), metrics)
 		}
+		svc.ready(n)
 	}
 	err = controlplane.Serve(ctx, cfg)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {

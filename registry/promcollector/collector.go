@@ -1,0 +1,385 @@
+// Package promcollector exports adapterkit's figures as Prometheus metrics: a
+// [prometheus.Collector] that reads, at each scrape, what the host already keeps of
+// its adapters (lifecycle.Stats: calls by method and code, latency histogram,
+// restarts, memory and CPU time of each process tree) and, for a daemon, its own
+// figures (clients, cleanups, the start-up sweep).
+//
+// The collector costs nothing on the call path: calls are counted by package
+// lifecycle whether or not anything exports them, and the collector only converts a
+// snapshot when Prometheus scrapes. It lives in its own package so that hosts that do
+// not export metrics do not link the Prometheus client.
+//
+// A host using package registry registers [ForRegistry]; adapterctl serve registers
+// one fed from its control-plane daemon (see docs/operations.md for the metrics).
+//
+// Label values are bounded: adapter names come from the host's adapters, method names
+// only from the catalogs the adapters advertised (the calls of any other method name,
+// which a caller may invent, are counted under method="(other)"), codes from the eight
+// protocol error codes plus "ok".
+package promcollector
+
+import (
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/registry"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// OtherMethod is the method label of calls to methods no catalog of the adapter
+// advertised.
+const OtherMethod = "(other)"
+
+// CodeOK is the code label of successful calls.
+const CodeOK = "ok"
+
+// Buckets are the upper bounds of adapterkit_call_duration_seconds: powers of two of
+// microseconds from 32 µs to about 33.6 s (a call's round trip on one machine is
+// 50-100 µs; the protocol's default call deadline is 30 s). Each is a bound of the
+// histogram package lifecycle keeps, so every bucket's count is exact.
+var Buckets = func() []float64 {
+	var b []float64
+	for k := 5; k <= 25; k++ {
+		b = append(b, (time.Duration(1<<k) * time.Microsecond).Seconds())
+	}
+	return b
+}()
+
+// Adapter is one adapter's figures at a scrape.
+type Adapter struct {
+	// Name is the adapter label. Adapters of one name (e.g. two versions open at once)
+	// are reported together: their figures are added up.
+	Name string
+	// Version is the version label of adapterkit_adapter_up ("" when not known).
+	Version string
+	// Up: an adapter process is running and connected.
+	Up bool
+	// Methods are the methods of the adapter's current catalog, nil when none is known
+	// (e.g. while it restarts). The collector remembers every catalog it saw per
+	// adapter name; a method that none of them advertised is labelled OtherMethod.
+	Methods map[string]bool
+	// Stats is the adapter's snapshot.
+	Stats lifecycle.Stats
+}
+
+// Daemon is a control-plane daemon's own figures at a scrape.
+type Daemon struct {
+	// Version is the daemon's version (build info); "" reports "devel".
+	Version string
+	// Clients is the number of connected clients.
+	Clients int
+	// Refused and Dropped count the clients refused at connect and those dropped
+	// for not reading their answers, by transport ("unix", "tcp").
+	Refused, Dropped map[string]uint64
+	// UnverifiedCleanups is the number of process trees not proven gone.
+	UnverifiedCleanups int
+	// Exits counts the adapters that ended on their own.
+	Exits uint64
+	// Swept and SweepFailed are the trees the start-up sweep ended and those it could
+	// not; SweepError says the sweep itself failed.
+	Swept, SweepFailed int
+	SweepError         bool
+	// CertNotAfter is when the daemon's TLS certificate expires (zero: no TCP listener).
+	CertNotAfter time.Time
+	// CertReloads counts the certificate reloads.
+	CertReloads uint64
+}
+
+// Snapshot is what one scrape reports.
+type Snapshot struct {
+	Adapters []Adapter
+	// Daemon is nil for a host that is not a daemon: no daemon metrics are reported.
+	Daemon *Daemon
+}
+
+// Collector is a prometheus.Collector of adapterkit's figures. It is safe for
+// concurrent use.
+type Collector struct {
+	snapshot func() Snapshot
+
+	mu    sync.Mutex
+	known map[string]map[string]bool // adapter name -> every method its catalogs advertised
+}
+
+// New returns a Collector that calls snapshot at each scrape; snapshot must be safe
+// to call from any goroutine.
+func New(snapshot func() Snapshot) *Collector {
+	return &Collector{snapshot: snapshot, known: make(map[string]map[string]bool)}
+}
+
+// ForRegistry returns a Collector of the adapters open in r (no daemon metrics). An
+// adapter's version is read from its file name where it follows the discovery naming
+// convention.
+func ForRegistry(r *registry.Registry) *Collector {
+	return New(func() Snapshot {
+		hs := r.Opened()
+		out := Snapshot{Adapters: make([]Adapter, 0, len(hs))}
+		for _, h := range hs {
+			a := Adapter{Name: h.Name(), Up: h.Status().Running, Stats: h.Stats()}
+			if _, v, err := discovery.ParseFileName(filepath.Base(h.Path()), goruntime.GOOS); err == nil && v != nil {
+				a.Version = v.String()
+			}
+			a.Methods = CatalogMethods(h.Catalog())
+			out.Adapters = append(out.Adapters, a)
+		}
+		return out
+	})
+}
+
+// CatalogMethods returns the set of methods a catalog advertises (Adapter.Methods);
+// nil for a nil catalog.
+func CatalogMethods(cat *wire.Catalog) map[string]bool {
+	if cat == nil {
+		return nil
+	}
+	out := make(map[string]bool)
+	for _, svc := range cat.Services {
+		for _, m := range svc.Methods {
+			out[m] = true
+		}
+	}
+	return out
+}
+
+const ns = "adapterkit"
+
+var (
+	descCalls = prometheus.NewDesc(ns+"_calls_total",
+		"Calls that returned, by adapter, method and outcome (ok or the protocol error code).",
+		[]string{"adapter", "method", "code"}, nil)
+	descUncertain = prometheus.NewDesc(ns+"_calls_uncertain_total",
+		"Failed calls whose outcome is unknown: sent, no reply (also counted in adapterkit_calls_total).",
+		[]string{"adapter", "method"}, nil)
+	descInFlight = prometheus.NewDesc(ns+"_calls_in_flight",
+		"Calls under way.", []string{"adapter"}, nil)
+	descDuration = prometheus.NewDesc(ns+"_call_duration_seconds",
+		"Duration of the calls that returned, successes and errors.",
+		[]string{"adapter", "method"}, nil)
+	descMemory = prometheus.NewDesc(ns+"_adapter_memory_bytes",
+		"Current memory of the adapter's whole process tree (where the platform can say).",
+		[]string{"adapter"}, nil)
+	descCPU = prometheus.NewDesc(ns+"_adapter_cpu_seconds_total",
+		"CPU time of the adapter's current process tree (where the platform can say; starts again at a restart).",
+		[]string{"adapter"}, nil)
+	descRestarts = prometheus.NewDesc(ns+"_adapter_restarts_total",
+		"Restart attempts of the adapter.", []string{"adapter"}, nil)
+	descViolations = prometheus.NewDesc(ns+"_adapter_violations_total",
+		"Connections the adapter ended by breaking the protocol.", []string{"adapter"}, nil)
+	descLimitHits = prometheus.NewDesc(ns+"_adapter_limit_hits_total",
+		"Process trees the kernel stopped at a resource limit.", []string{"adapter"}, nil)
+	descUp = prometheus.NewDesc(ns+"_adapter_up",
+		"1 when an adapter process is running and connected, 0 while it restarts or after it gave up.",
+		[]string{"adapter", "version"}, nil)
+
+	descBuild = prometheus.NewDesc(ns+"_build_info",
+		"The daemon's version and Go version (always 1).", []string{"version", "goversion"}, nil)
+	descClients = prometheus.NewDesc(ns+"_daemon_clients",
+		"Clients connected to the daemon.", nil, nil)
+	descRefused = prometheus.NewDesc(ns+"_daemon_refused_clients_total",
+		"Clients refused at connect (wrong user, unknown certificate, too many clients).", []string{"transport"}, nil)
+	descDropped = prometheus.NewDesc(ns+"_daemon_dropped_clients_total",
+		"Clients dropped for not reading their answers.", []string{"transport"}, nil)
+	descUnverified = prometheus.NewDesc(ns+"_daemon_unverified_cleanups",
+		"Adapter process trees not proven gone (their package directories stay reserved).", nil, nil)
+	descExits = prometheus.NewDesc(ns+"_daemon_adapter_exits_total",
+		"Adapters that ended on their own (not closed by the daemon).", nil, nil)
+	descSweep = prometheus.NewDesc(ns+"_daemon_sweep_trees",
+		"Process trees left by a crashed predecessor that the start-up sweep ended (swept) or could not (failed).",
+		[]string{"result"}, nil)
+	descSweepError = prometheus.NewDesc(ns+"_daemon_sweep_error",
+		"1 when the start-up sweep itself failed.", nil, nil)
+	descCertNotAfter = prometheus.NewDesc(ns+"_daemon_tls_cert_not_after_timestamp_seconds",
+		"When the daemon's TLS certificate expires (Unix time).", nil, nil)
+	descCertReloads = prometheus.NewDesc(ns+"_daemon_tls_cert_reloads_total",
+		"Successful reloads of the daemon's certificate files.", nil, nil)
+)
+
+// Describe sends the descriptions of every metric the collector may report.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descCalls, descUncertain, descInFlight, descDuration, descMemory, descCPU,
+		descRestarts, descViolations, descLimitHits, descUp, descBuild, descClients, descRefused, descDropped,
+		descUnverified, descExits, descSweep, descSweepError, descCertNotAfter, descCertReloads} {
+		ch <- d
+	}
+}
+
+// methodFigures are one (adapter, method) pair's figures, added up over the adapters
+// of that name and the methods labelled OtherMethod.
+type methodFigures struct {
+	codes     map[string]uint64
+	uncertain uint64
+	count     uint64
+	sum       float64
+	buckets   []uint64 // cumulative, one per Buckets entry
+}
+
+// adapterFigures are one adapter name's figures, added up.
+type adapterFigures struct {
+	methods            map[string]*methodFigures
+	inFlight           int64
+	memory, cpu        float64
+	hasMemory, hasCPU  bool
+	restarts           int
+	violations, limits uint64
+	up                 map[string]bool // version -> up
+}
+
+// Collect reads a snapshot and sends its metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	snap := c.snapshot()
+	byName := make(map[string]*adapterFigures)
+	for _, a := range snap.Adapters {
+		f := byName[a.Name]
+		if f == nil {
+			f = &adapterFigures{methods: make(map[string]*methodFigures), up: make(map[string]bool)}
+			byName[a.Name] = f
+		}
+		c.add(f, &a)
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f := byName[name]
+		for method, m := range f.methods {
+			for code, n := range m.codes {
+				ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n), name, method, code)
+			}
+			ch <- prometheus.MustNewConstMetric(descUncertain, prometheus.CounterValue, float64(m.uncertain), name, method)
+			bk := make(map[float64]uint64, len(Buckets))
+			for i, le := range Buckets {
+				bk[le] = m.buckets[i]
+			}
+			ch <- prometheus.MustNewConstHistogram(descDuration, m.count, m.sum, bk, name, method)
+		}
+		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(f.inFlight), name)
+		if f.hasMemory {
+			ch <- prometheus.MustNewConstMetric(descMemory, prometheus.GaugeValue, f.memory, name)
+		}
+		if f.hasCPU {
+			ch <- prometheus.MustNewConstMetric(descCPU, prometheus.CounterValue, f.cpu, name)
+		}
+		ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(f.restarts), name)
+		ch <- prometheus.MustNewConstMetric(descViolations, prometheus.CounterValue, float64(f.violations), name)
+		ch <- prometheus.MustNewConstMetric(descLimitHits, prometheus.CounterValue, float64(f.limits), name)
+		for v, up := range f.up {
+			ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, b2f(up), name, v)
+		}
+	}
+	if d := snap.Daemon; d != nil {
+		collectDaemon(ch, d)
+	}
+}
+
+// add adds one adapter's snapshot to the figures of its name.
+func (c *Collector) add(f *adapterFigures, a *Adapter) {
+	known := c.learn(a.Name, a.Methods)
+	st := &a.Stats
+	for _, ms := range st.Methods {
+		method := ms.Method
+		if !known[method] {
+			method = OtherMethod
+		}
+		m := f.methods[method]
+		if m == nil {
+			m = &methodFigures{codes: map[string]uint64{CodeOK: 0}, buckets: make([]uint64, len(Buckets))}
+			for _, code := range proto.Codes {
+				m.codes[string(code)] = 0
+			}
+			f.methods[method] = m
+		}
+		ok := ms.Calls
+		for code, n := range ms.Errors {
+			m.codes[string(code)] += n
+			ok -= n
+		}
+		m.codes[CodeOK] += ok
+		m.uncertain += ms.Uncertain
+		m.count += ms.Latency.Count
+		m.sum += ms.Latency.Sum.Seconds()
+		for i, le := range Buckets {
+			m.buckets[i] += ms.Latency.CountUnder(time.Duration(le * float64(time.Second)))
+		}
+	}
+	f.inFlight += st.InFlight
+	if u := st.Usage; st.Pid != 0 {
+		if u.HasMemory {
+			f.memory += float64(u.MemoryBytes)
+			f.hasMemory = true
+		}
+		if u.HasCPU {
+			f.cpu += u.CPU.Seconds()
+			f.hasCPU = true
+		}
+	}
+	f.restarts += st.Restarts
+	f.violations += st.Violations
+	f.limits += st.LimitHits
+	f.up[a.Version] = f.up[a.Version] || a.Up
+}
+
+// learn remembers the methods of a catalog and returns every method any catalog of
+// the adapter advertised.
+func (c *Collector) learn(name string, methods map[string]bool) map[string]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	known := c.known[name]
+	for m := range methods {
+		if !known[m] {
+			// Copied on change: the map returned is read without the lock.
+			next := make(map[string]bool, len(known)+1)
+			for k := range known {
+				next[k] = true
+			}
+			for k := range methods {
+				next[k] = true
+			}
+			c.known[name] = next
+			return next
+		}
+	}
+	return known
+}
+
+func collectDaemon(ch chan<- prometheus.Metric, d *Daemon) {
+	v := d.Version
+	if v == "" {
+		v = "devel"
+	}
+	ch <- prometheus.MustNewConstMetric(descBuild, prometheus.GaugeValue, 1, v, goruntime.Version())
+	ch <- prometheus.MustNewConstMetric(descClients, prometheus.GaugeValue, float64(d.Clients))
+	for _, tr := range []string{"unix", "tcp"} {
+		if n, ok := d.Refused[tr]; ok {
+			ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(n), tr)
+		}
+		if n, ok := d.Dropped[tr]; ok {
+			ch <- prometheus.MustNewConstMetric(descDropped, prometheus.CounterValue, float64(n), tr)
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(descUnverified, prometheus.GaugeValue, float64(d.UnverifiedCleanups))
+	ch <- prometheus.MustNewConstMetric(descExits, prometheus.CounterValue, float64(d.Exits))
+	ch <- prometheus.MustNewConstMetric(descSweep, prometheus.GaugeValue, float64(d.Swept), "swept")
+	ch <- prometheus.MustNewConstMetric(descSweep, prometheus.GaugeValue, float64(d.SweepFailed), "failed")
+	ch <- prometheus.MustNewConstMetric(descSweepError, prometheus.GaugeValue, b2f(d.SweepError))
+	if !d.CertNotAfter.IsZero() {
+		ch <- prometheus.MustNewConstMetric(descCertNotAfter, prometheus.GaugeValue, float64(d.CertNotAfter.Unix()))
+		ch <- prometheus.MustNewConstMetric(descCertReloads, prometheus.CounterValue, float64(d.CertReloads))
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
