@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -232,7 +233,7 @@ func (s *adapterSet) handle(ctx context.Context, key slotKey) (*registry.Handle,
 }
 
 func (s *adapterSet) openSlot(sl *slot) {
-	ctx, cancel := context.WithTimeout(s.base, s.lim.Call())
+	ctx, cancel := context.WithTimeout(s.base, bound.Call(s.lim))
 	defer cancel()
 	ref := sl.key.path
 	if ref == "" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/limits"
 )
 
@@ -88,13 +89,13 @@ func (c *serverConn) handleSend(env envelope) (any, *Error) {
 	case string(w.Params.raw) != "null" && !rawObject(w.Params.raw):
 		return nil, newError(CodeInvalidParams, nil, "params: params must be a JSON object")
 	// Bounds are compared in milliseconds: converted first, a huge value would wrap.
-	case w.TimeoutMS != nil && (*w.TimeoutMS < 0 || *w.TimeoutMS > lim.Call().Milliseconds()):
-		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms must be from 0 to %d", lim.Call().Milliseconds())
+	case w.TimeoutMS != nil && (*w.TimeoutMS < 0 || *w.TimeoutMS > bound.Call(lim).Milliseconds()):
+		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms must be from 0 to %d", bound.Call(lim).Milliseconds())
 	}
 	if string(w.Params.raw) == "null" {
 		w.Params.raw = nil // null params stand for {}, as absent ones do
 	}
-	timeout := lim.Call()
+	timeout := bound.Call(lim)
 	if w.TimeoutMS != nil && *w.TimeoutMS > 0 {
 		timeout = time.Duration(*w.TimeoutMS) * time.Millisecond
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -293,7 +294,7 @@ func (s *server) serve(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	cctx, cancel := context.WithTimeout(context.Background(), s.set.lim.Grace()+s.set.lim.Cleanup()+time.Second)
+	cctx, cancel := context.WithTimeout(context.Background(), bound.Grace(s.set.lim)+bound.Cleanup(s.set.lim)+time.Second)
 	defer cancel()
 	if err := s.set.close(cctx); err != nil {
 		s.log.Error("adapters not all verified gone", "error", err)

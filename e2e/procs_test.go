@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -163,9 +164,9 @@ func TestCloseEndsWholeTree(t *testing.T) {
 			if got := countEvents(o.record(t), "exit") == 1; got != tt.selfExit {
 				t.Fatalf("adapter exited on its own: %v, want %v", got, tt.selfExit)
 			}
-			if tt.mode == "ignoreterm" && closed < o.lim.Grace() {
+			if tt.mode == "ignoreterm" && closed < bound.Grace(o.lim) {
 				// R47: it never exits on its own, so the host must have waited the grace.
-				t.Fatalf("Close returned after %v, before the disconnect grace %v", closed, o.lim.Grace())
+				t.Fatalf("Close returned after %v, before the disconnect grace %v", closed, bound.Grace(o.lim))
 			}
 			t.Logf("mechanism %v; Close took %v", o.Supervision().Mechanism, closed.Round(time.Millisecond))
 		})
@@ -197,10 +198,10 @@ func TestSlowExitAfterEOF(t *testing.T) {
 			if got := countEvents(o.record(t), "exit") == 1; got != tt.selfExit {
 				t.Fatalf("adapter exited on its own: %v, want %v (Close took %v)", got, tt.selfExit, closed)
 			}
-			if !tt.selfExit && closed < tt.lim.Grace() {
-				t.Fatalf("killed after %v, before the grace %v", closed, tt.lim.Grace())
+			if !tt.selfExit && closed < bound.Grace(tt.lim) {
+				t.Fatalf("killed after %v, before the grace %v", closed, bound.Grace(tt.lim))
 			}
-			t.Logf("delay %d ms, grace %v: Close took %v", tt.delayMS, tt.lim.Grace(), closed.Round(time.Millisecond))
+			t.Logf("delay %d ms, grace %v: Close took %v", tt.delayMS, bound.Grace(tt.lim), closed.Round(time.Millisecond))
 		})
 	}
 }

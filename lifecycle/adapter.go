@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -260,7 +261,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 // (within the cleanup bound) that is the cause, with its status; otherwise the symptom
 // stands — a closed stdout alone is an output violation (R52, A26).
 func (a *Adapter) peerGone() error {
-	t := time.NewTimer(a.cfg.Limits.Cleanup())
+	t := time.NewTimer(bound.Cleanup(a.cfg.Limits))
 	defer t.Stop()
 	select {
 	case <-a.tree.Exited():
@@ -305,7 +306,7 @@ func (a *Adapter) shutdown(grace bool) error {
 		defer a.ended()
 		_ = a.conn.Close()
 		if grace {
-			t := time.NewTimer(a.cfg.Limits.Grace())
+			t := time.NewTimer(bound.Grace(a.cfg.Limits))
 			select {
 			case <-a.tree.Exited():
 			case <-t.C:
@@ -313,7 +314,7 @@ func (a *Adapter) shutdown(grace bool) error {
 			}
 			t.Stop()
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), a.cfg.Limits.Cleanup())
+		ctx, cancel := context.WithTimeout(context.Background(), bound.Cleanup(a.cfg.Limits))
 		defer cancel()
 		if err := a.tree.Kill(ctx); err != nil {
 			a.log.Debug("kill reported an error; verifying anyway", "error", err)

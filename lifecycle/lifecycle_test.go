@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
@@ -152,8 +153,8 @@ func TestStubbornAdapterKilledAfterGrace(t *testing.T) {
 	if err := a.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if waited := time.Since(start); waited < l.Grace() {
-		t.Fatalf("killed after %v, before the grace of %v", waited, l.Grace())
+	if waited := time.Since(start); waited < bound.Grace(l) {
+		t.Fatalf("killed after %v, before the grace of %v", waited, bound.Grace(l))
 	}
 	goneNow(t, pid)
 }

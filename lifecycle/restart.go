@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -191,7 +192,7 @@ func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
 			return nil
 		}
 		delay = min(delay*2, s.policy.maxBackoff())
-		ctx, cancel := context.WithTimeout(s.stopCtx, s.cfg.Limits.Call())
+		ctx, cancel := context.WithTimeout(s.stopCtx, bound.Call(s.cfg.Limits))
 		cfg := s.cfg
 		s.mu.Lock()
 		cfg.restarts = s.restarts + 1

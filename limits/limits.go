@@ -57,9 +57,8 @@ const (
 // Limits holds bounds a host or a test may lower. The zero value, and a nil *Limits,
 // mean the protocol's own values. A field set to zero or a negative value takes the
 // protocol's value; a field set above the protocol's value is clamped to it, so a Limits
-// can only make adapterkit stricter, never let it break the protocol.
-//
-// The accessors never modify the receiver, so one Limits may be shared freely.
+// can only make adapterkit stricter, never let it break the protocol. adapterkit only
+// reads a Limits, so one Limits may be shared freely.
 type Limits struct {
 	// MaxFrameSize caps a frame's payload in bytes (at most [MaxFrameSize]).
 	MaxFrameSize int
@@ -77,75 +76,4 @@ type Limits struct {
 	DisconnectGrace time.Duration
 	// ProcessCleanup bounds killing and verifying the process tree (at most [ProcessCleanup]).
 	ProcessCleanup time.Duration
-}
-
-func pick[T int | uint64 | time.Duration](v, max T) T {
-	if v <= 0 || v > max {
-		return max
-	}
-	return v
-}
-
-// Frame returns the effective frame payload cap.
-func (l *Limits) Frame() int {
-	if l == nil {
-		return MaxFrameSize
-	}
-	return pick(l.MaxFrameSize, MaxFrameSize)
-}
-
-// InFlight returns the effective cap on requests in flight.
-func (l *Limits) InFlight() int {
-	if l == nil {
-		return MaxInFlight
-	}
-	return pick(l.MaxInFlight, MaxInFlight)
-}
-
-// RequestID returns the effective largest request identity.
-func (l *Limits) RequestID() uint64 {
-	if l == nil {
-		return MaxRequestID
-	}
-	return pick(l.MaxRequestID, MaxRequestID)
-}
-
-// Call returns the effective default call deadline.
-func (l *Limits) Call() time.Duration {
-	if l == nil {
-		return CallDeadline
-	}
-	return pick(l.CallDeadline, CallDeadline)
-}
-
-// Console returns the effective console close and transfer abort bound.
-func (l *Limits) Console() time.Duration {
-	if l == nil {
-		return ConsoleClose
-	}
-	return pick(l.ConsoleClose, ConsoleClose)
-}
-
-// PipeWrite returns the effective timeout for writing one frame.
-func (l *Limits) PipeWrite() time.Duration {
-	if l == nil {
-		return PipeWriteTimeout
-	}
-	return pick(l.PipeWriteTimeout, PipeWriteTimeout)
-}
-
-// Grace returns the effective disconnect grace.
-func (l *Limits) Grace() time.Duration {
-	if l == nil {
-		return DisconnectGrace
-	}
-	return pick(l.DisconnectGrace, DisconnectGrace)
-}
-
-// Cleanup returns the effective process cleanup bound.
-func (l *Limits) Cleanup() time.Duration {
-	if l == nil {
-		return ProcessCleanup
-	}
-	return pick(l.ProcessCleanup, ProcessCleanup)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/sentinel"
 	"github.com/adapterkit/adapterkit/limits"
@@ -140,8 +141,8 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 		log:      a.Logger,
 		handlers: make(map[string]handlerFunc),
 		catalog:  value,
-		maxFrame: a.Limits.Frame(),
-		inFlight: a.Limits.InFlight(),
+		maxFrame: bound.Frame(a.Limits),
+		inFlight: bound.InFlight(a.Limits),
 		calls:    make(map[uint64]context.CancelCauseFunc),
 	}
 	if c.log == nil {
@@ -161,7 +162,7 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 // (bounded), flush their replies (bounded), and return the first cause.
 func (c *conn) shutdown(cause error) error {
 	c.stop(ErrDisconnected)
-	cleanup := c.a.Limits.Cleanup()
+	cleanup := bound.Cleanup(c.a.Limits)
 	timer := time.NewTimer(cleanup / 2)
 	defer timer.Stop()
 

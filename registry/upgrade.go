@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-version"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/digest"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -336,7 +337,7 @@ func (h *Handle) takeOver(ctx context.Context, cur *gen, a discovery.Adapter, id
 	if err != nil {
 		return err
 	}
-	sctx, cancel := context.WithTimeout(ctx, r.cfg.Limits.Call())
+	sctx, cancel := context.WithTimeout(ctx, bound.Call(r.cfg.Limits))
 	defer cancel()
 	sup, err := r.supervise(sctx, a.Path, h.name, pin, h.cfgJSON)
 	if err != nil {
@@ -471,7 +472,7 @@ func (h *Handle) drain(old *gen) {
 	defer h.retiring.Done()
 	r := h.reg
 	old.retire()
-	bound := time.NewTimer(r.cfg.Limits.Call() + time.Second)
+	bound := time.NewTimer(bound.Call(r.cfg.Limits) + time.Second)
 	defer bound.Stop()
 	tick := time.NewTicker(drainPoll)
 	defer tick.Stop()

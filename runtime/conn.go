@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -133,19 +134,19 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		name:         o.Name,
 		failFast:     o.FailFast,
 		onPeerGone:   o.OnPeerGone,
-		frameMax:     lim.Frame(),
-		maxID:        lim.RequestID(),
+		frameMax:     bound.Frame(lim),
+		maxID:        bound.RequestID(lim),
 		firstCallID:  o.FirstCallID,
-		callDeadline: lim.Call(),
-		pipeWrite:    lim.PipeWrite(),
+		callDeadline: bound.Call(lim),
+		pipeWrite:    bound.PipeWrite(lim),
 		r:            r,
 		w:            w,
-		slots:        make(chan struct{}, lim.InFlight()),
+		slots:        make(chan struct{}, bound.InFlight(lim)),
 		wake:         make(chan struct{}, 1),
 		done:         make(chan struct{}),
 		ioClosed:     make(chan struct{}),
 		nextID:       1,
-		pending:      make(map[uint64]*call, lim.InFlight()),
+		pending:      make(map[uint64]*call, bound.InFlight(lim)),
 	}
 	if dw, ok := w.(deadlineWriter); ok && dw.SetWriteDeadline(time.Time{}) == nil {
 		c.dw = dw

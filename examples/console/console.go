@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
+	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -44,7 +45,7 @@ type console struct {
 }
 
 func newConsole(lim *limits.Limits) *console {
-	return &console{closeBound: lim.Console(), sessions: make(map[int64]*session)}
+	return &console{closeBound: bound.Console(lim), sessions: make(map[int64]*session)}
 }
 
 // session is one running (or finished) command and its output.
