@@ -34,18 +34,18 @@ import (
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// OtherMethod is the method label of calls to methods no catalog of the adapter
+// otherMethod is the method label of calls to methods no catalog of the adapter
 // advertised.
-const OtherMethod = "(other)"
+const otherMethod = "(other)"
 
-// CodeOK is the code label of successful calls.
-const CodeOK = "ok"
+// codeOK is the code label of successful calls.
+const codeOK = "ok"
 
-// Buckets are the upper bounds of adapterkit_call_duration_seconds: powers of two of
+// buckets are the upper bounds of adapterkit_call_duration_seconds: powers of two of
 // microseconds from 32 µs to about 33.6 s (a call's round trip on one machine is
 // 50-100 µs; the protocol's default call deadline is 30 s). Each is a bound of the
 // histogram package lifecycle keeps, so every bucket's count is exact.
-var Buckets = func() []float64 {
+var buckets = func() []float64 {
 	var b []float64
 	for k := 5; k <= 25; k++ {
 		b = append(b, (time.Duration(1<<k) * time.Microsecond).Seconds())
@@ -64,7 +64,7 @@ type Adapter struct {
 	Up bool
 	// Methods are the methods of the adapter's current catalog, nil when none is known
 	// (e.g. while it restarts). The collector remembers every catalog it saw per
-	// adapter name; a method that none of them advertised is labelled OtherMethod.
+	// adapter name; a method that none of them advertised is labelled "(other)".
 	Methods map[string]bool
 	// Stats is the adapter's snapshot.
 	Stats lifecycle.Stats
@@ -127,16 +127,16 @@ func ForRegistry(r *registry.Registry) *Collector {
 			if _, v, err := discovery.ParseFileName(filepath.Base(h.Path()), goruntime.GOOS); err == nil && v != nil {
 				a.Version = v.String()
 			}
-			a.Methods = CatalogMethods(h.Catalog())
+			a.Methods = catalogMethods(h.Catalog())
 			out.Adapters = append(out.Adapters, a)
 		}
 		return out
 	})
 }
 
-// CatalogMethods returns the set of methods a catalog advertises (Adapter.Methods);
+// catalogMethods returns the set of methods a catalog advertises (the Methods of an [Adapter]);
 // nil for a nil catalog.
-func CatalogMethods(cat *wire.Catalog) map[string]bool {
+func catalogMethods(cat *wire.Catalog) map[string]bool {
 	if cat == nil {
 		return nil
 	}
@@ -212,13 +212,13 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // methodFigures are one (adapter, method) pair's figures, added up over the adapters
-// of that name and the methods labelled OtherMethod.
+// of that name and the methods labelled "(other)".
 type methodFigures struct {
 	codes     map[string]uint64
 	uncertain uint64
 	count     uint64
 	sum       float64
-	buckets   []uint64 // cumulative, one per Buckets entry
+	buckets   []uint64 // cumulative, one per bound of buckets
 }
 
 // adapterFigures are one adapter name's figures, added up.
@@ -256,8 +256,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n), name, method, code)
 			}
 			ch <- prometheus.MustNewConstMetric(descUncertain, prometheus.CounterValue, float64(m.uncertain), name, method)
-			bk := make(map[float64]uint64, len(Buckets))
-			for i, le := range Buckets {
+			bk := make(map[float64]uint64, len(buckets))
+			for i, le := range buckets {
 				bk[le] = m.buckets[i]
 			}
 			ch <- prometheus.MustNewConstHistogram(descDuration, m.count, m.sum, bk, name, method)
@@ -288,11 +288,11 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 	for _, ms := range st.Methods {
 		method := ms.Method
 		if !known[method] {
-			method = OtherMethod
+			method = otherMethod
 		}
 		m := f.methods[method]
 		if m == nil {
-			m = &methodFigures{codes: map[string]uint64{CodeOK: 0}, buckets: make([]uint64, len(Buckets))}
+			m = &methodFigures{codes: map[string]uint64{codeOK: 0}, buckets: make([]uint64, len(buckets))}
 			for _, code := range proto.Codes {
 				m.codes[string(code)] = 0
 			}
@@ -303,11 +303,11 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 			m.codes[string(code)] += n
 			ok -= n
 		}
-		m.codes[CodeOK] += ok
+		m.codes[codeOK] += ok
 		m.uncertain += ms.Uncertain
 		m.count += ms.Latency.Count
 		m.sum += ms.Latency.Sum.Seconds()
-		for i, le := range Buckets {
+		for i, le := range buckets {
 			m.buckets[i] += ms.Latency.CountUnder(time.Duration(le * float64(time.Second)))
 		}
 	}
