@@ -382,8 +382,8 @@ func (c *Client) Send(ctx context.Context, p SendParams) (*SendResult, error) {
 }
 
 // Discover streams the adapters the daemon finds, and their changes, for timeout
-// (rounded down to milliseconds); onEvent is called for each, in order. It returns
-// nil when the stream ended at the timeout.
+// (rounded down to milliseconds; a daemon accepts from 1 ms to 10 minutes); onEvent
+// is called for each, in order. It returns nil when the stream ended at the timeout.
 func (c *Client) Discover(ctx context.Context, timeout time.Duration, onEvent func(DiscoverEvent) error) error {
 	if onEvent == nil {
 		onEvent = func(DiscoverEvent) error { return nil }

@@ -25,14 +25,14 @@ func TestDiscover(t *testing.T) {
 		switch {
 		case step == 0 && len(got) == 2:
 			// The initial scan: both adapters, sorted by name.
-			if got[0].Change != ChangeFound || got[0].Adapter.Name != "echo" || got[0].Adapter.Version != "1.2.0" ||
-				got[1].Change != ChangeFound || got[1].Adapter.Name != "thermometer" {
+			if got[0].Change != changeFound || got[0].Adapter.Name != "echo" || got[0].Adapter.Version != "1.2.0" ||
+				got[1].Change != changeFound || got[1].Adapter.Name != "thermometer" {
 				t.Fatalf("initial events %+v", got)
 			}
 			copyFile(t, filepath.Join(built, "echo_v1.2.0"), added)
 			step++
 		case step == 1:
-			if ev.Change != ChangeFound || ev.Adapter.Path != added || ev.Adapter.Version != "1.3.0" {
+			if ev.Change != changeFound || ev.Adapter.Path != added || ev.Adapter.Version != "1.3.0" {
 				t.Fatalf("after adding a file: %+v", ev)
 			}
 			f, err := os.OpenFile(added, os.O_WRONLY|os.O_APPEND, 0)
@@ -47,7 +47,7 @@ func TestDiscover(t *testing.T) {
 			}
 			step++
 		case step == 2:
-			if ev.Change != ChangeChanged || ev.Adapter.Path != added {
+			if ev.Change != changeChanged || ev.Adapter.Path != added {
 				t.Fatalf("after changing the file: %+v", ev)
 			}
 			if err := os.Remove(added); err != nil {
@@ -55,7 +55,7 @@ func TestDiscover(t *testing.T) {
 			}
 			step++
 		case step == 3:
-			if ev.Change != ChangeRemoved || ev.Adapter.Path != added {
+			if ev.Change != changeRemoved || ev.Adapter.Path != added {
 				t.Fatalf("after removing the file: %+v", ev)
 			}
 			return errDone

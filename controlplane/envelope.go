@@ -34,10 +34,6 @@ const (
 	methodUpgrade = "Upgrade"
 )
 
-// ProtocolVersion is the version of the control-plane wire protocol spoken
-// (control-plane-framing-v1.txt).
-const ProtocolVersion = 1
-
 // envelope is one control-plane message: the JSON body of one frame.
 type envelope struct {
 	// ID is the correlation id: a UUID v4 chosen by the client, echoed in the

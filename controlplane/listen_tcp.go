@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+
+	"github.com/adapterkit/adapterkit/internal/cpconst"
 )
 
 // remote is the daemon's TCP listener with mutual TLS.
@@ -48,10 +50,10 @@ func newRemote(s *server, rc RemoteConfig) (*remote, error) {
 	}
 	rc.Allow = nil // the caller's map is not kept: allow is what is served
 	if rc.HandshakeTimeout <= 0 {
-		rc.HandshakeTimeout = DefaultHandshakeTimeout
+		rc.HandshakeTimeout = cpconst.HandshakeTimeout
 	}
 	if rc.IdleTimeout <= 0 {
-		rc.IdleTimeout = DefaultIdleTimeout
+		rc.IdleTimeout = cpconst.IdleTimeout
 	}
 	r := &remote{s: s, rc: rc, handshakes: make(map[*pendingHandshake]struct{}), hsMax: s.cfg.MaxClients}
 	t, err := newTLSServer(&r.rc, allow)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/bound"
+	"github.com/adapterkit/adapterkit/internal/cpconst"
 	"github.com/adapterkit/adapterkit/limits"
 )
 
@@ -29,7 +30,7 @@ func (c *serverConn) dispatch(env envelope) {
 		}
 	case methodVersion:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
-			result = VersionResult{Daemon: c.srv.cfg.Version, Protocol: ProtocolVersion,
+			result = VersionResult{Daemon: c.srv.cfg.Version, Protocol: cpconst.ProtocolVersion,
 				AdapterProtocol: limits.ProtocolVersion, Go: goruntime.Version()}
 		}
 	case methodCapabilities:
@@ -130,8 +131,8 @@ func (c *serverConn) handleDiscover(env envelope) (any, *Error) {
 	if err := decodeParams(env.Params, &w); err != nil {
 		return nil, err
 	}
-	if w.TimeoutMS == nil || *w.TimeoutMS < 1 || *w.TimeoutMS > MaxDiscoverTimeout.Milliseconds() {
-		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms is required, from 1 to %d", MaxDiscoverTimeout.Milliseconds())
+	if w.TimeoutMS == nil || *w.TimeoutMS < 1 || *w.TimeoutMS > cpconst.MaxDiscoverTimeout.Milliseconds() {
+		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms is required, from 1 to %d", cpconst.MaxDiscoverTimeout.Milliseconds())
 	}
 	deadline := time.NewTimer(time.Duration(*w.TimeoutMS) * time.Millisecond)
 	defer deadline.Stop()
@@ -176,9 +177,9 @@ func diffScan(seen map[string]AdapterInfo, res *discovery.Result) []DiscoverEven
 		old, ok := seen[info.Path]
 		switch {
 		case !ok:
-			evs = append(evs, DiscoverEvent{Change: ChangeFound, Adapter: info})
+			evs = append(evs, DiscoverEvent{Change: changeFound, Adapter: info})
 		case old.Size != info.Size || !old.ModTime.Equal(info.ModTime) || old.Version != info.Version:
-			evs = append(evs, DiscoverEvent{Change: ChangeChanged, Adapter: info})
+			evs = append(evs, DiscoverEvent{Change: changeChanged, Adapter: info})
 		default:
 			continue
 		}
@@ -192,7 +193,7 @@ func diffScan(seen map[string]AdapterInfo, res *discovery.Result) []DiscoverEven
 	}
 	sort.Strings(gone)
 	for _, p := range gone {
-		evs = append(evs, DiscoverEvent{Change: ChangeRemoved, Adapter: seen[p]})
+		evs = append(evs, DiscoverEvent{Change: changeRemoved, Adapter: seen[p]})
 		delete(seen, p)
 	}
 	return evs
@@ -207,9 +208,9 @@ func (s *server) status() *StatusResult {
 		st.Remote = s.remote.status()
 	}
 	s.set.status(st)
-	st.Health = HealthOK
+	st.Health = healthOK
 	if st.UnverifiedCleanups > 0 || len(s.sweep.Failed) > 0 {
-		st.Health = HealthDegraded
+		st.Health = healthDegraded
 	}
 	return st
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/adapterkit/adapterkit/internal/cpconst"
 	"github.com/adapterkit/adapterkit/limits"
 )
 
@@ -30,7 +31,7 @@ func TestPingVersionStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Daemon != "9.9.9" || v.Protocol != ProtocolVersion || v.AdapterProtocol != limits.ProtocolVersion || v.Go == "" {
+	if v.Daemon != "9.9.9" || v.Protocol != cpconst.ProtocolVersion || v.AdapterProtocol != limits.ProtocolVersion || v.Go == "" {
 		t.Errorf("Version = %+v", v)
 	}
 
@@ -38,7 +39,7 @@ func TestPingVersionStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Health != HealthOK || st.PID != os.Getpid() || st.Clients != 1 || len(st.Adapters) != 0 || st.Started.IsZero() {
+	if st.Health != healthOK || st.PID != os.Getpid() || st.Clients != 1 || len(st.Adapters) != 0 || st.Started.IsZero() {
 		t.Errorf("Status before any Send = %+v", st)
 	}
 

@@ -203,7 +203,7 @@ func TestDaemonSIGKILL(t *testing.T) {
 			t.Errorf("the dead daemon's adapter cgroup %s is still there (%v)", p, err)
 		}
 	}
-	if st.Health != HealthOK {
+	if st.Health != healthOK {
 		t.Errorf("health %s after the sweep", st.Health)
 	}
 	if err := d2.cmd.Process.Signal(syscall.SIGTERM); err != nil {

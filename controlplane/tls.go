@@ -56,12 +56,6 @@ type RemoteConfig struct {
 	OnReload func(error)
 }
 
-// Defaults of RemoteConfig.
-const (
-	DefaultHandshakeTimeout = 5 * time.Second
-	DefaultIdleTimeout      = 5 * time.Minute
-)
-
 // ErrCertificate: the daemon's or a client's certificate files could not be loaded.
 var ErrCertificate = errors.New("controlplane: cannot load certificates")
 

@@ -26,7 +26,7 @@ type PingResult struct {
 type VersionResult struct {
 	// Daemon is the daemon's own version (ServerConfig.Version).
 	Daemon string `json:"daemon"`
-	// Protocol is the control-plane protocol version, [ProtocolVersion].
+	// Protocol is the control-plane protocol version: 1 (control-plane-framing-v1.txt).
 	Protocol int `json:"protocol"`
 	// AdapterProtocol is the Adapter process protocol version spoken with adapters.
 	AdapterProtocol int `json:"adapter_protocol"`
@@ -62,26 +62,23 @@ type AdapterCapabilities struct {
 // discoverParams are the params of Discover.
 type discoverParams struct {
 	// TimeoutMS is how long the stream lasts, in milliseconds: required, from 1 to
-	// MaxDiscoverTimeout.
+	// 10 minutes.
 	TimeoutMS int64 `json:"timeout_ms"`
 }
 
-// MaxDiscoverTimeout is the longest Discover stream a daemon accepts.
-const MaxDiscoverTimeout = 10 * time.Minute
-
-// Change says what a Discover event reports.
-type Change string
-
-// The changes a Discover event reports.
+// The changes a Discover event reports (DiscoverEvent.Change).
 const (
-	ChangeFound   Change = "found"   // first seen in this stream (at its start, or a new file)
-	ChangeChanged Change = "changed" // its file changed (size, time or identity)
-	ChangeRemoved Change = "removed" // no longer found
+	changeFound   = "found"   // first seen in this stream (at its start, or a new file)
+	changeChanged = "changed" // its file changed (size, time or identity)
+	changeRemoved = "removed" // no longer found
 )
 
 // DiscoverEvent is the params of one Discover event.
 type DiscoverEvent struct {
-	Change  Change      `json:"change"`
+	// Change says what the event reports: "found" (first seen in this stream, at
+	// its start or a new file), "changed" (its file changed: size, time or
+	// identity) or "removed" (no longer found).
+	Change  string      `json:"change"`
 	Adapter AdapterInfo `json:"adapter"`
 }
 
@@ -132,21 +129,19 @@ type CallDetails struct {
 	Cleanup string `json:"cleanup,omitempty"`
 }
 
-// Health is the daemon's summary of its state.
-type Health string
-
-// Health values.
+// The daemon's health (StatusResult.Health).
 const (
-	// HealthOK: serving, every cleanup verified, the start-up sweep clean.
-	HealthOK Health = "ok"
-	// HealthDegraded: serving, but some process tree is not verified gone (an
-	// unverified cleanup, or a leftover the start-up sweep could not remove).
-	HealthDegraded Health = "degraded"
+	healthOK       = "ok"
+	healthDegraded = "degraded"
 )
 
 // StatusResult is the result of Status.
 type StatusResult struct {
-	Health  Health    `json:"health"`
+	// Health is the daemon's summary of its state: "ok" (serving, every cleanup
+	// verified, the start-up sweep clean) or "degraded" (serving, but some process
+	// tree is not verified gone: an unverified cleanup, or a leftover the start-up
+	// sweep could not remove).
+	Health  string    `json:"health"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
 	Dirs    []string  `json:"dirs"`

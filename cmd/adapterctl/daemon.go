@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/controlplane"
+	"github.com/adapterkit/adapterkit/internal/cpconst"
 	"github.com/adapterkit/adapterkit/limits"
 )
 
@@ -276,7 +277,7 @@ func runVersion(ctx context.Context, e *env, args []string) int {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "daemon\t%s\n", r.Daemon)
-	fmt.Fprintf(tw, "protocol\t%d (this adapterctl: %d)\n", r.Protocol, controlplane.ProtocolVersion)
+	fmt.Fprintf(tw, "protocol\t%d (this adapterctl: %d)\n", r.Protocol, cpconst.ProtocolVersion)
 	fmt.Fprintf(tw, "adapter protocol\t%d\n", r.AdapterProtocol)
 	fmt.Fprintf(tw, "go\t%s\n", r.Go)
 	return finish(e, "version", tw.Flush())
@@ -399,12 +400,12 @@ func runDiscover(ctx context.Context, e *env, args []string) int {
 	var o daemonOpts
 	var timeout time.Duration
 	register := func(f *flags) {
-		f.DurationVar(&timeout, "timeout", 5*time.Second, "how long the stream lasts (at most "+controlplane.MaxDiscoverTimeout.String()+")")
+		f.DurationVar(&timeout, "timeout", 5*time.Second, "how long the stream lasts (at most "+cpconst.MaxDiscoverTimeout.String()+")")
 	}
 	if done, status := clientCommand(e, "discover", &o, register, args); done {
 		return status
 	}
-	if err := checkTimeout("--timeout", timeout, controlplane.MaxDiscoverTimeout); err != nil {
+	if err := checkTimeout("--timeout", timeout, cpconst.MaxDiscoverTimeout); err != nil {
 		return fail(e, "discover", false, err, nil)
 	}
 	if timeout < time.Millisecond {

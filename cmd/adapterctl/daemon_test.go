@@ -22,6 +22,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/cpconst"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 )
@@ -138,7 +139,7 @@ func TestDaemon(t *testing.T) {
 		r.want(t, ExitOK, nil, nil)
 		var out controlplane.VersionResult
 		decodeStrict(t, r.stdout, &out)
-		if out != (controlplane.VersionResult{Daemon: "devel", Protocol: controlplane.ProtocolVersion,
+		if out != (controlplane.VersionResult{Daemon: "devel", Protocol: cpconst.ProtocolVersion,
 			AdapterProtocol: limits.ProtocolVersion, Go: goruntime.Version()}) {
 			t.Errorf("version --json: %+v", out)
 		}
@@ -259,7 +260,7 @@ func TestDaemon(t *testing.T) {
 		r.want(t, ExitOK, nil, nil)
 		var out controlplane.StatusResult
 		decodeStrict(t, r.stdout, &out)
-		if out.Health != controlplane.HealthOK || out.PID != os.Getpid() || out.Clients < 1 || // earlier clients may still be leaving
+		if out.Health != "ok" || out.PID != os.Getpid() || out.Clients < 1 || // earlier clients may still be leaving
 			out.Calls == 0 ||
 			strings.Join(out.Dirs, ",") != goodDir+","+crashDir {
 			t.Errorf("status --json: %+v", out)
@@ -285,7 +286,7 @@ func TestDaemon(t *testing.T) {
 		for _, line := range strings.SplitAfter(strings.TrimSuffix(r.stdout, "\n"), "\n") {
 			var ev controlplane.DiscoverEvent
 			decodeStrict(t, line, &ev)
-			if ev.Change != controlplane.ChangeFound || ev.Adapter.Size == 0 || ev.Adapter.Dir == "" {
+			if ev.Change != "found" || ev.Adapter.Size == 0 || ev.Adapter.Dir == "" {
 				t.Errorf("event %+v", ev)
 			}
 			got[ev.Adapter.Path] = true

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/controlplane"
+	"github.com/adapterkit/adapterkit/internal/cpconst"
 )
 
 // Environment variables standing for the client commands' remote flags.
@@ -135,8 +136,8 @@ func (o *serveRemoteOpts) register(f *flags) {
 	f.StringVar(&o.key, "tls-key", "", "with --listen: PEM `FILE` of the daemon's private key; re-read on SIGHUP")
 	f.StringVar(&o.clientCA, "client-ca", "", "with --listen: PEM `FILE` of the CA(s) client certificates must chain to; re-read on SIGHUP")
 	f.Var(&o.allow, "allow", "with --listen: `NAME=ROLE` lets the client whose certificate has common name NAME (cn:NAME or a bare NAME) or\nwhose public key has the pin NAME (spki:sha256/BASE64) connect with ROLE read, logs or call (repeatable)")
-	f.DurationVar(&o.handshake, "handshake-timeout", controlplane.DefaultHandshakeTimeout, "with --listen: a client's TLS handshake must complete within this")
-	f.DurationVar(&o.idle, "idle-timeout", controlplane.DefaultIdleTimeout, "with --listen: close a remote client idle this long")
+	f.DurationVar(&o.handshake, "handshake-timeout", cpconst.HandshakeTimeout, "with --listen: a client's TLS handshake must complete within this")
+	f.DurationVar(&o.idle, "idle-timeout", cpconst.IdleTimeout, "with --listen: close a remote client idle this long")
 }
 
 // config returns the remote listener's configuration, nil without --listen.
