@@ -60,8 +60,8 @@
 // # Security
 //
 // Scan refuses files that others can replace through permission bits, but it
-// is a snapshot: the file system can change between Scan, VerifySHA256 and the
-// exec that follows them, which are separate steps (time of check to time of
+// is a snapshot: the file system can change between Scan and the
+// exec that follows it, which are separate steps (time of check to time of
 // use). A pin checked at the start itself (platform.Config.Digest, used by
 // registry.Config.Pins at every start and restart) is bound to the executed
 // bytes instead; see package platform for what each system guarantees. Keep

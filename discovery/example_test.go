@@ -96,22 +96,3 @@ func ExampleResult_Select() {
 	// 1.1.0 2.0.0-beta.1
 	// discovery: "thermo@>= 3": no version of the adapter matches (versions found: 2.0.0-beta.1, 1.1.0, 1.0.0)
 }
-
-func ExampleVerifySHA256() {
-	f, err := os.CreateTemp("", "adapter")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.Remove(f.Name())
-	_, err = f.WriteString("hello")
-	f.Close()
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	pinned := "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
-	fmt.Println(discovery.VerifySHA256(context.Background(), f.Name(), pinned))
-	// Output:
-	// <nil>
-}

@@ -62,10 +62,10 @@ func (h *histogram) snapshot() Latency {
 	return l
 }
 
-// quantile returns the q-quantile of the durations observed (see Latency.Quantile).
+// quantile returns the q-quantile of the durations observed (see Latency.quantile).
 func (h *histogram) quantile(q float64) time.Duration {
 	l := h.snapshot()
-	return l.Quantile(q)
+	return l.quantile(q)
 }
 
 // Latency is a snapshot of one method's latency histogram: fixed log-linear buckets,
@@ -98,10 +98,10 @@ func (l *Latency) CountUnder(d time.Duration) uint64 {
 	return n
 }
 
-// Quantile returns the q-quantile (0 < q <= 1) of the durations observed: the middle
+// quantile returns the q-quantile (0 < q <= 1) of the durations observed: the middle
 // of the bucket holding it (within 12.5% of the true value). 0 when nothing was
 // observed.
-func (l *Latency) Quantile(q float64) time.Duration {
+func (l *Latency) quantile(q float64) time.Duration {
 	if l.Count == 0 {
 		return 0
 	}

@@ -339,7 +339,7 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 		m := MethodStats{Method: name, Calls: ms.ok.Load(), Uncertain: ms.uncertain.Load(),
 			InFlight: ms.inFlight.Load(), BytesOut: ms.bytesOut.Load(), BytesIn: ms.bytesIn.Load(),
 			Latency: ms.lat.snapshot()}
-		m.P50, m.P99 = m.Latency.Quantile(0.50), m.Latency.Quantile(0.99)
+		m.P50, m.P99 = m.Latency.quantile(0.50), m.Latency.quantile(0.99)
 		for i, c := range proto.Codes {
 			if n := ms.errs[i].Load(); n > 0 {
 				if m.Errors == nil {

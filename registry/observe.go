@@ -29,22 +29,3 @@ func (h *Handle) Stats() lifecycle.Stats {
 	h.mu.Unlock()
 	return st
 }
-
-// AdapterStats is the snapshot of one open adapter of a Registry.
-type AdapterStats struct {
-	Path string
-	lifecycle.Stats
-	// Upgrade is where the adapter's upgrades stand (zero for a handle that does not
-	// follow them).
-	Upgrade UpgradeStatus
-}
-
-// Stats returns a snapshot of every open adapter's figures, sorted by path.
-func (r *Registry) Stats() []AdapterStats {
-	hs := r.Opened()
-	out := make([]AdapterStats, len(hs))
-	for i, h := range hs {
-		out[i] = AdapterStats{Path: h.Path(), Stats: h.Stats(), Upgrade: h.Upgrades()}
-	}
-	return out
-}

@@ -44,9 +44,8 @@ func TestRegistryLogsAndStats(t *testing.T) {
 	if st.Name != "thermometer" || len(st.Methods) != 1 || st.Methods[0].Calls != 2 || st.Pid == 0 || len(st.LogTail) != 2 {
 		t.Fatalf("handle stats: %+v", st)
 	}
-	all := r.Stats()
-	if len(all) != 1 || all[0].Path != h.Path() || all[0].Methods[0].Calls != 2 {
-		t.Errorf("registry stats: %+v", all)
+	if all := r.Opened(); len(all) != 1 || all[0] != h || all[0].Stats().Methods[0].Calls != 2 {
+		t.Errorf("registry's open handles: %+v", all)
 	}
 	pid := st.Pid
 	if err := h.Close(); err != nil {

@@ -1,7 +1,7 @@
 // Package digest computes and checks the SHA-256 pins of adapter executables, for
 // package platform (which checks a pin at every start) and package discovery (which
-// checks one on request) alike; discovery exports its errors (discovery.ErrDigestMismatch,
-// discovery.ErrInvalidDigest).
+// computes one, discovery.SHA256); discovery exports its errors
+// (discovery.ErrDigestMismatch, discovery.ErrInvalidDigest).
 package digest
 
 import (
