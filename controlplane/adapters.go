@@ -322,26 +322,37 @@ func (s *adapterSet) capabilities(ctx context.Context) (*CapabilitiesResult, *Er
 	return out, nil
 }
 
-// status fills the adapter part of a StatusResult.
-func (s *adapterSet) status(st *StatusResult) {
+// handles returns the handles of the adapters open (those still opening or that
+// failed to open left out), and the restarts of handles dropped after they gave up.
+func (s *adapterSet) handles() ([]*registry.Handle, int) {
 	s.mu.Lock()
 	slots := make([]*slot, 0, len(s.open))
 	for _, sl := range s.open {
 		slots = append(slots, sl)
 	}
-	st.Restarts = s.droppedRest
+	dropped := s.droppedRest
 	s.mu.Unlock()
-	st.Adapters = []AdapterStatus{}
+	hs := make([]*registry.Handle, 0, len(slots))
 	for _, sl := range slots {
 		select {
 		case <-sl.ready:
 		default:
 			continue // still opening
 		}
-		if sl.h == nil {
-			continue
+		if sl.h != nil {
+			hs = append(hs, sl.h)
 		}
-		as := adapterStatus(sl.h)
+	}
+	return hs, dropped
+}
+
+// status fills the adapter part of a StatusResult.
+func (s *adapterSet) status(st *StatusResult) {
+	hs, dropped := s.handles()
+	st.Restarts = dropped
+	st.Adapters = []AdapterStatus{}
+	for _, h := range hs {
+		as := adapterStatus(h)
 		st.Restarts += as.Restarts
 		st.Adapters = append(st.Adapters, as)
 	}

@@ -44,25 +44,11 @@ func (m *Monitor) Adapters() []AdapterStats {
 	if s == nil {
 		return nil
 	}
-	set := s.set
-	set.mu.Lock()
-	slots := make([]*slot, 0, len(set.open))
-	for _, sl := range set.open {
-		slots = append(slots, sl)
-	}
-	set.mu.Unlock()
-	out := make([]AdapterStats, 0, len(slots))
-	for _, sl := range slots {
-		select {
-		case <-sl.ready:
-		default:
-			continue // still opening
-		}
-		if sl.h == nil {
-			continue
-		}
-		a := AdapterStats{AdapterInfo: handleInfo(sl.h), Running: sl.h.Status().Running, Stats: sl.h.Stats()}
-		if cat := sl.h.Catalog(); cat != nil {
+	hs, _ := s.set.handles()
+	out := make([]AdapterStats, 0, len(hs))
+	for _, h := range hs {
+		a := AdapterStats{AdapterInfo: handleInfo(h), Running: h.Status().Running, Stats: h.Stats()}
+		if cat := h.Catalog(); cat != nil {
 			a.Methods = make(map[string]bool)
 			for _, svc := range cat.Services {
 				for _, m := range svc.Methods {

@@ -8,7 +8,7 @@ require (
 	github.com/hashicorp/go-plugin v1.8.0
 	go.uber.org/goleak v1.3.0
 	google.golang.org/grpc v1.61.0
-	google.golang.org/protobuf v1.36.6
+	google.golang.org/protobuf v1.36.12
 )
 
 require (
