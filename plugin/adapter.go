@@ -98,15 +98,6 @@ func NewService(id string, version int) *Service {
 	return &Service{id: id, version: version, handlers: make(map[string]handlerFunc)}
 }
 
-// ID returns the service id.
-func (s *Service) ID() string { return s.id }
-
-// Version returns the service version.
-func (s *Service) Version() int { return s.version }
-
-// Methods returns the full names of the methods registered so far, in order.
-func (s *Service) Methods() []string { return append([]string(nil), s.methods...) }
-
 // Handle registers h as the handler of method on s. method is the full name, prefixed
 // with the service id (e.g. "example.device.read"). Registering a method twice is a
 // duplicate in the catalog and makes Serve fail.
@@ -246,7 +237,7 @@ func (a *Adapter) Catalog() (*wire.Catalog, error) {
 				}
 			}
 		}
-		c.Services = append(c.Services, wire.Service{ID: s.id, Version: s.version, Methods: s.Methods()})
+		c.Services = append(c.Services, wire.Service{ID: s.id, Version: s.version, Methods: append([]string(nil), s.methods...)})
 	}
 	if err := proto.ValidateCatalog(c); err != nil {
 		return nil, &adapterError{Reason: "catalog", Err: err}
