@@ -23,10 +23,9 @@ import (
 
 // forEachEcho runs f as a subtest per echo adapter: the Go one and every SDK's.
 func forEachEcho(t *testing.T, f func(t *testing.T, a sdkEcho)) {
-	echoes := append([]sdkEcho{{name: "echo", path: buildBinT(t, "examples/echo")}}, sdkAdapters(t)...)
-	for _, a := range echoes {
-		t.Run(a.name, func(t *testing.T) { f(t, a) })
-	}
+	goEcho := sdkEcho{name: "echo", path: buildBinT(t, "examples/echo")}
+	t.Run(goEcho.name, func(t *testing.T) { f(t, goEcho) })
+	forEachSDK(t, f) // an SDK adapter this machine could not build is skipped, unless required
 }
 
 // exactParams is the params of the exactness case of the shared conformance vectors
