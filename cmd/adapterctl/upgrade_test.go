@@ -17,21 +17,7 @@ import (
 // adapterctl upgrade: nothing open yet; a new version taking over (and shown by
 // status); a broken one refused with exit status 1; the JSON answer; bad arguments.
 func TestUpgradeCommand(t *testing.T) {
-	dir, staging := shortDir(t), shortDir(t)
-	src, err := os.ReadFile(filepath.Join(goodDir, exe("echo_v1.2.0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := func(name string, b []byte) {
-		t.Helper()
-		p := filepath.Join(staging, name)
-		if err := os.WriteFile(p, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, src, install := upgradeDir(t)
 	install(exe("echo_v1.2.0"), src)
 	sock := filepath.Join(shortDir(t), "ctl.sock")
 	startDaemon(t, sock, "--socket", sock, dir)
@@ -67,21 +53,7 @@ func TestUpgradeCommand(t *testing.T) {
 // serve --upgrade-digest: a new version whose digest is not listed for its name is
 // refused; one that is listed takes over. A malformed value is a usage error.
 func TestServeUpgradeDigest(t *testing.T) {
-	dir, staging := shortDir(t), shortDir(t)
-	src, err := os.ReadFile(filepath.Join(goodDir, exe("echo_v1.2.0")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := func(name string, b []byte) {
-		t.Helper()
-		p := filepath.Join(staging, name)
-		if err := os.WriteFile(p, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, src, install := upgradeDir(t)
 	install(exe("echo_v1.2.0"), src)
 	good := append(slices.Clone(src), "allowed"...)
 	sum := sha256.Sum256(good)
@@ -100,4 +72,26 @@ func TestServeUpgradeDigest(t *testing.T) {
 
 	runCmd(t, "", "serve", "--socket", sock+"2", "--upgrade-digest", "echo=abc", dir).want(t, ExitUsage, nil, []string{"64 hexadecimal digits"})
 	runCmd(t, "", "serve", "--socket", sock+"2", "--upgrade-digest", "Echo", dir).want(t, ExitUsage, nil, []string{"NAME=SHA256"})
+}
+
+// upgradeDir returns an adapter directory, the Go echo's bytes, and an install that
+// puts a file into the directory by a rename from elsewhere, as an operator's mv does.
+func upgradeDir(t *testing.T) (dir string, src []byte, install func(name string, b []byte)) {
+	t.Helper()
+	dir, staging := shortDir(t), shortDir(t)
+	src, err := os.ReadFile(filepath.Join(goodDir, exe("echo_v1.2.0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	install = func(name string, b []byte) {
+		t.Helper()
+		p := filepath.Join(staging, name)
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(p, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, src, install
 }
