@@ -211,15 +211,16 @@ func (r *remote) endHandshake(p *pendingHandshake) bool {
 	return true
 }
 
-// refuse counts and logs a client refused at connect.
+// refuse logs and counts a client refused at connect. The log record is
+// written first, so whoever sees the count (Status) finds the record too.
 func (r *remote) refuse(addr net.Addr, who, why string, err error) {
-	r.refused.Add(1)
-	r.s.refused.Add(1)
 	args := []any{"client", addr.String(), "identity", orUnknown(who)}
 	if err != nil {
 		args = append(args, "error", err)
 	}
 	r.s.log.Warn("remote client refused: "+logSafe(why), args...)
+	r.refused.Add(1)
+	r.s.refused.Add(1)
 }
 
 // logSafe escapes what a log record must not hold raw: control characters (a

@@ -400,8 +400,8 @@ func (s *server) register(c *serverConn) bool {
 			c.remote.refuse(c.raw.RemoteAddr(), c.perm.identity, fmt.Sprintf("too many clients (%d, of which %d are kept for the socket)",
 				s.cfg.MaxClients, localReserve(s.cfg.MaxClients)), nil)
 		} else {
-			s.refused.Add(1)
 			s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
+			s.refused.Add(1)
 		}
 		c.kill()
 		return false
@@ -441,8 +441,8 @@ func (s *server) admit(nc net.Conn) bool {
 	if err == nil && uid == s.uid {
 		return true
 	}
-	s.refused.Add(1)
 	s.log.Warn("connection refused", "peer_uid", uid, "error", err)
+	s.refused.Add(1)
 	_ = nc.Close()
 	return false
 }
