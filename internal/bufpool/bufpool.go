@@ -9,11 +9,20 @@
 // expects a large value: a [Hint] remembers, per call site or method, how large the
 // last value was. Both pools are sync.Pools, so buffers nobody uses are released within
 // two garbage collections.
+//
+// A sync.Pool alone does not keep large buffers through a stream of large calls: each
+// such call leaves garbage of its own size (the frame read, whose bytes the decoded
+// strings share), so the collector runs every call or two and empties the pools as
+// often, and the next call allocates (and the kernel faults in) a new buffer of a
+// megabyte or more. So the last few large buffers put back are also held strongly, up to
+// heldMax of them, and let go when no large buffer was asked for during heldIdle:
+// memory a burst of large calls used is kept while they go on, not after.
 package bufpool
 
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/adapterkit/adapterkit/limits"
 )
@@ -27,7 +36,87 @@ const (
 	MaxCap = limits.MaxFrameSize + limits.FrameHeaderSize + 4<<10
 
 	smallNew = 512
+
+	// heldMax is how many large buffers are held beyond the collector's reach: as many
+	// as a call in flight uses at once on either end (a host's params and its
+	// connection's write queue; an adapter's reply frame).
+	heldMax = 2
 )
+
+// heldIdle is how long held buffers outlive the last request for a large buffer (a
+// variable for the tests).
+var heldIdle = 2 * time.Second
+
+// held is the list of large buffers kept from one large request to the next.
+var held struct {
+	mu    sync.Mutex
+	bufs  [heldMax]*[]byte
+	n     int
+	used  bool        // a large buffer was asked for since the timer last fired
+	timer *time.Timer // armed while bufs holds anything
+}
+
+// hold keeps b if there is room, or if it is larger than the smallest held buffer (which
+// then goes to the sync.Pool instead); it returns the buffer that was not kept, or nil.
+func hold(b *[]byte) *[]byte {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	if held.n < heldMax {
+		held.bufs[held.n] = b
+		held.n++
+		if held.timer == nil {
+			held.timer = time.AfterFunc(heldIdle, release)
+		} else if held.n == 1 {
+			held.timer.Reset(heldIdle)
+		}
+		return nil
+	}
+	least := 0
+	for i := 1; i < held.n; i++ {
+		if cap(*held.bufs[i]) < cap(*held.bufs[least]) {
+			least = i
+		}
+	}
+	if cap(*b) <= cap(*held.bufs[least]) {
+		return b
+	}
+	b, held.bufs[least] = held.bufs[least], b
+	return b
+}
+
+// take returns a held buffer of at least need bytes' capacity, or nil, and notes that
+// large buffers are in use.
+func take(need int) *[]byte {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	held.used = true
+	for i := 0; i < held.n; i++ {
+		if b := held.bufs[i]; cap(*b) >= need {
+			held.n--
+			held.bufs[i], held.bufs[held.n] = held.bufs[held.n], nil
+			return b
+		}
+	}
+	return nil
+}
+
+// release runs heldIdle after the list was last armed: it lets the held buffers go
+// unless a large buffer was asked for meanwhile, in which case it looks again later.
+func release() {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	if held.n == 0 {
+		held.used = false
+		return // re-armed by the next hold
+	}
+	if held.used {
+		held.used = false
+		held.timer.Reset(heldIdle)
+		return
+	}
+	clear(held.bufs[:])
+	held.n = 0
+}
 
 var (
 	small = sync.Pool{New: func() any { b := make([]byte, 0, smallNew); return &b }}
@@ -46,7 +135,9 @@ func Put(b *[]byte) {
 		small.Put(b)
 	case c <= MaxCap:
 		*b = (*b)[:0]
-		large.Put(b)
+		if b = hold(b); b != nil {
+			large.Put(b)
+		}
 	}
 }
 
@@ -63,6 +154,9 @@ func Reserve(b []byte, n int) []byte {
 	need := len(b) + n + n/16 + 64
 	if need > MaxCap {
 		need = max(MaxCap, len(b)+n+64)
+	}
+	if p := take(need); p != nil {
+		return append((*p)[:0], b...)
 	}
 	if p, ok := large.Get().(*[]byte); ok {
 		if cap(*p) >= need {

@@ -2,7 +2,10 @@ package bufpool
 
 import (
 	"bytes"
+	"runtime"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 // Reserve keeps the contents, gives the room asked for, and leaves small requests in
@@ -63,5 +66,62 @@ func TestPutBounds(t *testing.T) {
 		if g := Get(); cap(*g) > SmallCap {
 			t.Fatalf("Get returned cap %d", cap(*g))
 		}
+	}
+}
+
+// heldCount is how many buffers the held list has.
+func heldCount() int {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	return held.n
+}
+
+// Large buffers put back survive garbage collections while large buffers are asked for
+// (a sync.Pool alone empties at every second one), and are let go once nobody asks for
+// one during heldIdle.
+func TestHeldThroughCollections(t *testing.T) {
+	old := heldIdle
+	heldIdle = 50 * time.Millisecond
+	t.Cleanup(func() { heldIdle = old })
+	for take(0) != nil { // what earlier tests left
+	}
+	a, b := make([]byte, 0, 2<<20), make([]byte, 0, 2<<20)
+	Put(&a)
+	Put(&b)
+	runtime.GC()
+	runtime.GC()
+	runtime.GC()
+	for _, want := range [][]byte{a, b} {
+		got := Reserve(nil, 1<<20)
+		if cap(got) != cap(want) || unsafe.SliceData(got) != unsafe.SliceData(a) && unsafe.SliceData(got) != unsafe.SliceData(b) {
+			t.Fatalf("after three collections Reserve returned a new buffer (cap %d)", cap(got))
+		}
+	}
+	// A third large buffer: the list is full, the smaller one goes to the sync.Pool.
+	Put(&a)
+	Put(&b)
+	c := make([]byte, 0, 3<<20)
+	Put(&c)
+	if got := Reserve(nil, 2<<20+1); unsafe.SliceData(got) != unsafe.SliceData(c) {
+		t.Fatal("the largest buffer put back was not held")
+	}
+	// Idle: released, within a bounded wait.
+	deadline := time.Now().Add(10 * time.Second)
+	for heldCount() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d buffers still held 10 s after the last large request", heldCount())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// And held again on the next Put: the timer re-arms.
+	Put(&c)
+	if heldCount() != 1 {
+		t.Fatalf("held %d after a Put", heldCount())
+	}
+	for heldCount() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("not released after re-arming")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
