@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"bytes"
 	"unsafe"
 )
 
@@ -47,4 +48,34 @@ func PlainPrefix(s string) int {
 		i++
 	}
 	return i
+}
+
+// SkipString returns the index just past the closing quote of the string whose opening
+// quote is p[i], and whether it contains escapes, in a text that [ScanString] (or the
+// envelope decoder, which validates every string of a frame) has already accepted: it
+// looks only for quotes and backslashes, with the runtime's vectorized byte search, and
+// checks neither UTF-8 nor control characters nor the escapes themselves. On a text that
+// was not validated its answer is unspecified but within p; ok is false only when no
+// closing quote is found.
+func SkipString(p []byte, i int) (end int, escaped, ok bool) {
+	j := i + 1 // the next byte to look at
+	q := -1    // the next quote at or after j, once searched
+	for j <= len(p) {
+		if q < j {
+			k := bytes.IndexByte(p[j:], '"')
+			if k < 0 {
+				return 0, escaped, false
+			}
+			q = j + k
+		}
+		b := bytes.IndexByte(p[j:q], '\\')
+		if b < 0 {
+			return q + 1, escaped, true
+		}
+		// An escape: its backslash and the byte after it (a quote or backslash
+		// included) are skipped; \uXXXX's hex digits hold neither.
+		escaped = true
+		j += b + 2
+	}
+	return 0, escaped, false
 }

@@ -1,0 +1,71 @@
+package proto_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/proto"
+)
+
+// SkipString finds the same end and the same escapes as ScanString on every string
+// ScanString accepts, escaped quotes and backslashes included, and reports no end when
+// there is no closing quote.
+func TestSkipString(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		end     int // -1: no closing quote
+		escaped bool
+	}{
+		{`""`, 2, false},
+		{`"abc",1`, 5, false},
+		{`"a\"b"`, 6, true},
+		{`"a\\"b"`, 5, true},
+		{`"a\\\"b"`, 8, true},
+		{`"\u0022x"`, 9, true},
+		{`"é\n"}`, 6, true},
+		{`"` + strings.Repeat("x", 100) + `\\" `, 104, true},
+		{`"\\\\\\\\"`, 10, true},
+		{`"abc`, -1, false},
+		{`"ab\"`, -1, true},
+		{`"ab\`, -1, false},
+	} {
+		end, esc, ok := proto.SkipString([]byte(tc.in), 0)
+		if !ok {
+			end = -1
+		}
+		if end != tc.end || esc != tc.escaped {
+			t.Errorf("SkipString(%q) = %d, %v; want %d, %v", tc.in, end, esc, tc.end, tc.escaped)
+		}
+		if tc.end < 0 {
+			continue
+		}
+		send, sesc, err := proto.ScanString([]byte(tc.in), 0)
+		if err != nil || send != end || sesc != esc {
+			t.Errorf("ScanString(%q) = %d, %v, %v; SkipString %d, %v", tc.in, send, sesc, err, end, esc)
+		}
+	}
+}
+
+// FuzzSkipString: wherever ScanString accepts a string, SkipString finds the same end
+// and escapes; on anything else it stays within the text.
+func FuzzSkipString(f *testing.F) {
+	for _, s := range []string{`"a"`, `"a\"b"`, `"\\"`, `"\u00e9\\\"x"`, "\"\xff\"", `"ab`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) == 0 || in[0] != '"' {
+			return
+		}
+		end, esc, ok := proto.SkipString(in, 0)
+		if ok && (end < 2 || end > len(in) || in[end-1] != '"') {
+			t.Fatalf("SkipString(%q) = %d: not a closing quote", in, end)
+		}
+		send, sesc, err := proto.ScanString(in, 0)
+		if err != nil {
+			return
+		}
+		if !ok || end != send || esc != sesc {
+			t.Fatalf("%q: ScanString %d, %v; SkipString %d, %v, %v", in, send, sesc, end, esc, ok)
+		}
+	})
+}
