@@ -124,3 +124,28 @@ func BenchmarkAppendStampedStd(b *testing.B) {
 		}
 	}
 }
+
+// A 1 MiB string decoded from a text the caller hands over (DecodeOwned: the string
+// shares the text), checking the string, and from a text already validated whole (what
+// the module's own callers decode: a frame's params or result), not checking it again.
+func BenchmarkDecodeOwnedBig(b *testing.B) {
+	b.SetBytes(int64(len(bigReading)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var r reading
+		if err := DecodeOwned(bigReading, &r, RefuseUnknown); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeValidOwnedBig(b *testing.B) {
+	b.SetBytes(int64(len(bigReading)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var r reading
+		if err := decodeValidOwned(bigReading, &r, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

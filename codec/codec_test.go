@@ -180,3 +180,32 @@ func TestDecodeOwned(t *testing.T) {
 		t.Fatal("the short string shares the text")
 	}
 }
+
+// decodeValidOwned does not check a string's contents again (the frame it decodes was
+// checked whole by the envelope decoder): a text the envelope decoder would have refused
+// (a string with invalid UTF-8) shows it, where DecodeOwned refuses. It still decodes
+// escapes, and still refuses what is not the value's shape.
+func TestDecodeValidOwnedSkipsStringChecks(t *testing.T) {
+	type s struct {
+		S string `json:"s"`
+	}
+	bad := []byte("{\"s\":\"a\xffb\"}")
+	var v s
+	if err := DecodeOwned(bad, &v, RefuseUnknown); err == nil {
+		t.Fatal("DecodeOwned accepted invalid UTF-8")
+	}
+	v = s{}
+	if err := decodeValidOwned(bad, &v, false); err != nil || v.S != "a\xffb" {
+		t.Fatalf("decodeValidOwned: %q, %v; want the bytes as they are", v.S, err)
+	}
+	v = s{}
+	if err := decodeValidOwned([]byte(`{"s":"q\"\\\u00e9"}`), &v, false); err != nil || v.S != "q\"\\é" {
+		t.Fatalf("escapes: %q, %v", v.S, err)
+	}
+	if err := decodeValidOwned([]byte(`{"s":1}`), &v, false); err == nil {
+		t.Fatal("a number for a string field was accepted")
+	}
+	if err := decodeValidOwned([]byte(`{"t":"x"}`), &v, false); err == nil {
+		t.Fatal("an unknown member was accepted under RefuseUnknown")
+	}
+}

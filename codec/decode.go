@@ -22,6 +22,9 @@ type decoder struct {
 	depth  int
 	ignore bool // skip unknown members instead of refusing them
 	alias  bool // long plain strings may share b's memory (DecodeOwned)
+	// valid: b was validated by the module's envelope decoder (decodeValidOwned), so a
+	// string's end is found without checking its contents a second time.
+	valid bool
 }
 
 // aliasMin is the length from which DecodeOwned shares a string's bytes with the text.
@@ -53,6 +56,13 @@ func (d *decoder) lit(word string) *Error {
 
 // str consumes a string and returns its raw contents and whether it has escapes.
 func (d *decoder) str() ([]byte, bool, *Error) {
+	if d.valid {
+		if end, esc, ok := proto.SkipString(d.b, d.i); ok {
+			raw := d.b[d.i+1 : end-1]
+			d.i = end
+			return raw, esc, nil
+		}
+	}
 	end, esc, err := proto.ScanString(d.b, d.i)
 	if err != nil {
 		return nil, false, &Error{kind: kindSyntax, Detail: err.Error()}

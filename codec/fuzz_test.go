@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 var fuzzSeeds = []string{
@@ -112,6 +114,35 @@ func FuzzEncode(f *testing.F) {
 		}
 		if werr != nil || string(got) != string(want) {
 			t.Fatalf("%v from %q: direct %s, encoding/json %s (%v)", typ, data, got, want, werr)
+		}
+	})
+}
+
+// FuzzDecodeValid: on a text the envelope decoder accepts as one JSON value (what the
+// module hands decodeValidOwned: a frame's params or result), the decoder that does not
+// check strings again gives exactly what the checking decoder gives, value or error,
+// under both policies for unknown members; on any other text it does not panic.
+func FuzzDecodeValid(f *testing.F) {
+	for i, s := range fuzzSeeds {
+		f.Add([]byte(s), uint8(i))
+	}
+	f.Add([]byte(`{"s":"a\\\"b\\\\","x":{"a":["\\u00e9\"",{"\\"":1}]}}`), uint8(0))
+	f.Add([]byte("{\"s\":\"\xff\x01\\\"}"), uint8(0))
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		typ := targets[int(which)%len(targets)]
+		unknown := which >= 128
+		valid := reflect.New(typ)
+		verr := decodeValidOwned(data, valid.Interface(), unknown)
+		if proto.ValidateValue(data) != nil {
+			return // never handed such a text; it only must not panic
+		}
+		checked := reflect.New(typ)
+		cerr := decode(data, checked.Elem(), Unknown(unknown))
+		if (verr == nil) != (cerr == nil) || verr != nil && verr.Error() != cerr.Error() {
+			t.Fatalf("%v from %q: valid-text decoder error %v, checking decoder error %v", typ, data, verr, cerr)
+		}
+		if verr == nil && !reflect.DeepEqual(valid.Interface(), checked.Interface()) {
+			t.Fatalf("%v from %q: valid-text decoder %#v, checking decoder %#v", typ, data, valid.Elem(), checked.Elem())
 		}
 	})
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -26,8 +27,9 @@ func paramsDecoder[P any]() func(params []byte, p *P) error {
 			params = emptyObject
 		}
 		// The frame is this request's alone and never written again: long strings
-		// share it instead of being copied.
-		if err := codec.DecodeOwned(params, p, codec.RefuseUnknown); err != nil {
+		// share it instead of being copied. The envelope decoder validated the params
+		// whole (A4), so their strings are not checked a second time.
+		if err := validjson.DecodeOwned(params, p, bool(codec.RefuseUnknown)); err != nil {
 			return &Error{Code: wire.CodeInvalid, Message: "params: " + err.Error()}
 		}
 		return nil

@@ -9,6 +9,7 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -86,8 +87,10 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if err != nil {
 		return r, err
 	}
-	// raw is the reply frame's, the caller's alone: long strings share it.
-	if err := codec.DecodeOwned(raw, &r, codec.IgnoreUnknown); err != nil {
+	// raw is the reply frame's, the caller's alone: long strings share it. The
+	// connection validated it whole on arrival (the envelope decoder checks every
+	// value), so its strings are not checked a second time.
+	if err := validjson.DecodeOwned(raw, &r, bool(codec.IgnoreUnknown)); err != nil {
 		return r, &DecodeError{Method: m.Name(), Raw: raw, Err: err}
 	}
 	return r, nil
