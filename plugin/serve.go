@@ -237,9 +237,13 @@ func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 			done <- err
 			return
 		}
-		if req.h != nil {
+		if req.h != nil || req.init {
 			go c.read(r, false, done)
-			c.run(req)
+			if req.init {
+				c.runInitialize(req)
+			} else {
+				c.run(req)
+			}
 			return
 		}
 		c.w.waitRoom()
@@ -258,14 +262,15 @@ func frameViolation(err error, first bool) error {
 	return &wire.ViolationError{Kind: wire.HostFrame, Err: err}
 }
 
-// request is a request whose handler is to run: its context and cancel, identity,
-// handler and params. A zero request (nil h) runs nothing.
+// request is a request to run: its context and cancel, identity, params, and handler
+// (or init, for the handshake). A zero request runs nothing.
 type request struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	id     uint64
 	h      handlerFunc
 	params []byte
+	init   bool
 }
 
 // dispatch handles one payload from the host. It returns the request whose handler the
@@ -297,8 +302,7 @@ func (c *conn) dispatch(p []byte) (request, error) {
 		return request{}, err
 	}
 	if m.Method == proto.MethodInitialize {
-		c.initialize(m.ID, m.Params)
-		return request{}, nil
+		return c.initialize(m.ID, m.Params), nil
 	}
 	if c.state.Load() != stateReady {
 		c.replyError(m.ID, wire.CodeInvalid, msgNotInitialized) // R27
