@@ -56,19 +56,28 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	reps := fs.Int("reps", 5, "repetitions of every (system, workload)")
-	wlFlag := fs.String("workloads", strings.Join(workloadNames(), ","), "workloads to run, comma-separated")
+	reps := fs.Int("reps", 5, "repetitions of every (system, workload) per run")
+	runs := fs.Int("runs", 1, "whole measurements made one after the other, each with its own table and targets, then a summary")
+	wlFlag := fs.String("workloads", strings.Join(baseWorkloads(), ","), "workloads to run, comma-separated ("+strings.Join(workloadNames(), ", ")+")")
+	mode := fs.String("mode", modeBoth, "modes of rtt, par32 and big: block, steady or both")
+	duration := fs.Duration("duration", time.Second, "steady mode: measured time per system and repetition")
+	warmup := fs.Duration("warmup", 500*time.Millisecond, "steady mode: warm-up before the measured time")
+	regmemN := fs.Int("regmem-n", 300, "regmem: adapters opened")
 	sysFlag := fs.String("systems", strings.Join(allSystems, ","), "systems to compare, comma-separated (also: "+sysSandbox+", Linux)")
 	withJSON := fs.Bool("json", false, "also print one JSON line per (system, workload)")
 	out := fs.String("out", "", "also write the report (with the JSON lines) to this file")
 	binDir := fs.String("bin", "", "directory of already built child programs (default: build them)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this host process to this file")
 	memhost := fs.String("memhost", "", "internal: run as the memory workload's host process for this system")
+	regmemhost := fs.String("regmemhost", "", "internal: run as the regmem workload's host process for this system")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *memhost != "" {
 		return memHost(*memhost, *binDir)
+	}
+	if *regmemhost != "" {
+		return regmemHost(*regmemhost, *binDir, *regmemN)
 	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -81,14 +90,21 @@ func run(args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if *reps < 1 {
+	switch {
+	case *reps < 1:
 		return fmt.Errorf("-reps must be at least 1")
+	case *runs < 1:
+		return fmt.Errorf("-runs must be at least 1")
+	case *duration <= 0 || *warmup < 0:
+		return fmt.Errorf("-duration must be positive and -warmup not negative")
+	case *regmemN < 1:
+		return fmt.Errorf("-regmem-n must be at least 1")
 	}
 	sysNames, err := pick(*sysFlag, knownSystems, "system")
 	if err != nil {
 		return err
 	}
-	wlNames, err := pick(*wlFlag, workloadNames(), "workload")
+	wlNames, err := selectWorkloads(*wlFlag, *mode)
 	if err != nil {
 		return err
 	}
@@ -115,50 +131,32 @@ func run(args []string) error {
 		}
 		systems = append(systems, s)
 	}
-	env := &runEnv{binDir: *binDir, self: self}
-	rs := &results{systems: sysNames, workloads: wlNames, by: map[string]map[string]*result{}}
-	started := time.Now()
+	env := &runEnv{binDir: *binDir, self: self, warmup: *warmup, duration: *duration, regmemN: *regmemN}
+	var report bytes.Buffer
+	var allVerdicts [][]verdict
 	failed := false
-	ctx := context.Background()
-	for _, wl := range workloads {
-		if !slices.Contains(wlNames, wl.name) {
-			continue
-		}
-		for rep := range *reps {
-			if wl.blocks != nil {
-				t := time.Now()
-				ms, errs := runBlocked(ctx, wl.blocks, rotate(systems, rep))
-				for _, s := range systems {
-					failed = rs.record(wl.name, rep, s.name, ms[s.name], errs[s.name]) || failed
-				}
-				fmt.Fprintf(os.Stderr, "%-7s rep %d all systems interleaved %6.2fs\n", wl.name, rep+1, time.Since(t).Seconds())
-				continue
-			}
-			for _, s := range rotate(systems, rep) {
-				t := time.Now()
-				m, err := wl.run(ctx, s, env)
-				if !rs.record(wl.name, rep, s.name, m, err) {
-					fmt.Fprintf(os.Stderr, "%-7s rep %d %-16s %6.2fs\n", wl.name, rep+1, s.name, time.Since(t).Seconds())
-				}
-				failed = err != nil || failed
-			}
-		}
-		for _, s := range sysNames {
-			r := rs.get(wl.name, s)
-			r.Median = medians(r.Runs)
-		}
-	}
-	header := fmt.Sprintf("adapterkit bench: %d repetitions, medians; %s; took %s",
-		*reps, machine(), time.Since(started).Round(time.Second))
-	if err := rs.writeReport(os.Stdout, header, *withJSON); err != nil {
-		return err
-	}
-	if *out != "" {
-		var buf bytes.Buffer
-		if err := rs.writeReport(&buf, header, true); err != nil {
+	for i := range *runs {
+		started := time.Now()
+		rs, ok := measure(context.Background(), i+1, systems, wlNames, *reps, env)
+		failed = failed || !ok
+		header := fmt.Sprintf("adapterkit bench: run %d of %d, %d repetitions, medians; steady %s after %s warm-up; %s; took %s",
+			i+1, *runs, *reps, *duration, *warmup, machine(), time.Since(started).Round(time.Second))
+		if err := rs.writeReport(os.Stdout, header, *withJSON); err != nil {
 			return err
 		}
-		if err := os.WriteFile(*out, buf.Bytes(), 0o644); err != nil {
+		fmt.Println()
+		if err := rs.writeReport(&report, header, true); err != nil {
+			return err
+		}
+		fmt.Fprintln(&report)
+		allVerdicts = append(allVerdicts, rs.verdicts())
+	}
+	if *runs > 1 {
+		writeSummary(os.Stdout, allVerdicts)
+		writeSummary(&report, allVerdicts)
+	}
+	if *out != "" {
+		if err := os.WriteFile(*out, report.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
@@ -166,6 +164,63 @@ func run(args []string) error {
 		return fmt.Errorf("some runs failed (see above)")
 	}
 	return nil
+}
+
+// measure runs every workload of wlNames reps times on the systems that take part in
+// it and returns the results of run number run; ok is false if anything failed.
+func measure(ctx context.Context, run int, systems []*system, wlNames []string, reps int, env *runEnv) (rs *results, ok bool) {
+	var names []string
+	for _, s := range systems {
+		names = append(names, s.name)
+	}
+	rs = &results{run: run, systems: names, workloads: wlNames, by: map[string]map[string]*result{}}
+	ok = true
+	for _, wl := range workloads {
+		if !slices.Contains(wlNames, wl.name) {
+			continue
+		}
+		var part []*system
+		for _, s := range systems {
+			if takesPart(s.name, wl.name) {
+				part = append(part, s)
+			}
+		}
+		for rep := range reps {
+			if wl.blocks != nil {
+				t := time.Now()
+				ms, errs := runBlocked(ctx, wl.blocks, rotate(part, rep))
+				for _, s := range part {
+					ok = !rs.record(wl.name, rep, s.name, ms[s.name], errs[s.name]) && ok
+				}
+				fmt.Fprintf(os.Stderr, "%-12s rep %d all systems interleaved %6.2fs\n", wl.name, rep+1, time.Since(t).Seconds())
+				continue
+			}
+			for _, s := range rotate(part, rep) {
+				t := time.Now()
+				m, err := wl.run(ctx, s, env)
+				if !rs.record(wl.name, rep, s.name, m, err) {
+					fmt.Fprintf(os.Stderr, "%-12s rep %d %-18s %6.2fs\n", wl.name, rep+1, s.name, time.Since(t).Seconds())
+				}
+				ok = err == nil && ok
+			}
+		}
+		for _, s := range part {
+			r := rs.get(wl.name, s.name)
+			r.Median = medians(r.Runs)
+		}
+	}
+	return rs, ok
+}
+
+// baseWorkloads are the workload names without their modes (what -mode expands).
+func baseWorkloads() []string {
+	var out []string
+	for _, n := range workloadNames() {
+		if !strings.HasSuffix(n, steadySuffix) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // pick splits a comma-separated list and checks each name against known.
@@ -206,6 +261,7 @@ func build(dir string) error {
 		{root, binEcho, "./examples/echo"},
 		{bench, binGP, "./cmd/gpecho"},
 		{bench, binFloor, "./cmd/floorecho"},
+		{bench, binPing, "./cmd/pingpong"},
 	}
 	// Every child is built the same way, as a Go adapter is best shipped: statically
 	// linked (CGO_ENABLED=0), so that starting it loads no C library. The net package
@@ -215,7 +271,8 @@ func build(dir string) error {
 			return fmt.Errorf("building %s: %w", s.pkg, err)
 		}
 	}
-	return nil
+	_, err = adapterDir(dir)
+	return err
 }
 
 // goOutput runs the go command in dir ("" means the current directory), without cgo,
