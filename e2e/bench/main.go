@@ -1,7 +1,8 @@
 // Command bench compares adapterkit with hashicorp/go-plugin v1.8.0 (over net/rpc and
-// over gRPC, its defaults) and with a floor, the same length-prefixed JSON over a
-// child's stdin and stdout written the plainest way (encoding/json, one reader
-// goroutine, a map of pending ids), on the same workloads:
+// over gRPC, its defaults), with a floor (the same length-prefixed JSON over a child's
+// stdin and stdout written the plainest way: encoding/json, one reader goroutine, a map
+// of pending ids) and with pingpong (64 raw bytes bounced over the same pipes, no
+// framing, no JSON: the physical limit), on the same workloads:
 //
 //   - spawn: launch to first successful call, and close (adapterkit: process tree
 //     verified gone; go-plugin: its Kill; floor: close stdin and wait);
@@ -9,28 +10,41 @@
 //   - par32: 32 concurrent callers on one connection: calls/s;
 //   - big: echo of a 1 MiB string (and 3.9 MiB for the pipe systems): MB/s, counting
 //     the payload both ways;
+//   - rtt-steady, par32-steady, big-steady: the same calls back to back for a fixed
+//     duration (-duration) after a warm-up (-warmup), one system at a time;
 //   - fanout: 100 connections opened at once, 10 calls each: total time and the host's
 //     memory per idle open connection (heap and stacks in use after GC, processes
 //     excluded);
 //   - memory: peak RSS (VmHWM) of a host process and of the one adapter it drives
-//     through the same calls.
+//     through the same calls;
+//   - regmem: host memory per adapter opened through a registry.Registry (-regmem-n
+//     adapters, 8 at a time, each called once through its typed client, then idle), in
+//     a fresh host process.
 //
-// Systems are interleaved. spawn, fanout and memory run one system at a time, in an
-// order that rotates with every repetition (A B C D, B C D A, ...). rtt, par32 and big
-// open one connection per system and alternate blocks of calls among them, again in
-// rotating order, so that every system meets the same load of a shared machine. The
-// table shows the medians over the repetitions.
+// pingpong takes part in rtt and rtt-steady only, regmem only adapterkit (and
+// adapterkit-sandbox when named). -mode block|steady|both says which modes of rtt,
+// par32 and big run (rtt, par32 and big name the block mode in the table).
+//
+// Systems are interleaved. spawn, fanout, memory, regmem and the steady workloads run
+// one system at a time, in an order that rotates with every repetition (A B C D,
+// B C D A, ...). rtt, par32 and big open one connection per system and alternate blocks
+// of calls among them, again in rotating order, so that every system meets the same
+// load of a shared machine. The table shows the medians over the repetitions. -runs N
+// repeats the whole measurement N times, each with its table and targets, then prints
+// per target how many runs met it (a goal holds when at least four in five did).
 //
 // The child programs are built first into a temporary directory: examples/echo of the
-// root module, cmd/gpecho (go-plugin) and cmd/floorecho (floor) of this module.
+// root module (also linked as adapters/echo_v1.0.0 for the registry), cmd/gpecho
+// (go-plugin), cmd/floorecho (floor) and cmd/pingpong of this module.
 //
 // Run it from e2e/bench (it locates the modules with the go command):
 //
-//	go run . [-reps 5] [-workloads spawn,rtt,...] [-systems adapterkit,floor,...] [-json] [-out FILE] [-cpuprofile FILE]
+//	go run . [-reps 5] [-runs 1] [-mode both] [-duration 1s] [-warmup 500ms] [-regmem-n 300]
+//	         [-workloads spawn,rtt,...] [-systems adapterkit,floor,...] [-json] [-out FILE] [-cpuprofile FILE]
 //
-// The table and the targets of the issue go to standard output, progress to standard
-// error; -json adds one JSON line per (system, workload), -out writes the same report
-// to FILE as well.
+// The tables and the targets go to standard output, progress to standard error; -json
+// adds one JSON line per (run, system, workload), -out writes the same report to FILE
+// as well.
 package main
 
 import (
