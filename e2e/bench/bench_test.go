@@ -292,6 +292,12 @@ func TestRegmem(t *testing.T) {
 	if kib := m["kib_per_adapter"]; !(kib > 0 && kib < 10<<10) {
 		t.Errorf("kib_per_adapter = %v, want a positive count below 10 MiB", kib)
 	}
+	if sum := m["heap_kib_per_adapter"] + m["stack_kib_per_adapter"]; math.Abs(sum-m["kib_per_adapter"]) > 1e-6 {
+		t.Errorf("heap %v + stack %v KiB per adapter != %v", m["heap_kib_per_adapter"], m["stack_kib_per_adapter"], m["kib_per_adapter"])
+	}
+	if _, ok := m["goroutines_per_adapter"]; !ok {
+		t.Error("no goroutines_per_adapter")
+	}
 	if m["open_s"] <= 0 || m["close_s"] <= 0 {
 		t.Errorf("open_s %v, close_s %v: want positive times", m["open_s"], m["close_s"])
 	}

@@ -38,9 +38,13 @@ const (
 type regmemReport struct {
 	N        int     `json:"n"`
 	KiB      float64 `json:"kib_per_adapter"`
-	OpenS    float64 `json:"open_s"`
-	CloseS   float64 `json:"close_s"`
-	Verified int     `json:"verified"`
+	HeapKiB  float64 `json:"heap_kib_per_adapter"`
+	StackKiB float64 `json:"stack_kib_per_adapter"`
+	// Goroutines is the number of goroutines per open adapter.
+	Goroutines float64 `json:"goroutines_per_adapter"`
+	OpenS      float64 `json:"open_s"`
+	CloseS     float64 `json:"close_s"`
+	Verified   int     `json:"verified"`
 }
 
 // runRegmem runs the regmem workload in a fresh host process (this executable with
@@ -62,7 +66,14 @@ func runRegmem(ctx context.Context, s *system, env *runEnv) (metrics, error) {
 	if r.N != env.regmemN || r.Verified != r.N {
 		return nil, fmt.Errorf("regmem host: %d of %d adapters opened, %d closes verified", r.N, env.regmemN, r.Verified)
 	}
-	return metrics{"kib_per_adapter": r.KiB, "open_s": r.OpenS, "close_s": r.CloseS}, nil
+	return metrics{
+		"kib_per_adapter":        r.KiB,
+		"heap_kib_per_adapter":   r.HeapKiB,
+		"stack_kib_per_adapter":  r.StackKiB,
+		"goroutines_per_adapter": r.Goroutines,
+		"open_s":                 r.OpenS,
+		"close_s":                r.CloseS,
+	}, nil
 }
 
 // regmemHost is the body of a regmem host process (-regmemhost): a registry over the
@@ -70,7 +81,8 @@ func runRegmem(ctx context.Context, s *system, env *runEnv) (metrics, error) {
 // a time, and calls each once through its typed client; after regmemIdle it reads the
 // host's memory, closes every adapter (each close verified) and checks that no child
 // process is left. Memory per adapter = (HeapInuse + StackInuse after two collections,
-// minus the same before the opens) / n. The directory is scanned before the first
+// minus the same before the opens) / n, reported with its heap and stack parts and the
+// goroutines per adapter. The directory is scanned before the first
 // reading: the scan is the registry's, not any adapter's.
 func regmemHost(name, binDir string, n int) error {
 	if name != sysAdapterkit && name != sysSandbox {
@@ -97,7 +109,7 @@ func regmemHost(name, binDir string, n int) error {
 		return err
 	}
 	rec := echoapi.Record{Probe: "inlet", Seq: 42, Unit: "celsius", Pad: "0123456789ab"}
-	before := hostMem()
+	before := memSplit()
 	start := time.Now()
 	handles := make([]*registry.Handle, n)
 	err = inParallel(n, func(i int) error {
@@ -125,7 +137,7 @@ func regmemHost(name, binDir string, n int) error {
 	if err == nil {
 		time.Sleep(regmemIdle)
 	}
-	after := hostMem()
+	after := memSplit()
 	closeStart := time.Now()
 	var verified atomic.Int64
 	cerr := inParallel(n, func(i int) error {
@@ -147,12 +159,16 @@ func regmemHost(name, binDir string, n int) error {
 	} else if kids > 0 {
 		return fmt.Errorf("%d child processes left after every adapter was closed", kids)
 	}
+	per := func(a, b uint64) float64 { return float64(int64(a)-int64(b)) / float64(n) }
 	return json.NewEncoder(os.Stdout).Encode(regmemReport{
-		N:        n,
-		KiB:      float64(int64(after)-int64(before)) / float64(n) / 1024,
-		OpenS:    opened.Seconds(),
-		CloseS:   closed.Seconds(),
-		Verified: int(verified.Load()),
+		N:          n,
+		KiB:        per(after.heap+after.stack, before.heap+before.stack) / 1024,
+		HeapKiB:    per(after.heap, before.heap) / 1024,
+		StackKiB:   per(after.stack, before.stack) / 1024,
+		Goroutines: per(after.goroutines, before.goroutines),
+		OpenS:      opened.Seconds(),
+		CloseS:     closed.Seconds(),
+		Verified:   int(verified.Load()),
 	})
 }
 

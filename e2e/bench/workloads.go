@@ -234,11 +234,21 @@ func runFanout(ctx context.Context, s *system, _ *runEnv) (metrics, error) {
 // hostMem returns the heap and stack bytes in use after two garbage collections (the
 // second empties the sync.Pools the first moved to their victim caches).
 func hostMem() uint64 {
+	m := memSplit()
+	return m.heap + m.stack
+}
+
+// memUse is the host memory the fanout and regmem workloads read.
+type memUse struct{ heap, stack, goroutines uint64 }
+
+// memSplit returns HeapInuse and StackInuse after two garbage collections, and the
+// number of goroutines.
+func memSplit() memUse {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse + ms.StackInuse
+	return memUse{heap: ms.HeapInuse, stack: ms.StackInuse, goroutines: uint64(runtime.NumGoroutine())}
 }
 
 // bigParams is {"s":"xxx..."} whose string has n characters.
