@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"time"
 )
 
 // pingpongSize is the length of cmd/pingpong's messages: the small params, sent raw.
@@ -59,11 +58,9 @@ func (p *pingpong) Call(ctx context.Context, params []byte) ([]byte, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if d, ok := ctx.Deadline(); ok {
-		if err := p.out.SetReadDeadline(d); err != nil {
-			return nil, err
-		}
-		defer p.out.SetReadDeadline(time.Time{})
+	d, _ := ctx.Deadline() // zero (none) clears the last call's
+	if err := p.out.SetReadDeadline(d); err != nil {
+		return nil, err
 	}
 	if _, err := p.in.Write(params); err != nil {
 		return nil, err
