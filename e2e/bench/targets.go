@@ -45,7 +45,10 @@ var targets = []target{
 	{"", "spawn", "stop_ms", sysGRPC, true, 0, "verified stop vs go-plugin gRPC Kill", false},
 	{"", "memory", "adapter_peak_mib", sysNetRPC, true, 0.5, "adapter peak RSS vs go-plugin net/rpc plugin", false},
 	{"", "memory", "adapter_peak_mib", sysGRPC, true, 0, "adapter peak RSS vs go-plugin gRPC plugin", false},
-	{"", "fanout", "kib_per_conn", "", true, 64, "host KiB per idle open connection", false},
+	// A bare connection (lifecycle.Open, the raw system); the typed system opens a
+	// registry per connection, whose cost per adapter regmem measures.
+	{sysRaw, "fanout", "kib_per_conn", "", true, 64, "raw: host KiB per idle open connection", false},
+	{"", "fanout", "kib_per_conn", "", true, 0, "typed: host KiB per idle open connection (a registry each)", false},
 	{"", "rtt", "p50_us", sysRaw, true, 0, "typed/raw rtt p50", true},
 	{"", "par32", "calls_per_s", sysRaw, false, 0, "typed/raw par32 calls/s", true},
 	{"", "big", "mbps_1MiB", sysRaw, false, 0, "typed/raw big 1 MiB MB/s", true},
