@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-
-	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // Unknown is what decoding does with an object member that names no field of the
@@ -44,29 +42,6 @@ func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
 	}
 	return nil
 }
-
-// decodeValidOwned is DecodeOwned for a data the module's envelope decoder has already
-// validated as JSON of valid UTF-8 (a frame's params or result value): its strings are
-// not scanned for UTF-8, control characters and escapes a second time. The module's
-// own callers reach it through package internal/validjson; it is not exported, so that
-// nothing else can hand it a text that was not checked.
-func decodeValidOwned(data []byte, target any, ignoreUnknown bool) error {
-	if len(data) == 0 {
-		return nil
-	}
-	rv := reflect.ValueOf(target).Elem()
-	p := planFor(rv.Type())
-	if !p.fast {
-		return decodeRef(data, rv, Unknown(ignoreUnknown))
-	}
-	d := decoder{b: data, ignore: ignoreUnknown, alias: true, valid: true}
-	if err := d.top(p, rv); err != nil {
-		return err
-	}
-	return nil
-}
-
-func init() { validjson.DecodeOwned = decodeValidOwned }
 
 // DecodeValue decodes the JSON value data into target, a non-nil pointer. An empty data
 // is taken as null, and null leaves the target as it is (so does a null member for its

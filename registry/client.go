@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
@@ -73,10 +74,17 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 		bufpool.Put(buf)
 		return r, err
 	}
+	callCtx := ctx
 	if owned {
 		size.Record(len(params))
+		// Large params written by the codec from a type whose encoding is always valid
+		// JSON are not checked again by the connection: the check costs a pass over
+		// every byte, the vouching an allocation.
+		if len(params) > bufpool.SmallCap && pv != nil && validjson.WritesValid(reflect.TypeOf(pv)) {
+			callCtx = validjson.Vouch(ctx, params)
+		}
 	}
-	raw, err := c.h.Call(ctx, m.Name(), params)
+	raw, err := c.h.Call(callCtx, m.Name(), params)
 	// The call has returned: the connection is done with params.
 	if owned {
 		*buf = params
