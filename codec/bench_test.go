@@ -149,3 +149,42 @@ func BenchmarkDecodeValidOwnedBig(b *testing.B) {
 		}
 	}
 }
+
+// The same at 3.9 MiB, a frame's largest: a string larger than the caches, where a
+// second pass over it reads memory again.
+var hugeReading = []byte(`{"seq":42,"name":"inlet","data":"` + strings.Repeat("x", 39<<20/10) + `"}`)
+
+func BenchmarkAppendHuge(b *testing.B) {
+	r := reading{Seq: 42, Name: "inlet", Data: strings.Repeat("x", 39<<20/10)}
+	buf := make([]byte, 0, 4<<20)
+	b.SetBytes(int64(len(r.Data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var err error
+		if buf, err = Append(buf[:0], r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeOwnedHuge(b *testing.B) {
+	b.SetBytes(int64(len(hugeReading)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var r reading
+		if err := DecodeOwned(hugeReading, &r, RefuseUnknown); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeValidOwnedHuge(b *testing.B) {
+	b.SetBytes(int64(len(hugeReading)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var r reading
+		if err := decodeValidOwned(hugeReading, &r, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

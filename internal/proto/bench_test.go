@@ -49,3 +49,34 @@ func BenchmarkAppendRequest(b *testing.B) {
 		buf = proto.AppendRequest(buf[:0], 123456, "example.device.read", params)
 	}
 }
+
+// Finding the end of a 3.9 MiB string in a validated text: plain, and made of escapes
+// only (each escape must not make the search for the closing quote start over).
+func BenchmarkSkipString(b *testing.B) {
+	benchSkip(b, []byte(`"`+strings.Repeat("x", 39<<20/10)+`"`))
+}
+
+func BenchmarkSkipStringEscapes(b *testing.B) {
+	benchSkip(b, []byte(`"`+strings.Repeat(`\n`, 39<<20/20)+`"`))
+}
+
+func benchSkip(b *testing.B, p []byte) {
+	b.SetBytes(int64(len(p)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if end, _, ok := proto.SkipString(p, 0); !ok || end != len(p) {
+			b.Fatal(end, ok)
+		}
+	}
+}
+
+// ScanString on the same strings, for comparison: what the decoders checked with.
+func BenchmarkScanStringEscapes(b *testing.B) {
+	p := []byte(`"` + strings.Repeat(`\n`, 39<<20/20) + `"`)
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		if end, _, err := proto.ScanString(p, 0); err != nil || end != len(p) {
+			b.Fatal(end, err)
+		}
+	}
+}

@@ -1,10 +1,15 @@
 package proto
 
 import (
+	"slices"
 	"unicode/utf8"
 )
 
 const hexDigits = "0123456789abcdef"
+
+// plainChunk is how much of a long string is scanned before it is copied: well within
+// a core's first-level data cache.
+const plainChunk = 16 << 10
 
 // appendString appends s as a JSON string, escaped as encoding/json escapes it without
 // HTML escaping: plain runs copied in bulk (found eight bytes at a time), quote and
@@ -12,13 +17,17 @@ const hexDigits = "0123456789abcdef"
 // replaced with U+FFFD, U+2028 and U+2029 escaped. The output is always valid JSON of
 // valid UTF-8.
 func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
+	dst = append(slices.Grow(dst, len(s)+2), '"')
 	for len(s) > 0 {
-		n := PlainPrefix(s)
+		// A long plain run is scanned and copied a chunk at a time, so that the copy
+		// reads what the scan just brought into the cache instead of reading a large
+		// string from memory twice.
+		k := min(len(s), plainChunk)
+		n := PlainPrefix(s[:k])
 		dst = append(dst, s[:n]...)
 		s = s[n:]
-		if len(s) == 0 {
-			break
+		if n == k {
+			continue
 		}
 		c := s[0]
 		if c < utf8.RuneSelf {

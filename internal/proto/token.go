@@ -58,24 +58,49 @@ func PlainPrefix(s string) int {
 // was not validated its answer is unspecified but within p; ok is false only when no
 // closing quote is found.
 func SkipString(p []byte, i int) (end int, escaped, ok bool) {
-	j := i + 1 // the next byte to look at
-	q := -1    // the next quote at or after j, once searched
-	for j <= len(p) {
+	j := i + 1     // the next byte to look at
+	q := -1        // the next quote at or after j, once found
+	clear := i + 1 // p[j:clear] holds no quote
+	for j < len(p) {
 		if q < j {
-			k := bytes.IndexByte(p[j:], '"')
-			if k < 0 {
-				return 0, escaped, false
+			// Look for the next quote a chunk at a time, so that the search for
+			// backslashes that follows reads what this one brought into the cache.
+			from := max(j, clear)
+			w := p[from:min(len(p), from+plainChunk)]
+			if k := bytes.IndexByte(w, '"'); k >= 0 {
+				q = from + k
+			} else {
+				q, clear = -1, from+len(w)
 			}
-			q = j + k
 		}
-		b := bytes.IndexByte(p[j:q], '\\')
-		if b < 0 {
+		limit := clear
+		if q >= j {
+			limit = q
+		}
+		if b := bytes.IndexByte(p[j:limit], '\\'); b >= 0 {
+			// An escape: its backslash and the byte after it (a quote or backslash
+			// included) are skipped; \uXXXX's hex digits hold neither.
+			escaped = true
+			j += b + 2
+			// Escapes come in runs (text with many newlines or quotes): look at the
+			// next bytes one by one before searching again.
+			for n := 0; n < 16 && j < len(p); n++ {
+				switch p[j] {
+				case '\\':
+					j += 2
+					n = 0
+					continue
+				case '"':
+					return j + 1, escaped, true
+				}
+				j++
+			}
+			continue
+		}
+		if q >= j {
 			return q + 1, escaped, true
 		}
-		// An escape: its backslash and the byte after it (a quote or backslash
-		// included) are skipped; \uXXXX's hex digits hold neither.
-		escaped = true
-		j += b + 2
+		j = limit
 	}
 	return 0, escaped, false
 }

@@ -26,12 +26,15 @@ func TestSkipString(t *testing.T) {
 		{`"` + strings.Repeat("x", 100) + `\\" `, 104, true},
 		{`"\\\\\\\\"`, 10, true},
 		{`"abc`, -1, false},
-		{`"ab\"`, -1, true},
+		{`"ab\"`, -1, false},
 		{`"ab\`, -1, false},
+		{`"` + strings.Repeat(`\n`, 20000) + `x"`, 40003, true},
+		{`"` + strings.Repeat(`\"`, 20000) + `"`, 40002, true},
+		{`"` + strings.Repeat("y", 40000) + `\\"`, 40004, true},
 	} {
 		end, esc, ok := proto.SkipString([]byte(tc.in), 0)
 		if !ok {
-			end = -1
+			end, esc = -1, tc.escaped // escapes are not reported without an end
 		}
 		if end != tc.end || esc != tc.escaped {
 			t.Errorf("SkipString(%q) = %d, %v; want %d, %v", tc.in, end, esc, tc.end, tc.escaped)
@@ -68,4 +71,24 @@ func FuzzSkipString(f *testing.F) {
 			t.Fatalf("%q: ScanString %d, %v; SkipString %d, %v, %v", in, send, sesc, end, esc, ok)
 		}
 	})
+}
+
+// Around the 16 KiB chunks SkipString searches by (and twice that): a quote or an
+// escape at, just before or just after a boundary is found as ScanString finds it.
+func TestSkipStringChunkBoundaries(t *testing.T) {
+	for _, base := range []int{16 << 10, 32 << 10} {
+		for at := base - 3; at <= base+3; at++ {
+			for _, tail := range []string{`"`, `\""`, `\\"`, `\n"`, `\"x"`} {
+				in := []byte(`"` + strings.Repeat("x", at-1) + tail + "rest")
+				want, wesc, err := proto.ScanString(in, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				end, esc, ok := proto.SkipString(in, 0)
+				if !ok || end != want || esc != wesc {
+					t.Errorf("quote or escape at %d (%q): SkipString %d, %v, %v; ScanString %d, %v", at, tail, end, esc, ok, want, wesc)
+				}
+			}
+		}
+	}
 }
