@@ -180,7 +180,7 @@ func TestNewClientChecksCatalog(t *testing.T) {
 		}
 	}
 	for _, bad := range []*contract.Service{contract.NewService("device", 1), contract.NewService("a.b", 0), nil} {
-		if _, err := registry.NewClient(h, bad); !errors.Is(err, registry.ErrInvalidService) {
+		if _, err := registry.NewClient(h, bad); !errors.Is(err, contract.ErrInvalid) {
 			t.Errorf("NewClient(%v) = %v", bad, err)
 		}
 	}
