@@ -44,7 +44,7 @@ const (
 )
 
 // heldIdle is how long held buffers outlive the last request for a large buffer (a
-// variable for the tests).
+// variable for the tests, read and written under held.mu).
 var heldIdle = 2 * time.Second
 
 // held is the list of large buffers kept from one large request to the next.

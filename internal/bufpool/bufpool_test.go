@@ -80,9 +80,15 @@ func heldCount() int {
 // (a sync.Pool alone empties at every second one), and are let go once nobody asks for
 // one during heldIdle.
 func TestHeldThroughCollections(t *testing.T) {
-	old := heldIdle
-	heldIdle = 50 * time.Millisecond
-	t.Cleanup(func() { heldIdle = old })
+	setIdle := func(d time.Duration) time.Duration { // under the lock the timer reads it with
+		held.mu.Lock()
+		defer held.mu.Unlock()
+		old := heldIdle
+		heldIdle = d
+		return old
+	}
+	old := setIdle(50 * time.Millisecond)
+	t.Cleanup(func() { setIdle(old) })
 	for take(0) != nil { // what earlier tests left
 	}
 	a, b := make([]byte, 0, 2<<20), make([]byte, 0, 2<<20)
