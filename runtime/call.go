@@ -302,8 +302,20 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 	return id, nil
 }
 
-// kick wakes the writer.
+// kick wakes the writer, starting it the first time. A connection whose callers
+// always write their requests themselves (writeNow) never needs it, so it does not
+// pay for its goroutine until then.
 func (c *Conn) kick() {
+	if !c.writer.Load() {
+		c.mu.Lock()
+		if !c.writer.Load() && c.state != stateEnded {
+			// Under c.mu, before end: Close's wait sees this goroutine counted.
+			c.writer.Store(true)
+			c.wg.Add(1)
+			go c.writeLoop()
+		}
+		c.mu.Unlock()
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:
