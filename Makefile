@@ -107,8 +107,10 @@ demo: adapters
 	@sdk/make.sh summary
 
 ## bench: host hot-path benchmarks (allocations per call) and the cross-system bench tool
-## (e2e/bench, its own module: adapterkit vs go-plugin net/rpc and gRPC vs a plain floor).
-## BENCH_FLAGS passes flags to the tool, e.g. BENCH_FLAGS="-reps 3 -workloads rtt,par32".
+## (e2e/bench, its own module: adapterkit vs go-plugin net/rpc and gRPC vs a plain floor and
+## the pipes' pingpong limit, in block and steady-state modes).
+## BENCH_FLAGS passes flags to the tool, e.g. BENCH_FLAGS="-reps 3 -workloads rtt,par32"
+## or BENCH_FLAGS="-runs 5" (five runs and a summary of the goals over them).
 BENCH_FLAGS ?=
 bench: bench-go
 	@mkdir -p $(BUILD)

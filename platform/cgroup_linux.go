@@ -75,7 +75,7 @@ func newCgroup(parent string, seq uint64, res Resources) (*cgroup, error) {
 // cgroupName is the name of a per-adapter cgroup: adapterkit-<pid>-<start>-<seq>.
 // The pid and start time are this host's as /proc names it (see self).
 func cgroupName(seq uint64) (string, error) {
-	me, err := self()
+	me, err := selfID()
 	if err != nil {
 		return "", err
 	}

@@ -13,7 +13,7 @@ import (
 // Every Start decides its mechanisms afresh: nothing learned from an earlier start is
 // remembered, so a transient failure (EAGAIN, ENOMEM, a cgroup removed meanwhile)
 // weakens that one adapter only, and the report says so. The probes are cheap: a
-// capability read from /proc/self/status, an access(2) on the cgroup directory, and a
+// capability read with capget(2), an access(2) on the cgroup directory, and a
 // clone that the kernel refuses before creating anything.
 
 // attempt is one combination of mechanisms to try, strongest first.

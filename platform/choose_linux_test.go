@@ -1,9 +1,13 @@
 package platform
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Which mechanisms a start tries follows from Config.Isolation and the host's
@@ -84,5 +88,26 @@ func TestExplainUserNSKeepsOtherErrors(t *testing.T) {
 	}
 	if err := explainUserNS(syscall.ENOSPC); !strings.Contains(err.Error(), "no space left on device") {
 		t.Fatalf("ENOSPC became %v", err)
+	}
+}
+
+// hasCapSysAdmin (capget) agrees with the effective set /proc/self/status shows.
+func TestHasCapSysAdminMatchesProcStatus(t *testing.T) {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skip(err)
+	}
+	var want bool
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = caps&(1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	if got := hasCapSysAdmin(); got != want {
+		t.Fatalf("hasCapSysAdmin() = %v, /proc/self/status says %v", got, want)
 	}
 }

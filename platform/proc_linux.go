@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"sync"
 )
 
 var errBadStat = errors.New("malformed /proc stat")
@@ -48,9 +49,16 @@ func readStat(pid int) (procStat, error) {
 
 // selfStart is this process's start time (clock ticks since boot).
 func selfStart() (uint64, error) {
-	me, err := self()
-	return me.start, err
+	id, err := selfID()
+	return id.start, err
 }
+
+// selfID is this process's pid as /proc names it and its start time, which never
+// change: read once.
+var selfID = sync.OnceValues(func() (procStat, error) {
+	me, err := self()
+	return procStat{pid: me.pid, start: me.start}, err
+})
 
 // allStats returns every process visible in /proc (vanishing ones are skipped).
 func allStats() ([]procStat, error) {

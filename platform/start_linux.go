@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -441,17 +440,13 @@ func (t *Tree) waitExited(ctx context.Context) bool {
 }
 
 // hasCapSysAdmin reports whether CAP_SYS_ADMIN (needed for CLONE_NEWPID without a user
-// namespace) is in this process's effective set.
+// namespace) is in this process's effective set, asked of the kernel (capget(2)) at each
+// start: a process may drop capabilities at any time.
 func hasCapSysAdmin() bool {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
 		return false
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
-			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && caps&(1<<unix.CAP_SYS_ADMIN) != 0
-		}
-	}
-	return false
+	return data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) != 0
 }

@@ -10,27 +10,30 @@ import (
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// initialize answers the handshake in its own goroutine, so that stdin keeps being read
-// (a cancel or the end of stdin) while OnInitialize runs. Only the first initialize is
-// served; any later one is answered invalid, whatever became of the first (A7).
-func (c *conn) initialize(id uint64, params []byte) {
+// initialize registers the handshake, to be answered as a request is (see conn.read),
+// so that stdin keeps being read (a cancel or the end of stdin) while OnInitialize runs.
+// Only the first initialize is served; any later one is answered invalid, whatever
+// became of the first (A7). It returns the request to run, or a zero request.
+func (c *conn) initialize(id uint64, params []byte) request {
 	if !c.state.CompareAndSwap(stateNew, stateInitializing) {
 		c.replyError(id, wire.CodeInvalid, msgReinitialize)
-		return
+		return request{}
 	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return
+		return request{}
 	}
 	ctx, cancel := context.WithCancelCause(c.base)
 	c.initID, c.initCancel = id, cancel
 	c.running++
 	c.mu.Unlock()
-	go c.runInitialize(ctx, cancel, id, params)
+	return request{ctx: ctx, cancel: cancel, id: id, params: params, init: true}
 }
 
-func (c *conn) runInitialize(ctx context.Context, cancel context.CancelCauseFunc, id uint64, params []byte) {
+// runInitialize answers the handshake: the catalog, or the error of configure.
+func (c *conn) runInitialize(req request) {
+	ctx, cancel, id, params := req.ctx, req.cancel, req.id, req.params
 	err := c.configure(ctx, params)
 	c.mu.Lock()
 	c.initID, c.initCancel = 0, nil
@@ -52,7 +55,7 @@ func (c *conn) runInitialize(ctx context.Context, cancel context.CancelCauseFunc
 		}
 		*buf = b
 	}
-	c.w.enqueue(buf)
+	c.w.reply(buf)
 	c.finished()
 }
 

@@ -115,7 +115,7 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 		return err
 	}
 	readDone := make(chan error, 1)
-	go func() { readDone <- c.readLoop(in) }()
+	go c.read(proto.NewReader(in, c.maxFrame), true, readDone)
 	var cause error
 	select {
 	case cause = <-readDone:
@@ -205,75 +205,115 @@ func (c *conn) shutdown(cause error) error {
 	return nil
 }
 
-// readLoop reads and dispatches frames until in ends (nil) or a violation (an error).
-func (c *conn) readLoop(in io.Reader) error {
-	r := proto.NewReader(in, c.maxFrame)
-	for first := true; ; first = false {
+// read holds the connection's reading turn, which exactly one goroutine holds at a
+// time: it reads and dispatches frames until in ends (nil on done) or the host violates
+// the protocol (the error on done). first marks the connection's first frame.
+//
+// A request for a handler passes the turn to a new goroutine and then runs the handler in
+// the goroutine that read it, which ends with the reply. The request is thus served
+// without waiting for another goroutine to be scheduled — on a machine with idle
+// processors that hand-off costs more than a whole round trip over the pipes — while the
+// next reader reads on at once: a cancel or another request never waits for a handler.
+func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
+	if !first {
+		c.w.waitRoom() // the previous reader's last dispatch
+	}
+	for ; ; first = false {
 		p, err := r.ReadFrame()
 		if err == io.EOF {
-			return nil
+			done <- nil
+			return
 		}
 		if err != nil {
-			var fe *proto.FrameError
-			if first && errors.As(err, &fe) {
-				if _, ok := fe.Text(); ok {
-					return &wire.ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", errTextInput, err)}
-				}
-			}
-			return &wire.ViolationError{Kind: wire.HostFrame, Err: err}
+			done <- frameViolation(err, first)
+			return
 		}
 		if c.base.Err() != nil {
-			return nil
+			done <- nil
+			return
 		}
-		if err := c.dispatch(p); err != nil {
-			return err
+		req, err := c.dispatch(p)
+		if err != nil {
+			done <- err
+			return
+		}
+		if req.h != nil || req.init {
+			go c.read(r, false, done)
+			if req.init {
+				c.runInitialize(req)
+			} else {
+				c.run(req)
+			}
+			return
 		}
 		c.w.waitRoom()
 	}
 }
 
-// dispatch handles one payload from the host.
-func (c *conn) dispatch(p []byte) error {
+// frameViolation is the violation of a frame that could not be read; on the first frame,
+// input that looks like text is named as such.
+func frameViolation(err error, first bool) error {
+	var fe *proto.FrameError
+	if first && errors.As(err, &fe) {
+		if _, ok := fe.Text(); ok {
+			return &wire.ViolationError{Kind: wire.HostFrame, Err: fmt.Errorf("%w: %w", errTextInput, err)}
+		}
+	}
+	return &wire.ViolationError{Kind: wire.HostFrame, Err: err}
+}
+
+// request is a request to run: its context and cancel, identity, params, and handler
+// (or init, for the handshake). A zero request runs nothing.
+type request struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	id     uint64
+	h      handlerFunc
+	params []byte
+	init   bool
+}
+
+// dispatch handles one payload from the host. It returns the request whose handler the
+// caller is to run, if any.
+func (c *conn) dispatch(p []byte) (request, error) {
 	m, err := proto.DecodeHostMessage(p)
 	if err != nil {
 		var ee *proto.EnvelopeError
 		switch {
 		case !errors.As(err, &ee):
-			return &wire.ViolationError{Kind: wire.HostEnvelope, Err: err}
+			return request{}, &wire.ViolationError{Kind: wire.HostEnvelope, Err: err}
 		case ee.Type == proto.TypeCancel:
-			return nil // a malformed cancel is ignored (A4)
+			return request{}, nil // a malformed cancel is ignored (A4)
 		case ee.Type == proto.TypeRequest && ee.ID != 0:
 			// A request whose id is known: answered invalid, never executed (A4).
 			if err := c.order(ee.ID); err != nil {
-				return err
+				return request{}, err
 			}
 			c.replyError(ee.ID, wire.CodeInvalid, envelopeMessage(ee))
-			return nil
+			return request{}, nil
 		}
-		return &wire.ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
+		return request{}, &wire.ViolationError{Kind: wire.HostEnvelope, ID: ee.ID, Err: err}
 	}
 	if m.Type == proto.TypeCancel {
 		c.cancel(m.ID)
-		return nil
+		return request{}, nil
 	}
 	if err := c.order(m.ID); err != nil {
-		return err
+		return request{}, err
 	}
 	if m.Method == proto.MethodInitialize {
-		c.initialize(m.ID, m.Params)
-		return nil
+		return c.initialize(m.ID, m.Params), nil
 	}
 	if c.state.Load() != stateReady {
 		c.replyError(m.ID, wire.CodeInvalid, msgNotInitialized) // R27
-		return nil
+		return request{}, nil
 	}
 	h, ok := c.handlers[m.Method]
 	if !ok {
 		c.replyError(m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod) // R42
-		return nil
+		return request{}, nil
 	}
-	c.start(m.ID, h, m.Params)
-	return nil
+	return c.start(m.ID, h, m.Params), nil
 }
 
 func envelopeMessage(ee *proto.EnvelopeError) string {
@@ -306,28 +346,31 @@ func (c *conn) cancel(id uint64) {
 	}
 }
 
-// start runs a request in its own goroutine, or answers busy when every slot is taken
-// (R40, A16: requests in flight are counted until their handler returns, cancelled ones
-// included, busy-refused ones and initialize excluded).
-func (c *conn) start(id uint64, h handlerFunc, params []byte) {
+// start registers a request whose handler is to run, or answers busy when every slot is
+// taken (R40, A16: requests in flight are counted until their handler returns, cancelled
+// ones included, busy-refused ones and initialize excluded). It returns the request to
+// run, or a zero request.
+func (c *conn) start(id uint64, h handlerFunc, params []byte) request {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return
+		return request{}
 	}
 	if len(c.calls) >= c.inFlight {
 		c.mu.Unlock()
 		c.replyError(id, wire.CodeBusy, msgBusy)
-		return
+		return request{}
 	}
 	ctx, cancel := context.WithCancelCause(c.base)
 	c.calls[id] = cancel
 	c.running++
 	c.mu.Unlock()
-	go c.run(ctx, cancel, id, h, params)
+	return request{ctx: ctx, cancel: cancel, id: id, h: h, params: params}
 }
 
-func (c *conn) run(ctx context.Context, cancel context.CancelCauseFunc, id uint64, h handlerFunc, params []byte) {
+// run runs a request's handler and queues its reply.
+func (c *conn) run(req request) {
+	ctx, cancel, id, h, params := req.ctx, req.cancel, req.id, req.h, req.params
 	returned := false
 	defer func() {
 		if returned {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -17,7 +19,22 @@ import (
 // callerParams are the par32 callers' params, each with its typed value.
 var callerParams [][]byte
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv("BENCH_TEST_SILENT_HOST") != "" {
+		return // run as a host process that reports nothing (TestRegmem)
+	}
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
 
 func TestMedianPercentile(t *testing.T) {
 	tests := []struct {
@@ -97,10 +114,7 @@ func TestSystemsEcho(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts processes")
 	}
-	dir := t.TempDir()
-	if err := build(dir); err != nil {
-		t.Fatal(err)
-	}
+	dir := builtDir(t)
 	ctx := context.Background()
 	if callerParams == nil {
 		for i := range parCallers {
@@ -118,6 +132,10 @@ func TestSystemsEcho(t *testing.T) {
 			in, err := openInstance(ctx, s)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if name == sysPingpong {
+				checkPingpong(t, in)
+				return
 			}
 			payloads := [][]byte{smallParams, bigSmall}
 			if s.pipe {
@@ -192,5 +210,102 @@ func TestReport(t *testing.T) {
 	}
 	if bytes.Contains([]byte(out), []byte("net/rpc")) {
 		t.Errorf("report evaluates a target whose system did not run:\n%s", out)
+	}
+}
+
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildErr  error
+)
+
+// builtDir builds the child programs once for all the tests that need them, into a
+// directory removed when the tests end (see TestMain).
+func builtDir(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "adapterkit-bench-test-")
+		if buildErr == nil {
+			buildErr = build(buildDir)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return buildDir
+}
+
+// checkPingpong checks that the pingpong child bounces exactly the small params,
+// sequentially and from several callers at once, refuses params of another length,
+// and exits when its stdin is closed.
+func checkPingpong(t *testing.T, in instance) {
+	ctx := context.Background()
+	other := bytes.Repeat([]byte{'z'}, pingpongSize)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		p := smallParams
+		if i%2 == 1 {
+			p = other
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				if err := call(ctx, in, p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if _, err := in.Call(ctx, smallParams[:pingpongSize-1]); err == nil {
+		t.Error("pingpong accepted 63 bytes")
+	}
+	if verified, err := in.Close(); verified || err != nil {
+		t.Errorf("pingpong close: verified %v, %v", verified, err)
+	}
+}
+
+// TestRegmem runs the regmem workload's host process (the bench binary, built here)
+// over a few adapters: every adapter is opened, called and closed verified, and no
+// child process is left (the host checks and fails otherwise).
+func TestRegmem(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and starts processes")
+	}
+	dir := builtDir(t)
+	self := filepath.Join(t.TempDir(), "bench")
+	if _, err := goOutput("", "build", "-o", self, "."); err != nil {
+		t.Fatal(err)
+	}
+	env := &runEnv{binDir: dir, self: self, regmemN: 12}
+	m, err := runRegmem(context.Background(), &system{name: sysAdapterkit}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kib := m["kib_per_adapter"]; !(kib > 0 && kib < 10<<10) {
+		t.Errorf("kib_per_adapter = %v, want a positive count below 10 MiB", kib)
+	}
+	if sum := m["heap_kib_per_adapter"] + m["stack_kib_per_adapter"]; math.Abs(sum-m["kib_per_adapter"]) > 1e-6 {
+		t.Errorf("heap %v + stack %v KiB per adapter != %v", m["heap_kib_per_adapter"], m["stack_kib_per_adapter"], m["kib_per_adapter"])
+	}
+	if _, ok := m["goroutines_per_adapter"]; !ok {
+		t.Error("no goroutines_per_adapter")
+	}
+	if m["open_s"] <= 0 || m["close_s"] <= 0 {
+		t.Errorf("open_s %v, close_s %v: want positive times", m["open_s"], m["close_s"])
+	}
+	// The test binary, told by its environment to exit at once: a host that prints
+	// nothing and succeeds, which the workload must not take for a measurement.
+	env.self = os.Args[0]
+	t.Setenv("BENCH_TEST_SILENT_HOST", "1")
+	if _, err := runRegmem(context.Background(), &system{name: sysAdapterkit}, env); err == nil {
+		t.Error("regmem accepted a host process that reported nothing")
 	}
 }

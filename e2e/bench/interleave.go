@@ -151,6 +151,21 @@ var (
 	bigPipe  = typedBlob(bigParams(bigPipeSize))
 )
 
+// bigSize is one of big's payloads and the metric of its MB/s.
+type bigSize struct {
+	key string
+	p   []byte
+}
+
+// bigSizes are the payloads of big for s: 1 MiB, and 3.9 MiB for the pipe systems.
+func bigSizes(s *system) []bigSize {
+	sizes := []bigSize{{"mbps_1MiB", bigSmall}}
+	if s.pipe {
+		sizes = append(sizes, bigSize{"mbps_3.9MiB", bigPipe})
+	}
+	return sizes
+}
+
 // bigBlocks: per block, for a 1 MiB string and (pipe systems) a 3.9 MiB one, one
 // untimed echo (the first call after the other systems' blocks pays for waking the
 // processes and faulting in their buffers again) and bigTimed timed ones. MB/s counts
@@ -158,17 +173,7 @@ var (
 var bigBlocks = &blocked{
 	count: bigBlockCount,
 	block: func(ctx context.Context, s *system, in instance, st *blockState) error {
-		sizes := []struct {
-			key string
-			p   []byte
-		}{{"mbps_1MiB", bigSmall}}
-		if s.pipe {
-			sizes = append(sizes, struct {
-				key string
-				p   []byte
-			}{"mbps_3.9MiB", bigPipe})
-		}
-		for _, sz := range sizes {
+		for _, sz := range bigSizes(s) {
 			if err := call(ctx, in, sz.p); err != nil {
 				return fmt.Errorf("%d bytes: %w", len(sz.p), err)
 			}

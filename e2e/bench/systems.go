@@ -43,6 +43,12 @@ const (
 	binEcho  = "akecho"
 	binGP    = "gpecho"
 	binFloor = "floorecho"
+	binPing  = "pingpong"
+	// adaptersDir is the subdirectory of the build directory that holds the echo
+	// adapter under a discoverable name, for the registry of the regmem workload.
+	adaptersDir = "adapters"
+	// echoAdapterName is the echo adapter's file name there (NAME_vVERSION).
+	echoAdapterName = "echo_v1.0.0"
 )
 
 // System names, in their default order. adapterkit is the typed path a host writes (a
@@ -55,19 +61,35 @@ const (
 	sysFloor      = "floor"
 	sysNetRPC     = "goplugin-netrpc"
 	sysGRPC       = "goplugin-grpc"
+	// sysPingpong is the physical limit: 64 raw bytes bounced over the child's stdin
+	// and stdout (cmd/pingpong), no framing, no JSON. It takes part in rtt only.
+	sysPingpong = "pingpong"
 	// sysSandbox is adapterkit-raw with the adapter sandboxed (platform.Sandbox, the
 	// default policy; Linux only): what containment adds to a start and to a call. It
 	// runs only when named with -systems.
 	sysSandbox = "adapterkit-sandbox"
 )
 
-var allSystems = []string{sysAdapterkit, sysRaw, sysFloor, sysNetRPC, sysGRPC}
+var allSystems = []string{sysAdapterkit, sysRaw, sysFloor, sysNetRPC, sysGRPC, sysPingpong}
 
 // knownSystems are the systems -systems may name: the default ones and the sandbox.
 var knownSystems = append(append([]string(nil), allSystems...), sysSandbox)
 
 // verifies reports whether the system's close is the verified close, which must succeed.
 func verifies(name string) bool { return name == sysAdapterkit || name == sysRaw || name == sysSandbox }
+
+// takesPart reports whether system takes part in workload: pingpong bounces only the
+// small params, one caller at a time (rtt); regmem measures what a registry holds per
+// adapter, so only the systems opened through a registry run it.
+func takesPart(system, workload string) bool {
+	switch {
+	case system == sysPingpong:
+		return workload == "rtt" || workload == "rtt-steady"
+	case workload == "regmem":
+		return system == sysAdapterkit || system == sysSandbox
+	}
+	return true
+}
 
 // newSystem returns the system called name, whose child programs are in binDir.
 func newSystem(name, binDir string) (*system, error) {
@@ -95,6 +117,11 @@ func newSystem(name, binDir string) (*system, error) {
 		return &system{name: name, pipe: true, open: func(ctx context.Context) (instance, error) {
 			return openFloor(ctx, path)
 		}}, nil
+	case sysPingpong:
+		path := filepath.Join(binDir, binPing)
+		return &system{name: name, open: func(ctx context.Context) (instance, error) {
+			return openPingpong(ctx, path)
+		}}, nil
 	case sysNetRPC, sysGRPC:
 		proto, arg := plugin.ProtocolNetRPC, "netrpc"
 		if name == sysGRPC {
@@ -105,7 +132,7 @@ func newSystem(name, binDir string) (*system, error) {
 			return openGoPlugin(ctx, path, arg, proto)
 		}}, nil
 	}
-	return nil, fmt.Errorf("unknown system %q (known: %v)", name, allSystems)
+	return nil, fmt.Errorf("unknown system %q (known: %v)", name, knownSystems)
 }
 
 // echoMethod is the echo adapter's method that returns its params unchanged.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,7 +25,11 @@ type workload struct {
 // runEnv is what a workload needs beyond the system.
 type runEnv struct {
 	binDir string
-	self   string // this executable, for the memory workload's host process
+	self   string // this executable, for the memory and regmem workloads' host processes
+	// warmup and duration are the steady workloads' warm-up and measured durations.
+	warmup, duration time.Duration
+	// regmemN is the number of adapters regmem opens.
+	regmemN int
 }
 
 // Sizes of the workloads. A full default run (5 repetitions, 4 systems) stays within
@@ -51,14 +56,30 @@ const (
 // smallParams is the ~64-byte params object of rtt, par32 and fanout.
 var smallParams = typedRecord([]byte(`{"probe":"inlet","seq":42,"unit":"celsius","pad":"0123456789ab"}`))
 
+// workloads in the order they run. rtt, par32 and big each have a block mode (the bare
+// name) and a steady mode (the name with steadySuffix).
 var workloads = []workload{
 	{name: "spawn", run: runSpawn},
 	{name: "rtt", blocks: rttBlocks},
+	{name: "rtt" + steadySuffix, run: runRTTSteady},
 	{name: "par32", blocks: par32Blocks},
+	{name: "par32" + steadySuffix, run: runPar32Steady},
 	{name: "big", blocks: bigBlocks},
+	{name: "big" + steadySuffix, run: runBigSteady},
 	{name: "fanout", run: runFanout},
 	{name: "memory", run: runMemory},
+	{name: "regmem", run: runRegmem},
 }
+
+// steadySuffix marks the steady-state mode of a workload that also has a block mode.
+const steadySuffix = "-steady"
+
+// Modes of -mode.
+const (
+	modeBlock  = "block"
+	modeSteady = "steady"
+	modeBoth   = "both"
+)
 
 func workloadNames() []string {
 	var n []string
@@ -66,6 +87,37 @@ func workloadNames() []string {
 		n = append(n, w.name)
 	}
 	return n
+}
+
+// selectWorkloads returns the workloads list names (comma-separated) under mode: a
+// workload with both modes, named bare ("rtt"), stands for its block mode, its steady
+// mode or both, as mode says; one named with its mode ("rtt-steady") is taken as named.
+// The result is in running order.
+func selectWorkloads(list, mode string) ([]string, error) {
+	if mode != modeBlock && mode != modeSteady && mode != modeBoth {
+		return nil, fmt.Errorf("unknown mode %q (known: %s, %s, %s)", mode, modeBlock, modeSteady, modeBoth)
+	}
+	named, err := pick(list, workloadNames(), "workload")
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, n := range named {
+		steady := n + steadySuffix
+		if !slices.Contains(workloadNames(), steady) {
+			want[n] = true
+			continue
+		}
+		want[n] = want[n] || mode != modeSteady
+		want[steady] = want[steady] || mode != modeBlock
+	}
+	var out []string
+	for _, n := range workloadNames() {
+		if want[n] {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // call makes one echo call with the call timeout and checks the reply.
@@ -182,11 +234,21 @@ func runFanout(ctx context.Context, s *system, _ *runEnv) (metrics, error) {
 // hostMem returns the heap and stack bytes in use after two garbage collections (the
 // second empties the sync.Pools the first moved to their victim caches).
 func hostMem() uint64 {
+	m := memSplit()
+	return m.heap + m.stack
+}
+
+// memUse is the host memory the fanout and regmem workloads read.
+type memUse struct{ heap, stack, goroutines uint64 }
+
+// memSplit returns HeapInuse and StackInuse after two garbage collections, and the
+// number of goroutines.
+func memSplit() memUse {
 	runtime.GC()
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return ms.HeapInuse + ms.StackInuse
+	return memUse{heap: ms.HeapInuse, stack: ms.StackInuse, goroutines: uint64(runtime.NumGoroutine())}
 }
 
 // bigParams is {"s":"xxx..."} whose string has n characters.
