@@ -302,9 +302,9 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 	return id, nil
 }
 
-// kick wakes the writer, starting it the first time. A connection whose callers
-// always write their requests themselves (writeNow) never needs it, so it does not
-// pay for its goroutine until then.
+// kick wakes the writer, starting it when none runs. A connection whose callers
+// write their requests themselves (writeNow) does not need it, so it does not pay for
+// its goroutine until then, and the writer ends when idle (writerIdle).
 func (c *Conn) kick() {
 	if !c.writer.Load() {
 		c.mu.Lock()

@@ -92,7 +92,7 @@ type Conn struct {
 	wg       sync.WaitGroup
 
 	cat    atomic.Pointer[catalogState]
-	writer atomic.Bool // the write loop was started (see kick); set under mu
+	writer atomic.Bool // the write loop runs (see kick and retireWriter); set under mu
 
 	mu       sync.Mutex
 	state    connState
@@ -111,8 +111,8 @@ type Conn struct {
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
 // it. r and w must not be nil. The connection starts its read loop at once, and its
-// writer the first time a caller cannot write its request itself; nothing is written
-// before [Conn.Initialize]. w is closed when the connection
+// writer when a caller cannot write its request itself (it ends when idle); nothing is
+// written before [Conn.Initialize]. w is closed when the connection
 // ends, r too if it is an io.Closer; closing them must unblock a Read or Write in
 // progress (as it does for io.Pipe and os.File pipes), otherwise Close waits until it
 // returns.

@@ -115,9 +115,11 @@ func TestWriteNowPartialWrites(t *testing.T) {
 }
 
 // A connection whose callers write their requests themselves never starts the write
-// loop (an idle connection does not pay for its goroutine); the first request a
-// caller cannot write starts it.
+// loop (an idle connection does not pay for its goroutine); a request a caller cannot
+// write starts it, and it ends once idle, to start again when needed.
 func TestWriterStartsOnDemand(t *testing.T) {
+	defer func(d time.Duration) { writerIdle = d }(writerIdle)
+	writerIdle = 20 * time.Millisecond
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -145,5 +147,17 @@ func TestWriterStartsOnDemand(t *testing.T) {
 	}
 	if _, err := io.ReadFull(pr, got); err != nil || string(got) != "two" {
 		t.Fatalf("read %q, %v", got, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.writer.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the write loop did not end once idle")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	queueFrames(c, "new")
+	c.kick()
+	if _, err := io.ReadFull(pr, got); err != nil || string(got) != "new" {
+		t.Fatalf("read %q, %v after the loop ended and was kicked again", got, err)
 	}
 }
