@@ -51,7 +51,9 @@ func (b *readBuffer) Read(p []byte) (int, error) {
 			b.err = nil
 			return 0, err
 		}
-		b.settle()
+		if len(p) < largeReadBuffer {
+			b.settle() // a read that large bypasses any buffer: leave them as they are
+		}
 		if len(p) >= len(b.buf) {
 			// Large read, empty buffer: straight into p. Whether the stream has more
 			// after it says nothing of the next read (the rest of a large payload is
