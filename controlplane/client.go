@@ -372,7 +372,7 @@ func (c *Client) Status(ctx context.Context) (*StatusResult, error) {
 // one named, when name is not "") and let them take over; it returns their status once
 // each took over or was refused.
 func (c *Client) Upgrade(ctx context.Context, name string) (*UpgradeResult, error) {
-	return call[UpgradeResult](ctx, c, methodUpgrade, UpgradeParams{Adapter: name}, nil)
+	return call[UpgradeResult](ctx, c, methodUpgrade, upgradeParams{Adapter: name}, nil)
 }
 
 // Send calls one adapter method through the daemon. A failed call is a *Error

@@ -36,7 +36,7 @@
 // A host that already holds the listening sockets (systemd's socket activation) passes
 // them in [ServerConfig].Listener and [RemoteConfig].Listener; a [Monitor] in
 // ServerConfig.Monitor reads the running daemon's figures in process (adapterctl
-// exports them as Prometheus metrics with package registry/promcollector).
+// serve exports them as Prometheus metrics).
 //
 // docs/control-plane.md in the repository is the reference of the wire protocol, for
 // clients in any language, with the decisions taken where the specification is silent;

@@ -50,7 +50,7 @@ func (c *serverConn) dispatch(env envelope) {
 	case methodSend:
 		result, err = c.handleSend(env)
 	case methodUpgrade:
-		var p UpgradeParams
+		var p upgradeParams
 		if err = decodeParams(env.Params, &p); err == nil {
 			result, err = c.srv.set.upgrade(c.ctx, p.Adapter)
 		}

@@ -8,7 +8,7 @@ import (
 )
 
 // Monitor reads a running daemon's figures from within its process, for a host that
-// exports them (e.g. as Prometheus metrics with package registry/promcollector): what
+// exports them (e.g. as Prometheus metrics, as adapterctl serve does): what
 // Status answers, and each open adapter's full snapshot. Set it in
 // ServerConfig.Monitor; the zero Monitor is ready to use. Before Serve serves and once
 // it is shutting down it reports nothing. It is safe for concurrent use.

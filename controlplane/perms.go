@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/adapterkit/adapterkit/internal/grant"
 )
 
 // Role is what a remote client may do, granted by RemoteConfig.Allow.
@@ -21,11 +21,11 @@ const (
 	// RoleRead may call Ping, Version, Capabilities, Discover and Status; its
 	// Status carries no adapter's log_tail (adapter standard error often holds
 	// tokens or other callers' data).
-	RoleRead Role = "read"
+	RoleRead Role = grant.Read
 	// RoleLogs may call what RoleRead may, and its Status carries the log tails.
-	RoleLogs Role = "logs"
+	RoleLogs Role = grant.Logs
 	// RoleCall may do everything: what RoleLogs may, Send and Upgrade.
-	RoleCall Role = "call"
+	RoleCall Role = grant.Call
 )
 
 // SPKIPin returns the "spki:sha256/BASE64" identity of cert's public key.
@@ -70,95 +70,16 @@ func (p perms) deny(method string) *Error {
 		"client %s has role %s, which may not call %s", p.identity, p.role, method)
 }
 
-// The namespaces of an identity in RemoteConfig.Allow. A common name never matches
-// a pin, nor a pin a common name, however either is spelt: a certificate whose
-// common name reads "spki:sha256/..." is a common name, and gets no pin's role.
-const (
-	// cnPrefix starts an identity naming a client certificate's subject common name
-	// ("cn:alice"). A bare name is a common name too.
-	cnPrefix = "cn:"
-	// spkiPrefix starts an identity that pins a client certificate's public key:
-	// "spki:sha256/" followed by the standard base64 of the SHA-256 of its DER
-	// SubjectPublicKeyInfo ([SPKIPin] computes it).
-	spkiPrefix = "spki:sha256/"
-)
+// spkiPrefix starts the identity that pins a client certificate's public key.
+const spkiPrefix = grant.SPKIPrefix
 
-// identity is one parsed Allow key: a common name, or a pin.
-type identity struct {
-	cn  string
-	pin [sha256.Size]byte
-	// isPin tells which of the two it is.
-	isPin bool
-}
-
-// canonical is the identity's one spelling ("cn:NAME" or "spki:sha256/BASE64").
-func (id identity) canonical() string {
-	if id.isPin {
-		return spkiPrefix + base64.StdEncoding.EncodeToString(id.pin[:])
+// parseIdentity parses an Allow key (grant.ParseIdentity); its error is an ErrConfig.
+func parseIdentity(name string) (grant.Identity, error) {
+	id, err := grant.ParseIdentity(name)
+	if err != nil {
+		return id, fmt.Errorf("%w: remote: %w", ErrConfig, err)
 	}
-	return cnPrefix + id.cn
-}
-
-// parseIdentity parses an Allow key. Prefixes are case-insensitive; a pin must be
-// the standard base64 of 32 bytes. What could be meant as a pin or another namespace
-// but is not well formed is refused rather than taken as a common name: a leading or
-// trailing space, a control character, a bare "sha256/...", an unknown "word:".
-func parseIdentity(name string) (identity, error) {
-	bad := func(why string) (identity, error) {
-		return identity{}, fmt.Errorf("%w: remote: client identity %q: %s", ErrConfig, name, why)
-	}
-	if strings.TrimSpace(name) != name {
-		return bad("leading or trailing white space")
-	}
-	if strings.IndexFunc(name, unicode.IsControl) >= 0 || !utf8.ValidString(name) {
-		return bad("a control character or invalid UTF-8")
-	}
-	ns, rest, hasNS := strings.Cut(name, ":")
-	switch {
-	case hasNS && strings.EqualFold(ns, "cn"):
-		if rest == "" || strings.TrimSpace(rest) != rest {
-			return bad("want cn:NAME, NAME not empty nor padded with white space")
-		}
-		return identity{cn: rest}, nil
-	case hasNS && strings.EqualFold(ns, "spki"):
-		b64, ok := cutPrefixFold(rest, "sha256/")
-		sum, err := base64.StdEncoding.Strict().DecodeString(b64)
-		if !ok || err != nil || len(sum) != sha256.Size {
-			return bad("not " + spkiPrefix + "BASE64 of a 32-byte SHA-256")
-		}
-		id := identity{isPin: true}
-		copy(id.pin[:], sum)
-		return id, nil
-	case hasNS && isWord(ns):
-		return bad("unknown namespace " + ns + ": (want cn:NAME or " + spkiPrefix + "BASE64; write cn:" + name + " for a common name with a colon)")
-	}
-	if _, ok := cutPrefixFold(name, "sha256/"); ok {
-		return bad("a pin needs the " + spkiPrefix + " prefix (write cn:" + name + " for a common name)")
-	}
-	if name == "" {
-		return bad("empty")
-	}
-	return identity{cn: name}, nil
-}
-
-func cutPrefixFold(s, prefix string) (string, bool) {
-	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
-		return s[len(prefix):], true
-	}
-	return s, false
-}
-
-// isWord reports whether s could name a namespace: letters, digits and '-' only.
-func isWord(s string) bool {
-	if s == "" {
-		return false
-	}
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-			return false
-		}
-	}
-	return true
+	return id, nil
 }
 
 // allowList is RemoteConfig.Allow parsed: common names and pins apart.
@@ -176,47 +97,25 @@ func parseAllow(allow map[string]Role) (*allowList, error) {
 	l := &allowList{cn: make(map[string]Role), pin: make(map[[sha256.Size]byte]Role)}
 	seen := make(map[string]Role, len(allow))
 	for name, role := range allow {
-		if role != RoleRead && role != RoleLogs && role != RoleCall {
+		if !grant.KnownRole(string(role)) {
 			return nil, fmt.Errorf("%w: remote: %q has role %q: want %q, %q or %q", ErrConfig, name, role, RoleRead, RoleLogs, RoleCall)
 		}
 		id, err := parseIdentity(name)
 		if err != nil {
 			return nil, err
 		}
-		key := id.canonical()
+		key := id.Canonical()
 		if prev, dup := seen[key]; dup && prev != role {
 			return nil, fmt.Errorf("%w: remote: %s is granted both %s and %s", ErrConfig, key, prev, role)
 		}
 		seen[key] = role
-		if id.isPin {
-			l.pin[id.pin] = role
+		if id.IsPin {
+			l.pin[id.Pin] = role
 		} else {
-			l.cn[id.cn] = role
+			l.cn[id.CN] = role
 		}
 	}
 	return l, nil
-}
-
-// ParseAllow parses one NAME=ROLE grant (the form of `adapterctl serve --allow`):
-// NAME is a certificate's subject common name ("cn:NAME", or a bare NAME) or an SPKI
-// pin ("spki:sha256/BASE64"), prefixes in any case; ROLE is read, logs or call. The
-// last "=" separates them (a base64 pin may end in "="). The name is returned in its
-// canonical spelling ("cn:NAME" or "spki:sha256/BASE64"), so that two spellings of
-// one identity compare equal.
-func ParseAllow(s string) (name string, role Role, err error) {
-	i := strings.LastIndexByte(s, '=')
-	if i <= 0 {
-		return "", "", fmt.Errorf("%w: %q is not NAME=ROLE", ErrConfig, s)
-	}
-	role = Role(s[i+1:])
-	id, err := parseIdentity(s[:i])
-	if err != nil {
-		return "", "", err
-	}
-	if _, err := parseAllow(map[string]Role{s[:i]: role}); err != nil {
-		return "", "", err
-	}
-	return id.canonical(), role, nil
 }
 
 // oidCommonName is the X.509 attribute type of a common name.

@@ -671,47 +671,6 @@ func TestRemoteConfig(t *testing.T) {
 	}
 }
 
-func TestParseAllow(t *testing.T) {
-	pin := "spki:sha256/" + strings.Repeat("A", 43) + "="
-	tests := []struct {
-		in   string
-		name string
-		role Role
-		ok   bool
-	}{
-		{"alice=call", "cn:alice", RoleCall, true},
-		{"cn:alice=call", "cn:alice", RoleCall, true},
-		{"CN:alice=call", "cn:alice", RoleCall, true},
-		{"cn:a:b=call", "cn:a:b", RoleCall, true},
-		{"ops team=read", "cn:ops team", RoleRead, true},
-		{pin + "=read", pin, RoleRead, true},
-		{"SPKI:SHA256/" + strings.Repeat("A", 43) + "==read", pin, RoleRead, true},
-		{"Spki:sha256/" + strings.Repeat("A", 43) + "==read", pin, RoleRead, true},
-		// Refused, not taken as a common name.
-		{"sha256/" + strings.Repeat("A", 43) + "==read", "", "", false},
-		{" alice=read", "", "", false},
-		{"alice =read", "", "", false},
-		{"cn:=read", "", "", false},
-		{"cn: alice=read", "", "", false},
-		{"a\nb=read", "", "", false},
-		{"uri:x=read", "", "", false},
-		{"spki:sha256/" + strings.Repeat("A", 42) + "==read", "", "", false}, // 31 bytes
-		{"spki:sha256/" + strings.Repeat("A", 44) + "=read", "", "", false},  // 33 bytes
-		{pin, "", "", false},
-		{"alice", "", "", false},
-		{"=read", "", "", false},
-		{"alice=admin", "", "", false},
-		{"spki:sha256/!!=call", "", "", false},
-		{"spki:md5/" + strings.Repeat("A", 43) + "==call", "", "", false},
-	}
-	for _, tc := range tests {
-		name, role, err := ParseAllow(tc.in)
-		if (err == nil) != tc.ok || name != tc.name || role != tc.role {
-			t.Errorf("ParseAllow(%q) = %q, %q, %v", tc.in, name, role, err)
-		}
-	}
-}
-
 // TestRemoteOwnCertExpired: a daemon whose own certificate has expired serves, but
 // says so in its log (its clients refuse it).
 func TestRemoteOwnCertExpired(t *testing.T) {

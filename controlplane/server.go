@@ -15,11 +15,11 @@ import (
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/bound"
+	"github.com/adapterkit/adapterkit/internal/dirwatch"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
-	"github.com/adapterkit/adapterkit/registry/watch"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -71,9 +71,9 @@ type ServerConfig struct {
 	RescanInterval time.Duration
 	// Upgrade says how the adapters follow new versions dropped into Dirs (see
 	// registry.Upgrade): an adapter opened by name takes over the newest version of its
-	// major version once it is proven, the directories being watched (package
-	// registry/watch) and rescanned every WatchInterval. nil means registry.Upgrade's
-	// defaults; its OnUpgrade is the host's.
+	// major version once it is proven, the directories being watched (fsnotify) and
+	// rescanned every WatchInterval. nil means registry.Upgrade's defaults; its
+	// OnUpgrade is the host's.
 	Upgrade *registry.Upgrade
 	// WatchInterval is how often the directories are rescanned for new versions
 	// whatever their change events say (default 10 s).
@@ -266,7 +266,7 @@ func (s *server) serve(ctx context.Context) error {
 	// New versions dropped into the directories are looked for until shutdown begins.
 	var watching sync.WaitGroup
 	watching.Go(func() {
-		_ = watch.Run(ctx, s.set.reg, s.cfg.Dirs, &watch.Options{Interval: s.cfg.WatchInterval, Logger: s.log})
+		_ = dirwatch.Run(ctx, s.set.reg, s.cfg.Dirs, &dirwatch.Options{Interval: s.cfg.WatchInterval, Logger: s.log})
 	})
 	if s.cfg.OnReady != nil {
 		s.cfg.OnReady()

@@ -214,8 +214,8 @@ type DrainingStatus struct {
 	InFlight int `json:"in_flight"`
 }
 
-// UpgradeParams are the params of Upgrade.
-type UpgradeParams struct {
+// upgradeParams are the params of Upgrade.
+type upgradeParams struct {
 	// Adapter, when set, is the adapter name whose new versions are looked for; absent:
 	// every adapter open.
 	Adapter string `json:"adapter,omitempty"`

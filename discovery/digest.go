@@ -17,10 +17,3 @@ var (
 
 // errNilContext refuses a nil context: runtime.ErrNilContext matches it.
 var errNilContext = sentinel.ErrNilContext
-
-// SHA256 returns the lower-case hex SHA-256 of the regular file at path: the pin of
-// that file (registry.Config.Pins, platform.Config.Digest). A pin is checked at the
-// start itself, on the bytes executed, never in a separate step before it.
-func SHA256(path string) (string, error) {
-	return digest.FileAt(path)
-}

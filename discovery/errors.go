@@ -84,22 +84,25 @@ func (r *Rejected) Error() string {
 // Unwrap returns the underlying error, if any.
 func (r *Rejected) Unwrap() error { return r.Err }
 
-// Errors Scan reports for a directory argument, always inside a *DirError.
+// ErrNotAbsolute: a directory given to Scan is not an absolute path (inside a
+// *DirError; platform.ErrNotAbsolute is the same value).
+var ErrNotAbsolute = sentinel.ErrNotAbsolute
+
+// The other reasons of a *DirError. They are not exported: a host fixes its directory
+// list whatever the reason, and the operating system's error, wrapped too, tells a
+// missing directory (fs.ErrNotExist) or a permission problem (fs.ErrPermission).
 var (
-	// ErrNotAbsolute: the directory is not an absolute path (platform.ErrNotAbsolute
-	// is the same value).
-	ErrNotAbsolute   = sentinel.ErrNotAbsolute
-	ErrDirNotFound   = errors.New("directory does not exist")
-	ErrNotDirectory  = errors.New("not a directory")
-	ErrDirUnreadable = errors.New("directory cannot be read")
-	ErrDirRepeated   = errors.New("directory given more than once")
+	errDirNotFound   = errors.New("directory does not exist")
+	errNotDirectory  = errors.New("not a directory")
+	errDirUnreadable = errors.New("directory cannot be read")
+	errDirRepeated   = errors.New("directory given more than once")
 )
 
 // DirError reports a directory argument that Scan cannot scan. Nothing is
 // scanned when any argument is bad.
 type DirError struct {
 	Dir    string // the argument as given
-	Reason error  // ErrNotAbsolute, ErrDirNotFound, ErrNotDirectory, ErrDirUnreadable or ErrDirRepeated
+	Reason error  // ErrNotAbsolute, or why else (its message: not found, not a directory, unreadable, repeated)
 	Err    error  // underlying error from the OS, or nil
 }
 
@@ -113,7 +116,7 @@ func (e *DirError) Error() string {
 }
 
 // Unwrap returns the Reason and the underlying error, so errors.Is works with
-// both the sentinel (ErrNotAbsolute, ...) and OS errors (fs.ErrNotExist, ...).
+// both ErrNotAbsolute and OS errors (fs.ErrNotExist, ...).
 func (e *DirError) Unwrap() []error {
 	if e.Err == nil {
 		return []error{e.Reason}

@@ -111,7 +111,7 @@ func Scan(ctx context.Context, opts *Options, dirs ...string) (*Result, error) {
 	for _, sd := range sds {
 		entries, err := os.ReadDir(sd.clean)
 		if err != nil {
-			return nil, &DirError{Dir: sd.clean, Reason: ErrDirUnreadable, Err: err}
+			return nil, &DirError{Dir: sd.clean, Reason: errDirUnreadable, Err: err}
 		}
 		for _, e := range entries {
 			if err := ctx.Err(); err != nil {
@@ -152,18 +152,18 @@ func checkDirs(dirs []string) ([]scanDir, error) {
 		fi, err := os.Stat(clean)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			return nil, &DirError{Dir: d, Reason: ErrDirNotFound, Err: err}
+			return nil, &DirError{Dir: d, Reason: errDirNotFound, Err: err}
 		case err != nil:
-			return nil, &DirError{Dir: d, Reason: ErrDirUnreadable, Err: err}
+			return nil, &DirError{Dir: d, Reason: errDirUnreadable, Err: err}
 		case !fi.IsDir():
-			return nil, &DirError{Dir: d, Reason: ErrNotDirectory}
+			return nil, &DirError{Dir: d, Reason: errNotDirectory}
 		}
 		resolved, err := filepath.EvalSymlinks(clean)
 		if err != nil {
-			return nil, &DirError{Dir: d, Reason: ErrDirUnreadable, Err: err}
+			return nil, &DirError{Dir: d, Reason: errDirUnreadable, Err: err}
 		}
 		if seen[resolved] {
-			return nil, &DirError{Dir: d, Reason: ErrDirRepeated}
+			return nil, &DirError{Dir: d, Reason: errDirRepeated}
 		}
 		seen[resolved] = true
 		sds = append(sds, scanDir{clean: clean, resolved: resolved, worldWritable: fi.Mode().Perm()&0o002 != 0})

@@ -313,9 +313,9 @@ func TestScanDirErrors(t *testing.T) {
 	}{
 		{"relative", []string{"adapters"}, ErrNotAbsolute, nil},
 		{"empty", []string{""}, ErrNotAbsolute, nil},
-		{"missing", []string{filepath.Join(dir, "missing")}, ErrDirNotFound, fs.ErrNotExist},
-		{"file", []string{file}, ErrNotDirectory, nil},
-		{"repeated", []string{dir, dir + string(filepath.Separator)}, ErrDirRepeated, nil},
+		{"missing", []string{filepath.Join(dir, "missing")}, errDirNotFound, fs.ErrNotExist},
+		{"file", []string{file}, errNotDirectory, nil},
+		{"repeated", []string{dir, dir + string(filepath.Separator)}, errDirRepeated, nil},
 		{"bad after good", []string{dir, "rel"}, ErrNotAbsolute, nil},
 	}
 	for _, tt := range tests {
@@ -343,8 +343,8 @@ func TestScanRepeatedThroughLink(t *testing.T) {
 	dir := t.TempDir()
 	alias := filepath.Join(t.TempDir(), "alias")
 	symlink(t, dir, alias)
-	if _, err := Scan(context.Background(), nil, dir, alias); !errors.Is(err, ErrDirRepeated) {
-		t.Fatalf("err = %v, want ErrDirRepeated", err)
+	if _, err := Scan(context.Background(), nil, dir, alias); !errors.Is(err, errDirRepeated) {
+		t.Fatalf("err = %v, want errDirRepeated", err)
 	}
 }
 

@@ -181,7 +181,7 @@ func TestHostInput(t *testing.T) {
 		}
 		badService := contract.NewService("rogue.test", 1)
 		contract.NewMethod[unencodable, json.RawMessage](badService, "echo")
-		if _, err := registry.NewClient(h, badService); !errors.Is(err, registry.ErrInvalidService) ||
+		if _, err := registry.NewClient(h, badService); !errors.Is(err, contract.ErrInvalid) ||
 			!strings.Contains(err.Error(), `method "rogue.test.echo" params: field "done": chan struct {} cannot be sent`) {
 			t.Fatalf("NewClient(unencodable) = %v, want the declaration refused", err)
 		}

@@ -325,7 +325,7 @@ func TestRogueCancelReleasesSlot(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := goCall(ctx, a.Adapter, "rogue.test.hang", "{}")
 	pollFor(t, "hang pending", func() bool { return a.InFlight() == 1 })
-	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); runtime.CodeOf(err) != wire.CodeBusy || !errors.Is(err, runtime.ErrNoSlot) {
+	if _, err := a.Call(stepCtx(t), "rogue.test.echo", nil); runtime.CodeOf(err) != wire.CodeBusy || !runtime.IsNeverStarted(err) {
 		t.Fatalf("call with the only slot held = %v, want busy (no slot)", err)
 	}
 	cancel()

@@ -157,6 +157,10 @@ func TestServeUpgradePython(t *testing.T) {
 		return p
 	}
 	mv(t, build("1.0.0"), dir)
+	// 1.1.0 is built before the slow call starts, so that the call's time covers only
+	// the take-over (the watcher's settle interval and a Python start, seconds on a
+	// loaded machine), not the build.
+	built := build("1.1.0")
 	d := startDaemon(t, dir, []string{"PATH=" + os.Getenv("PATH")})
 	v1 := d.version(t, "pyversion")
 	if v1.Version != "1.0.0" {
@@ -168,9 +172,9 @@ func TestServeUpgradePython(t *testing.T) {
 	}
 	slow := make(chan result, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 		defer cancel()
-		r, err := d.c.Send(ctx, controlplane.SendParams{Adapter: "pyversion", Method: "example.echo.sleep", Params: json.RawMessage(`{"ms":4000}`)})
+		r, err := d.c.Send(ctx, controlplane.SendParams{Adapter: "pyversion", Method: "example.echo.sleep", Params: json.RawMessage(`{"ms":8000}`)})
 		if err != nil {
 			slow <- result{err: err}
 			return
@@ -185,7 +189,6 @@ func TestServeUpgradePython(t *testing.T) {
 			t.Fatal("the slow call is not in flight")
 		}
 	}
-	built := build("1.1.0")
 	dropped := time.Now()
 	mv(t, built, dir)
 	var e controlplane.AdapterStatus
@@ -210,7 +213,7 @@ func TestServeUpgradePython(t *testing.T) {
 	if v := d.version(t, "pyversion"); v.Version != "1.1.0" || v.Pid == v1.Pid {
 		t.Fatalf("a new call reached %+v (1.0.0 was %+v)", v, v1)
 	}
-	if r := <-slow; r.err != nil || string(r.value) != `{"ms":4000}` {
+	if r := <-slow; r.err != nil || string(r.value) != `{"ms":8000}` {
 		t.Fatalf("the call in flight on 1.0.0: %s, %v", r.value, r.err)
 	}
 	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/stderrlog"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -183,7 +184,7 @@ type Adapter struct {
 	conn    *runtime.Conn
 	catalog *wire.Catalog
 	obs     *observed
-	slog    *stderrLog // nil when standard error is not forwarded
+	slog    *stderrlog.Writer // nil when standard error is not forwarded
 
 	hostClosing atomic.Bool
 	ready       chan struct{} // closed when Open has decided the handshake's outcome

@@ -3,6 +3,8 @@ package lifecycle
 import (
 	"io"
 	"path/filepath"
+
+	"github.com/adapterkit/adapterkit/internal/stderrlog"
 )
 
 // nameOf is the adapter's name in logs, errors and figures.
@@ -15,7 +17,7 @@ func nameOf(cfg *Config) string {
 
 // forwardStderr returns the writer the adapter's standard error goes to: the host's
 // own (Config.Stderr) unless its lines are logged or tailed, in which case a
-// *stderrLog that also tees the raw bytes to Config.Stderr.
+// stderrlog.Writer that also tees the raw bytes to Config.Stderr.
 func (a *Adapter) forwardStderr() io.Writer {
 	if a.cfg.StderrLogger == nil && a.obs.tail == nil {
 		return a.cfg.Stderr
@@ -24,7 +26,8 @@ func (a *Adapter) forwardStderr() io.Writer {
 	if sub != nil {
 		sub = sub.Named(a.name)
 	}
-	a.slog = newStderrLog(a.cfg.Stderr, sub, a.cfg.StderrLevel, a.name, a.obs)
+	sink := stderrlog.Sink{Tail: a.obs.tail, Dropped: &a.obs.droppedLines}
+	a.slog = stderrlog.New(a.cfg.Stderr, sub, a.cfg.StderrLevel, a.name, sink)
 	return a.slog
 }
 
@@ -45,9 +48,9 @@ func (a *Adapter) startedStderr(pid int) {
 			log = log.With(args...)
 		}
 	}
-	a.slog.start(log)
+	a.slog.Start(log)
 	if pid == 0 {
-		a.slog.close()
+		a.slog.Close()
 	}
 }
 
@@ -55,7 +58,7 @@ func (a *Adapter) startedStderr(pid int) {
 // records are logged and the exit recorded.
 func (a *Adapter) ended() {
 	if a.slog != nil {
-		a.slog.close()
+		a.slog.Close()
 	}
 	a.obs.processExit(a, a.hostClosing.Load())
 }

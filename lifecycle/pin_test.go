@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/digest"
 	"github.com/adapterkit/adapterkit/lifecycle"
 )
 
@@ -36,7 +37,7 @@ func copyExe(t *testing.T, dir, name string, extra string) string {
 func TestPinCheckedAtRestart(t *testing.T) {
 	dir := t.TempDir()
 	path := copyExe(t, dir, "adapter", "")
-	sum, err := discovery.SHA256(path)
+	sum, err := digest.FileAt(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/stderrlog"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/runtime/wire"
@@ -179,7 +180,7 @@ type observed struct {
 	violations   atomic.Uint64
 	limitHits    atomic.Uint64
 	droppedLines atomic.Uint64
-	tail         *logTail // nil unless Config.LogTail > 0
+	tail         *stderrlog.Tail // nil unless Config.LogTail > 0
 
 	mu       sync.Mutex
 	lastExit *ExitInfo
@@ -188,7 +189,7 @@ type observed struct {
 func newObserved(name string, cfg *Config) *observed {
 	o := &observed{name: name, observer: cfg.Observer}
 	if cfg.LogTail > 0 {
-		o.tail = newLogTail(cfg.LogTail)
+		o.tail = stderrlog.NewTail(cfg.LogTail)
 	}
 	m := make(map[string]*methodStats)
 	o.methods.Store(&m)
@@ -318,7 +319,7 @@ func (o *observed) restart(attempt int, err error) {
 // stats returns the snapshot; cur is the running adapter or nil.
 func (o *observed) stats(cur *Adapter, restarts int) Stats {
 	st := Stats{Name: o.name, Restarts: restarts, Violations: o.violations.Load(),
-		LimitHits: o.limitHits.Load(), DroppedLogLines: o.droppedLines.Load(), LogTail: o.tail.snapshot()}
+		LimitHits: o.limitHits.Load(), DroppedLogLines: o.droppedLines.Load(), LogTail: o.tail.Lines()}
 	o.mu.Lock()
 	if o.lastExit != nil {
 		ex := *o.lastExit

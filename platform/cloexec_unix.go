@@ -22,7 +22,7 @@ func fdDir() string {
 // adapter is started (see markInheritedCloexec), unless the host chose
 // HostOptions.KeepInheritedFDs; it records (MarkedCloseOnExec) and logs which it changed.
 func protectInheritedFds(cfg *Config) {
-	if CurrentHostOptions().KeepInheritedFDs {
+	if currentHostOptions().KeepInheritedFDs {
 		return
 	}
 	if fds := markInheritedCloexec(); len(fds) > 0 {

@@ -241,13 +241,13 @@ func checkWindowsExeName(path string) error {
 	switch {
 	case strings.HasPrefix(path, `\\?\`) || strings.HasPrefix(path, `\\.\`):
 		// Device and verbatim namespaces bypass the usual name normalisation.
-		return ErrNotExe
+		return errNotExe
 	case strings.Contains(rest, ":"):
-		return ErrNotExe
+		return errNotExe
 	case strings.HasSuffix(base, ".") || strings.HasSuffix(base, " "):
-		return ErrNotExe
+		return errNotExe
 	case len(base) <= len(".exe") || !strings.EqualFold(base[len(base)-4:], ".exe"):
-		return ErrNotExe
+		return errNotExe
 	}
 	return nil
 }

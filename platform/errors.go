@@ -21,17 +21,19 @@ var (
 	ErrNotFound = sentinel.ErrNotFound
 	// ErrNotRegular: Config.Path names a directory, device, pipe or other non-regular file.
 	ErrNotRegular = sentinel.ErrNotRegular
-	// ErrNotExecutable: the file has no execute permission (POSIX).
+	// ErrNotExecutable: the file cannot be executed as an adapter: it has no execute
+	// permission (POSIX), or, on Windows, its path is not an explicit ".exe" (no .bat,
+	// .cmd, .com, .lnk, no alternate data stream, no trailing dot or space).
 	ErrNotExecutable = errors.New("adapter file is not executable")
-	// ErrNotExe: on Windows only an explicit ".exe" is launched: no .bat, .cmd, .com,
-	// .lnk, no alternate data stream, no trailing dot or space.
-	ErrNotExe = errors.New("adapter path is not an explicit .exe")
 	// ErrInvalidConfig: a Config field other than Path is unusable (e.g. a relative Dir).
 	ErrInvalidConfig = errors.New("invalid adapter process configuration")
 	// ErrStart: the operating system refused to create the process; the LaunchError
 	// also wraps the system error.
 	ErrStart = errors.New("adapter process could not be started")
 )
+
+// errNotExe is the Windows case of ErrNotExecutable, which it matches.
+var errNotExe = fmt.Errorf("%w: the path is not an explicit .exe", ErrNotExecutable)
 
 // ErrUnverified is matched (errors.Is) by every [*UnverifiedError].
 var ErrUnverified = errors.New("process tree end not verified")

@@ -34,15 +34,15 @@ func checkExecutable(os.FileInfo) error { return nil }
 func checkWin32Path(path string) error {
 	if strings.ContainsFunc(path, func(r rune) bool { return r < 0x20 || strings.ContainsRune(`"<>|?*`, r) }) {
 		// '?' also refuses every spelling of `\\?\` and `\??\`.
-		return ErrNotExe
+		return errNotExe
 	}
 	sep := func(c byte) bool { return c == '\\' || c == '/' }
 	if len(path) >= 4 && sep(path[0]) && sep(path[1]) && path[2] == '.' && sep(path[3]) {
-		return ErrNotExe
+		return errNotExe
 	}
 	base := path[strings.LastIndexAny(path, `\/`)+1:]
 	if isDOSDeviceName(base) {
-		return ErrNotExe
+		return errNotExe
 	}
 	return nil
 }

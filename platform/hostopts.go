@@ -7,8 +7,7 @@ import (
 
 // HostOptions are the choices a host makes for the whole process: what they change is
 // not confined to one adapter, so the library never makes them on its own behalf. Set
-// them with [SetHostOptions] before the first [Start]; read them with
-// [CurrentHostOptions]. The zero value is the default.
+// them with [SetHostOptions] before the first [Start]. The zero value is the default.
 type HostOptions struct {
 	// KeepInheritedFDs leaves the host's file descriptors as they are. By default
 	// (false) Start sets close-on-exec, before it forks an adapter, on every descriptor
@@ -58,8 +57,9 @@ func SetHostOptions(o HostOptions) error {
 	return nil
 }
 
-// CurrentHostOptions returns the options set by [SetHostOptions] (the zero value until then).
-func CurrentHostOptions() HostOptions {
+// currentHostOptions returns the options set by SetHostOptions (the zero value until
+// then).
+func currentHostOptions() HostOptions {
 	hostOpts.mu.Lock()
 	defer hostOpts.mu.Unlock()
 	return hostOpts.o

@@ -121,7 +121,7 @@ func TestHostOptionsChildSubreaper(t *testing.T) {
 		t.Fatal("the test process is a subreaper before any option was set")
 	}
 	setHostOptions(t, HostOptions{ChildSubreaper: true})
-	if !subreaperSet(t) || !CurrentHostOptions().ChildSubreaper {
+	if !subreaperSet(t) || !currentHostOptions().ChildSubreaper {
 		t.Fatal("ChildSubreaper not in effect")
 	}
 	tree, pids := startNsTree(t, IsolationProcessGroup)

@@ -96,7 +96,7 @@ func TestLaunchRules(t *testing.T) {
 		}{"not executable", plain, "", ErrNotExecutable})
 	}
 	if runtime.GOOS == "windows" {
-		cases[4].want = ErrNotExe // a directory has no .exe name
+		cases[4].want = errNotExe // a directory has no .exe name
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,7 +143,7 @@ func TestWindowsExeName(t *testing.T) {
 	}
 	for _, tc := range cases {
 		err := checkWindowsExeName(tc.path)
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNotExe)) {
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, errNotExe)) {
 			t.Errorf("checkWindowsExeName(%q) = %v, want ok=%v", tc.path, err, tc.ok)
 		}
 	}
@@ -287,5 +287,13 @@ func TestErrorsMatch(t *testing.T) {
 	err = &LimitError{Limits: []string{"memory"}, Reason: "r"}
 	if !errors.Is(err, ErrLimitUnsupported) {
 		t.Errorf("LimitError: %v", err)
+	}
+}
+
+// A path that is not an explicit .exe (Windows) is one case of ErrNotExecutable: a
+// host checks one sentinel for "this file cannot be launched as an adapter".
+func TestNotExeIsNotExecutable(t *testing.T) {
+	if !errors.Is(errNotExe, ErrNotExecutable) {
+		t.Fatalf("%v does not match ErrNotExecutable", errNotExe)
 	}
 }

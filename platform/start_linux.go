@@ -155,7 +155,7 @@ func usedMechanism(a attempt) Mechanism {
 	if a.userns {
 		m |= MechUserNamespace
 	}
-	if CurrentHostOptions().ChildSubreaper {
+	if currentHostOptions().ChildSubreaper {
 		m |= MechSubreaper
 	}
 	return m

@@ -56,7 +56,7 @@ func TestWin32PathRules(t *testing.T) {
 	}
 	for _, tc := range cases {
 		err := checkExeName(tc.path)
-		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrNotExe)) {
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, errNotExe)) {
 			t.Errorf("checkExeName(%q) = %v, want ok=%v", tc.path, err, tc.ok)
 		}
 	}

@@ -24,7 +24,7 @@ func setSubreaper(on bool) error {
 // the adapter's descent are the host's children by then, and once killed they are its
 // zombies, which reapOrphans reaps.
 func (s *osTree) noteCgroupMembers() {
-	if s.cg == nil || s.pidns || !CurrentHostOptions().ChildSubreaper {
+	if s.cg == nil || s.pidns || !currentHostOptions().ChildSubreaper {
 		return
 	}
 	pids := s.cg.pids()
@@ -46,7 +46,7 @@ func (s *osTree) noteCgroupMembers() {
 // little, up to orphanReapBound. A zombie's pid cannot be reused, so nothing else is
 // reaped.
 func (s *osTree) reapOrphans(t *Tree) {
-	if !CurrentHostOptions().ChildSubreaper {
+	if !currentHostOptions().ChildSubreaper {
 		return
 	}
 	me, err := self()

@@ -10,21 +10,17 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
-// Logger returns a logger for the adapter's own diagnostics, named after the
-// adapter (see [NewLogger] for the name): hclog JSON records on standard error,
-// which a host using adapterkit turns into records of its own logger, at their level
-// and with their fields, under the adapter's name. Standard error is never a reply:
-// logging is safe at any time, from any goroutine.
-func Logger() hclog.Logger { return NewLogger("") }
-
-// NewLogger returns a logger like [Logger] named name; "" means the executable's
-// name without its version (thermometer for thermometer_v1.0.0, .exe removed). Its
+// Logger returns a logger for the adapter's own diagnostics: hclog JSON records on
+// standard error, which a host using adapterkit turns into records of its own logger,
+// at their level and with their fields, under the adapter's name. Standard error is
+// never a reply: logging is safe at any time, from any goroutine.
+//
+// It is named after the executable without its version (thermometer for
+// thermometer_v1.0.0, .exe removed); Logger().ResetNamed(name) names it otherwise. Its
 // level is $ADAPTERKIT_LOG_LEVEL's (trace, debug, info, warn, error or off: a host
 // sets it, e.g. with registry.Config.AdapterLogLevel), else info.
-func NewLogger(name string) hclog.Logger {
-	if name == "" {
-		name = exeName(os.Args[0])
-	}
+func Logger() hclog.Logger {
+	name := exeName(os.Args[0])
 	level := hclog.LevelFromString(os.Getenv(proto.LogLevelEnv))
 	if level == hclog.NoLevel {
 		level = hclog.Info

@@ -28,10 +28,10 @@ type Client struct {
 // as a contract in use: a new version that lacks it is refused (see [Upgrade]).
 func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
 	if svc == nil {
-		return nil, &BindError{Err: ErrInvalidService, Detail: "no service"}
+		return nil, &BindError{Err: contract.ErrInvalid, Detail: "no service"}
 	}
 	if err := svc.Validate(); err != nil {
-		return nil, &BindError{Service: svc.ID(), Err: ErrInvalidService, Detail: err.Error()}
+		return nil, &BindError{Service: svc.ID(), Err: err}
 	}
 	if err := CheckCatalog(h.Catalog(), svc); err != nil {
 		return nil, err
@@ -109,12 +109,12 @@ func encodeParams(method string, dst []byte, p any) (json.RawMessage, error) {
 	return b, nil
 }
 
-// Errors of NewClient; a *BindError wraps one of them.
+// Errors of NewClient; a *BindError wraps one of them, or contract.ErrInvalid for a
+// service description that is not valid.
 var (
 	ErrServiceMissing  = errors.New("adapter does not provide the service")
 	ErrVersionMismatch = errors.New("adapter provides another version of the service")
 	ErrMethodMissing   = errors.New("adapter's service lacks a method")
-	ErrInvalidService  = errors.New("invalid service description")
 	ErrNoAdapter       = errors.New("no adapter is running")
 )
 
@@ -133,7 +133,8 @@ func (e *BindError) Error() string {
 	return msg
 }
 
-// Unwrap returns the sentinel cause.
+// Unwrap returns the cause: one of the errors of NewClient, or an error matching
+// contract.ErrInvalid.
 func (e *BindError) Unwrap() error { return e.Err }
 
 // CheckCatalog checks that a catalog satisfies svc; it returns nil or a *BindError.

@@ -33,7 +33,8 @@
 // (Config.Upgrade, see [Upgrade]): a version dropped into a directory is started,
 // proven (handshake, catalog against the contracts in use) and only then given the
 // new calls, while the calls in flight finish on the old one; [Registry.Rescan] looks
-// for new versions, and package registry/watch calls it when the directories change.
+// for new versions when the host calls it (adapterctl serve calls it when the
+// directories change and periodically).
 //
 // [Registry.Close] ends every adapter it opened and proves their process trees gone,
 // or reports those it could not (their package directories stay reserved).

@@ -18,6 +18,7 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/digest"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
@@ -179,7 +180,7 @@ func TestNewClientChecksCatalog(t *testing.T) {
 		}
 	}
 	for _, bad := range []*contract.Service{contract.NewService("device", 1), contract.NewService("a.b", 0), nil} {
-		if _, err := registry.NewClient(h, bad); !errors.Is(err, registry.ErrInvalidService) {
+		if _, err := registry.NewClient(h, bad); !errors.Is(err, contract.ErrInvalid) {
 			t.Errorf("NewClient(%v) = %v", bad, err)
 		}
 	}
@@ -249,7 +250,7 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 
 func TestPins(t *testing.T) {
 	path := filepath.Join(adapterDir, "echo_v1.2.0")
-	sum, err := discovery.SHA256(path)
+	sum, err := digest.FileAt(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,14 +24,15 @@ import (
 // of their adapter (Config.Upgrade; a nil Upgrade, the default, keeps the version
 // first opened until the handle is closed). A handle opened by path never follows.
 //
-// A new version is looked for by [Registry.Rescan] (and by whatever calls it: package
-// registry/watch watches the directories). It must match the handle's constraint — for
-// a NAME without one, the major version first opened — be newer than the version
-// serving, and have kept its size and modification time over Settle (a file still
-// being written is left for a later rescan). The registry then starts it, runs the
-// handshake and checks its catalog: it must offer every contract the handle's typed
-// clients are bound to, or, with none bound, every service and method of the version
-// serving at the same service versions (it may add, never remove). Only then do new
+// A new version is looked for by [Registry.Rescan], called by the host when it
+// chooses (adapterctl serve calls it when the directories change). It must match the
+// handle's constraint — for a NAME without one, the major version first opened — be
+// newer than the version serving, and have kept its size and modification time over
+// Settle (a file still being written is left for a later rescan). The registry then
+// starts it, runs the handshake and checks its catalog: it must offer every contract
+// the handle's typed clients are bound to, or, with none bound, every service and
+// method of the version serving at the same service versions (it may add, never
+// remove). Only then do new
 // calls go to it; calls in flight on the old version finish there (each within its
 // deadline, at most the call deadline), and the old process tree is then closed and
 // verified gone. A new version that fails to start, fails the handshake, breaks a

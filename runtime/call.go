@@ -246,7 +246,7 @@ func (c *Conn) acquire(ctx context.Context, timerC <-chan time.Time, method stri
 	default:
 	}
 	if c.failFast {
-		return refused(method, wire.CodeBusy, "all in-flight slots are taken", ErrNoSlot)
+		return refused(method, wire.CodeBusy, "all in-flight slots are taken", errNoSlot)
 	}
 	select {
 	case c.slots <- struct{}{}:

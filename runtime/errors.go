@@ -29,9 +29,10 @@ var (
 	// exactly one JSON object: also the cause of an open (package lifecycle) whose
 	// configuration is not one.
 	ErrInvalidParams = errors.New("not one JSON object")
-	// ErrNoSlot is the cause of a busy refusal when [Options.FailFast] is set and all
-	// in-flight slots are taken.
-	ErrNoSlot = errors.New("runtime: no free in-flight slot")
+	// errNoSlot is the cause of a busy refusal when Options.FailFast is set and all
+	// in-flight slots are taken: a never-started busy error says it, no sentinel is
+	// needed.
+	errNoSlot = errors.New("runtime: no free in-flight slot")
 	// ErrNilContext is the one nil-context error of the whole module: every entry point
 	// that takes a context refuses a nil one with an error that errors.Is(err,
 	// ErrNilContext) matches, instead of panicking in the caller's goroutine. A call (or

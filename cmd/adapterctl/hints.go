@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	goruntime "runtime"
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/platform"
@@ -25,6 +26,9 @@ func hintFor(err error) string {
 	case errors.As(err, &nf) && len(nf.RejectedFor()) == 0:
 		return "'adapterctl list DIR' shows every adapter found and why any other file was not taken"
 	case errors.Is(err, platform.ErrNotExecutable):
+		if goruntime.GOOS == "windows" {
+			return "only an explicit .exe is launched: no .bat, .cmd or shortcut"
+		}
 		return "make the file executable (chmod +x FILE); a script needs a #! line"
 	case errors.As(err, &ve) && ve.Kind == wire.Output:
 		return outputHint

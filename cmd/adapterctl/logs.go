@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/stderrlog"
 	"github.com/adapterkit/adapterkit/lifecycle"
 )
 
@@ -14,7 +15,7 @@ import (
 type logOpts struct {
 	verbose  bool
 	logLevel string
-	writer   *lifecycle.LogWriter // check's, closed by closeLogs
+	writer   *stderrlog.Writer // check's, closed by closeLogs
 }
 
 func (o *logOpts) registerLogs(f *flags) {
@@ -60,13 +61,15 @@ func (o *logOpts) checkStderr(cfg lifecycle.Config) io.Writer {
 	if cfg.StderrLogger == nil {
 		return cfg.Stderr
 	}
-	o.writer = lifecycle.NewLogWriter(cfg.StderrLogger.Named(cfg.Name), cfg.Name, cfg.StderrLevel)
+	log := cfg.StderrLogger.Named(cfg.Name)
+	o.writer = stderrlog.New(nil, log, cfg.StderrLevel, cfg.Name, stderrlog.Sink{})
+	o.writer.Start(log)
 	return o.writer
 }
 
 // closeLogs logs check's last records.
 func (o *logOpts) closeLogs() {
 	if o.writer != nil {
-		_ = o.writer.Close()
+		o.writer.Close()
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/internal/cpconst"
+	"github.com/adapterkit/adapterkit/internal/grant"
 )
 
 // Environment variables standing for the client commands' remote flags.
@@ -164,7 +165,8 @@ func (o *serveRemoteOpts) config(f *flags) (*controlplane.RemoteConfig, error) {
 	rc := &controlplane.RemoteConfig{Listen: o.listen, CertFile: o.cert, KeyFile: o.key, ClientCAFile: o.clientCA,
 		Allow: make(map[string]controlplane.Role), HandshakeTimeout: o.handshake, IdleTimeout: o.idle}
 	for _, a := range o.allow {
-		name, role, err := controlplane.ParseAllow(a)
+		name, r, err := grant.Parse(a)
+		role := controlplane.Role(r)
 		if err != nil {
 			return nil, usagef("--allow %q: %v (want NAME=ROLE, NAME cn:COMMON-NAME, a bare common name, or spki:sha256/BASE64; ROLE read, logs or call)", a, err)
 		}

@@ -20,8 +20,8 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/prommetrics"
 	"github.com/adapterkit/adapterkit/internal/systemd"
-	"github.com/adapterkit/adapterkit/registry/promcollector"
 )
 
 const serveServiceHelp = `
@@ -137,7 +137,7 @@ func (s *service) configure(cfg *controlplane.ServerConfig, log hclog.Logger) er
 	s.listening = s.metrics.Addr().String()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		promcollector.New(s.snapshot))
+		prommetrics.New(s.snapshot))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: hclogPrinter{log}}))
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.StandardLogger(nil)}
@@ -158,17 +158,17 @@ type hclogPrinter struct{ log hclog.Logger }
 func (p hclogPrinter) Println(v ...any) { p.log.Error(strings.TrimSpace(fmt.Sprintln(v...))) }
 
 // snapshot is what one scrape reports, read from the running daemon.
-func (s *service) snapshot() promcollector.Snapshot {
-	var snap promcollector.Snapshot
+func (s *service) snapshot() prommetrics.Snapshot {
+	var snap prommetrics.Snapshot
 	for _, a := range s.monitor.Adapters() {
-		snap.Adapters = append(snap.Adapters, promcollector.Adapter{Name: a.Name, Version: a.Version, Up: a.Running,
+		snap.Adapters = append(snap.Adapters, prommetrics.Adapter{Name: a.Name, Version: a.Version, Up: a.Running,
 			Methods: a.Methods, Stats: a.Stats})
 	}
 	st := s.monitor.Status()
 	if st == nil {
 		return snap
 	}
-	d := &promcollector.Daemon{Version: buildVersion(), Clients: st.Clients, UnverifiedCleanups: st.UnverifiedCleanups,
+	d := &prommetrics.Daemon{Version: buildVersion(), Clients: st.Clients, UnverifiedCleanups: st.UnverifiedCleanups,
 		Exits: st.Exits, Swept: len(st.Sweep.Swept), SweepFailed: len(st.Sweep.Failed), SweepError: st.Sweep.Error != "",
 		Refused: map[string]uint64{"unix": st.RefusedClients}, Dropped: map[string]uint64{"unix": st.DroppedClients}}
 	if r := st.Remote; r != nil {

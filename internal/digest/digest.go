@@ -1,6 +1,6 @@
-// Package digest computes and checks the SHA-256 pins of adapter executables, for
-// package platform (which checks a pin at every start) and package discovery (which
-// computes one, discovery.SHA256); discovery exports its errors
+// Package digest computes and checks the SHA-256 pins of adapter executables (the
+// lower-case hex SHA-256 of the file, as sha256sum prints it), for package platform,
+// which checks a pin at every start; discovery exports its errors
 // (discovery.ErrDigestMismatch, discovery.ErrInvalidDigest).
 package digest
 

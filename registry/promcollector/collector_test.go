@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/goleak"
 
+	"github.com/adapterkit/adapterkit/internal/prommetrics"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
@@ -60,7 +61,7 @@ func mix(t *testing.T, h *registry.Handle, oks, unknown int) map[[2]string]uint6
 		if !errors.Is(err, runtime.ErrUnknownMethod) || !errors.As(err, &ce) {
 			t.Fatalf("unknown method: %v", err)
 		}
-		want[[2]string{promcollector.OtherMethod, string(ce.Code)}]++
+		want[[2]string{prommetrics.OtherMethod, string(ce.Code)}]++
 	}
 	return want
 }
@@ -139,7 +140,7 @@ func TestForRegistryExactCounts(t *testing.T) {
 			t.Errorf("%s: histogram sum %v", method, hg.GetSampleSum())
 		}
 		bs := hg.GetBucket()
-		if len(bs) != len(promcollector.Buckets) {
+		if len(bs) != len(prommetrics.Buckets) {
 			t.Fatalf("%d buckets", len(bs))
 		}
 		for i := 1; i < len(bs); i++ {
@@ -171,9 +172,9 @@ func TestSameNameAddedUp(t *testing.T) {
 	}
 	mix(t, h, 2, 0)
 	st := h.Stats()
-	methods := promcollector.CatalogMethods(h.Catalog())
-	c := promcollector.New(func() promcollector.Snapshot {
-		return promcollector.Snapshot{Adapters: []promcollector.Adapter{
+	methods := prommetrics.CatalogMethods(h.Catalog())
+	c := prommetrics.New(func() prommetrics.Snapshot {
+		return prommetrics.Snapshot{Adapters: []prommetrics.Adapter{
 			{Name: "echo", Version: "1.2.0", Up: true, Methods: methods, Stats: st},
 			{Name: "echo", Version: "1.3.0", Methods: methods, Stats: st},
 		}}
@@ -202,13 +203,13 @@ func BenchmarkCollect(b *testing.B) {
 	for _, m := range []string{"example.echo.echo", "example.echo.big", "example.echo.fail", "example.echo.sleep"} {
 		_, _ = h.Call(ctx, m, json.RawMessage(`{}`))
 	}
-	st, methods := h.Stats(), promcollector.CatalogMethods(h.Catalog())
-	snap := promcollector.Snapshot{Daemon: &promcollector.Daemon{}}
+	st, methods := h.Stats(), prommetrics.CatalogMethods(h.Catalog())
+	snap := prommetrics.Snapshot{Daemon: &prommetrics.Daemon{}}
 	for i := range 20 {
-		snap.Adapters = append(snap.Adapters, promcollector.Adapter{Name: "echo" + string(rune('a'+i)), Up: true, Methods: methods, Stats: st})
+		snap.Adapters = append(snap.Adapters, prommetrics.Adapter{Name: "echo" + string(rune('a'+i)), Up: true, Methods: methods, Stats: st})
 	}
 	metrics := prometheus.NewRegistry()
-	metrics.MustRegister(promcollector.New(func() promcollector.Snapshot { return snap }))
+	metrics.MustRegister(prommetrics.New(func() prommetrics.Snapshot { return snap }))
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := metrics.Gather(); err != nil {

@@ -1,11 +1,11 @@
-package lifecycle
+package stderrlog
 
 import (
 	"bytes"
 	"encoding/json"
 	"regexp"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,12 +14,17 @@ import (
 	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
-func newTestLog(out *testkit.Buffer, json bool, tail int) (*stderrLog, *observed) {
-	obs := newObserved("alpha", &Config{LogTail: tail})
+// newTestLog returns a Writer logging as the adapter "alpha" (pid 42) under the host
+// logger "host", keeping a tail of tail lines (none for 0), and its sink.
+func newTestLog(out *testkit.Buffer, json bool, tail int) (*Writer, Sink) {
+	sink := Sink{Dropped: new(atomic.Uint64)}
+	if tail > 0 {
+		sink.Tail = NewTail(tail)
+	}
 	host := hclog.New(&hclog.LoggerOptions{Name: "host", Output: out, Level: hclog.Trace, JSONFormat: json})
-	w := newStderrLog(nil, host.Named("alpha"), hclog.NoLevel, "alpha", obs)
-	w.start(host.Named("alpha").With("pid", 42))
-	return w, obs
+	w := New(nil, host.Named("alpha"), hclog.NoLevel, "alpha", sink)
+	w.Start(host.Named("alpha").With("pid", 42))
+	return w, sink
 }
 
 // A line longer than maxLogLine is cut there and marked; the rest of it is dropped
@@ -32,7 +37,7 @@ func TestStderrLongLine(t *testing.T) {
 		w.Write(long[i:min(i+3000, len(long))])
 	}
 	w.Write([]byte("\nnext\n"))
-	w.close()
+	w.Close()
 	recs := jsonRecords(t, out.String())
 	if len(recs) != 2 {
 		t.Fatalf("got %d records, want 2", len(recs))
@@ -61,7 +66,7 @@ func TestStderrCannotForge(t *testing.T) {
 	for _, l := range lines {
 		w.Write([]byte(l + "\n"))
 	}
-	w.close()
+	w.Close()
 	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(got) != len(lines) {
 		t.Fatalf("%d lines logged, want %d:\n%s", len(got), len(lines), out.String())
@@ -76,7 +81,7 @@ func TestStderrCannotForge(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if tail := obs.tail.snapshot(); len(tail) != len(lines) || tail[1] != `bad utf8 \xff\xfe end` {
+	if tail := obs.Tail.Lines(); len(tail) != len(lines) || tail[1] != `bad utf8 \xff\xfe end` {
 		t.Errorf("tail = %q", tail)
 	}
 }
@@ -92,10 +97,10 @@ func TestStderrBlockedLogger(t *testing.T) {
 		<-release
 		return out.Write(p)
 	})
-	obs := newObserved("alpha", &Config{LogTail: 20})
+	obs := Sink{Tail: NewTail(20), Dropped: new(atomic.Uint64)}
 	host := hclog.New(&hclog.LoggerOptions{Output: blocking, Level: hclog.Trace})
-	w := newStderrLog(nil, host, hclog.Info, "alpha", obs)
-	w.start(host)
+	w := New(nil, host, hclog.Info, "alpha", obs)
+	w.Start(host)
 	line := []byte(strings.Repeat("x", 99) + "\n")
 	const n = 100000 // 10 MB
 	done := make(chan struct{})
@@ -110,7 +115,7 @@ func TestStderrBlockedLogger(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("writes blocked behind the host's logger")
 	}
-	dropped := obs.droppedLines.Load()
+	dropped := obs.Dropped.Load()
 	if dropped == 0 || dropped >= n {
 		t.Fatalf("dropped %d of %d lines", dropped, n)
 	}
@@ -121,11 +126,11 @@ func TestStderrBlockedLogger(t *testing.T) {
 		t.Errorf("queue holds %d bytes, bound %d", queued, logQueueBytes)
 	}
 	close(release)
-	w.close()
+	w.Close()
 	if !strings.Contains(out.String(), "standard error lines dropped") {
 		t.Errorf("no report of the dropped lines")
 	}
-	if tail := obs.tail.snapshot(); len(tail) != 20 {
+	if tail := obs.Tail.Lines(); len(tail) != 20 {
 		t.Errorf("tail has %d lines, want 20", len(tail))
 	}
 }
@@ -150,85 +155,6 @@ func jsonRecords(t *testing.T, s string) []map[string]any {
 	return out
 }
 
-// The histogram's quantiles are within 12.5% of the true ones.
-func TestHistogramQuantiles(t *testing.T) {
-	var h histogram
-	if h.quantile(0.5) != 0 {
-		t.Fatal("empty histogram has a quantile")
-	}
-	for i := 1; i <= 1000; i++ {
-		h.observe(time.Duration(i) * time.Millisecond)
-	}
-	for _, c := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 500 * time.Millisecond}, {0.99, 990 * time.Millisecond}, {0.01, 10 * time.Millisecond}} {
-		got := h.quantile(c.q)
-		if diff := float64(got-c.want) / float64(c.want); diff < -0.125 || diff > 0.125 {
-			t.Errorf("q%v = %v, want %v within 12.5%%", c.q, got, c.want)
-		}
-	}
-	for us := uint64(0); us < 1<<20; us = us*3/2 + 1 {
-		lo, hi := bucketBounds(bucketOf(us))
-		if us < lo || us >= hi {
-			t.Fatalf("%d µs in bucket [%d, %d)", us, lo, hi)
-		}
-	}
-}
-
-// A histogram allocates only the pages of buckets that durations fell into, and
-// concurrent first observations of a page all count.
-func TestHistogramPages(t *testing.T) {
-	var h histogram
-	const n, each = 8, 500
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				h.observe(time.Duration(40+i%20) * time.Microsecond) // 40-59 µs: one page
-			}
-		}()
-	}
-	wg.Wait()
-	pages := 0
-	for i := range h.pages {
-		if h.pages[i].Load() != nil {
-			pages++
-		}
-	}
-	if l := h.snapshot(); pages != 1 || l.Count != n*each {
-		t.Fatalf("%d pages allocated, %d durations counted; want 1 and %d", pages, l.Count, n*each)
-	}
-}
-
-// Per-call cost of the figures kept for every call (no observer).
-func BenchmarkCallFigures(b *testing.B) {
-	o := newObserved("alpha", &Config{})
-	params := json.RawMessage(`{"probe":"inlet"}`)
-	res := json.RawMessage(`{"celsius":21.5}`)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			t := o.begin("example.device.read", params)
-			o.end(t, "example.device.read", res, nil)
-		}
-	})
-}
-
-// The same from one goroutine (no contention on the counters).
-func BenchmarkCallFiguresSerial(b *testing.B) {
-	o := newObserved("alpha", &Config{})
-	params := json.RawMessage(`{"probe":"inlet"}`)
-	res := json.RawMessage(`{"celsius":21.5}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		t := o.begin("example.device.read", params)
-		o.end(t, "example.device.read", res, nil)
-	}
-}
-
 // recordLine is the start of an hclog text record of the adapter "ad".
 var recordLine = regexp.MustCompile(`^\[(TRACE|DEBUG|INFO|WARN|ERROR)\] +ad(: |$)`)
 
@@ -245,10 +171,10 @@ func FuzzStderrLog(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var out testkit.Buffer
 		host := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace, DisableTime: true})
-		w := newStderrLog(nil, host.Named("ad"), hclog.NoLevel, "ad", nil)
-		w.start(host.Named("ad"))
+		w := New(nil, host.Named("ad"), hclog.NoLevel, "ad", Sink{})
+		w.Start(host.Named("ad"))
 		w.Write(b)
-		w.close()
+		w.Close()
 		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 			if l == "" && out.String() == "" {
 				continue
@@ -263,36 +189,4 @@ func FuzzStderrLog(f *testing.F) {
 			}
 		}
 	})
-}
-
-// Latency counts exactly the durations under a bucket bound and totals them exactly:
-// what a Prometheus histogram exported from it needs.
-func TestLatencyCountUnder(t *testing.T) {
-	var h histogram
-	durs := []time.Duration{0, 3 * time.Microsecond, 63 * time.Microsecond, 64 * time.Microsecond,
-		100 * time.Microsecond, 127*time.Microsecond + 999, 128 * time.Microsecond, 5 * time.Millisecond, 40 * time.Second}
-	var sum time.Duration
-	for _, d := range durs {
-		h.observe(d)
-		sum += d
-	}
-	l := h.snapshot()
-	if l.Count != uint64(len(durs)) || l.Sum != sum {
-		t.Fatalf("count %d sum %v, want %d and %v", l.Count, l.Sum, len(durs), sum)
-	}
-	for k := 0; k < 40; k++ {
-		bound := time.Duration(1<<k) * time.Microsecond
-		var want uint64
-		for _, d := range durs {
-			if d < bound {
-				want++
-			}
-		}
-		if got := l.CountUnder(bound); got != want {
-			t.Errorf("CountUnder(%v) = %d, want %d", bound, got, want)
-		}
-	}
-	if got := l.CountUnder(0); got != 0 {
-		t.Errorf("CountUnder(0) = %d", got)
-	}
 }

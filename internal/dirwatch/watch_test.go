@@ -1,4 +1,4 @@
-package watch_test
+package dirwatch_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/adapterkit/adapterkit/registry/watch"
+	"github.com/adapterkit/adapterkit/internal/dirwatch"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -42,10 +42,10 @@ func (c *counter) count() int {
 }
 
 // run starts Run and returns a function that stops it and returns its error.
-func run(t *testing.T, r watch.Rescanner, dirs []string, opts *watch.Options) func() error {
+func run(t *testing.T, r dirwatch.Rescanner, dirs []string, opts *dirwatch.Options) func() error {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- watch.Run(ctx, r, dirs, opts) }()
+	go func() { done <- dirwatch.Run(ctx, r, dirs, opts) }()
 	stop := sync.OnceValue(func() error { cancel(); return <-done })
 	t.Cleanup(func() { _ = stop() })
 	return stop
@@ -64,7 +64,7 @@ func wait(t *testing.T, c *counter, what string) {
 func TestRescanOnChange(t *testing.T) {
 	dir := t.TempDir()
 	c := &counter{c: make(chan struct{}, 1)}
-	stop := run(t, c, []string{dir}, &watch.Options{Interval: time.Hour, Quiet: 10 * time.Millisecond})
+	stop := run(t, c, []string{dir}, &dirwatch.Options{Interval: time.Hour, Quiet: 10 * time.Millisecond})
 	// Give the watch time to be set up: a rescan comes only from an event after it.
 	for i := 0; c.count() == 0; i++ {
 		if err := os.WriteFile(filepath.Join(dir, "x_v1.0.0"), []byte{byte(i)}, 0o755); err != nil {
@@ -91,7 +91,7 @@ func TestRescanOnChange(t *testing.T) {
 func TestBurstIsOneRescan(t *testing.T) {
 	dir := t.TempDir()
 	c := &counter{c: make(chan struct{}, 100)}
-	run(t, c, []string{dir}, &watch.Options{Interval: time.Hour, Quiet: 300 * time.Millisecond})
+	run(t, c, []string{dir}, &dirwatch.Options{Interval: time.Hour, Quiet: 300 * time.Millisecond})
 	time.Sleep(50 * time.Millisecond) // let the watch be set up (a missed event only weakens the check)
 	f, err := os.Create(filepath.Join(dir, "x_v1.0.0"))
 	if err != nil {
@@ -114,14 +114,14 @@ func TestBurstIsOneRescan(t *testing.T) {
 // Without events (a directory that cannot be watched), the periodic rescan still comes.
 func TestPeriodicRescan(t *testing.T) {
 	c := &counter{c: make(chan struct{}, 1)}
-	run(t, c, []string{filepath.Join(t.TempDir(), "missing")}, &watch.Options{Interval: 20 * time.Millisecond})
+	run(t, c, []string{filepath.Join(t.TempDir(), "missing")}, &dirwatch.Options{Interval: 20 * time.Millisecond})
 	wait(t, c, "the interval")
 	wait(t, c, "the second interval")
 }
 
 func TestNilContext(t *testing.T) {
 	//lint:ignore SA1012 the nil context is the point
-	if err := watch.Run(nil, &counter{}, nil, nil); !errors.Is(err, runtime.ErrNilContext) {
+	if err := dirwatch.Run(nil, &counter{}, nil, nil); !errors.Is(err, runtime.ErrNilContext) {
 		t.Fatalf("Run(nil) = %v", err)
 	}
 }

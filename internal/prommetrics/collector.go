@@ -1,25 +1,21 @@
-// Package promcollector exports adapterkit's figures as Prometheus metrics: a
-// [prometheus.Collector] that reads, at each scrape, what the host already keeps of
-// its adapters (lifecycle.Stats: calls by method and code, latency histogram,
-// restarts, memory and CPU time of each process tree) and, for a daemon, its own
-// figures (clients, cleanups, the start-up sweep).
+// Package prommetrics converts adapterkit's figures to Prometheus metrics: a
+// collector that reads, at each scrape, a [Snapshot] of the adapters (lifecycle.Stats:
+// calls by method and code, latency histogram, restarts, memory and CPU time of each
+// process tree) and, for a daemon, the daemon's own figures (clients, cleanups, the
+// start-up sweep).
 //
-// The collector costs nothing on the call path: calls are counted by package
-// lifecycle whether or not anything exports them, and the collector only converts a
-// snapshot when Prometheus scrapes. It lives in its own package so that hosts that do
-// not export metrics do not link the Prometheus client.
-//
-// A host using package registry registers [ForRegistry]; adapterctl serve registers
-// one fed from its control-plane daemon (see docs/operations.md for the metrics).
+// It is internal so that the public surface stays one entry point
+// (registry/promcollector.ForRegistry) while adapterctl serve feeds the same
+// collector from its control-plane daemon. Only packages that import it link the
+// Prometheus client.
 //
 // Label values are bounded: adapter names come from the host's adapters, method names
 // only from the catalogs the adapters advertised (the calls of any other method name,
 // which a caller may invent, are counted under method="(other)"), codes from the eight
 // protocol error codes plus "ok".
-package promcollector
+package prommetrics
 
 import (
-	"path/filepath"
 	goruntime "runtime"
 	"sort"
 	"sync"
@@ -27,25 +23,23 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
-// otherMethod is the method label of calls to methods no catalog of the adapter
+// OtherMethod is the method label of calls to methods no catalog of the adapter
 // advertised.
-const otherMethod = "(other)"
+const OtherMethod = "(other)"
 
 // codeOK is the code label of successful calls.
 const codeOK = "ok"
 
-// buckets are the upper bounds of adapterkit_call_duration_seconds: powers of two of
+// Buckets are the upper bounds of adapterkit_call_duration_seconds: powers of two of
 // microseconds from 32 µs to about 33.6 s (a call's round trip on one machine is
 // 50-100 µs; the protocol's default call deadline is 30 s). Each is a bound of the
 // histogram package lifecycle keeps, so every bucket's count is exact.
-var buckets = func() []float64 {
+var Buckets = func() []float64 {
 	var b []float64
 	for k := 5; k <= 25; k++ {
 		b = append(b, (time.Duration(1<<k) * time.Microsecond).Seconds())
@@ -100,7 +94,7 @@ type Snapshot struct {
 	Daemon *Daemon
 }
 
-// Collector is a prometheus.Collector of adapterkit's figures. It is safe for
+// Collector is a [prometheus.Collector] of adapterkit's figures. It is safe for
 // concurrent use.
 type Collector struct {
 	snapshot func() Snapshot
@@ -115,28 +109,9 @@ func New(snapshot func() Snapshot) *Collector {
 	return &Collector{snapshot: snapshot, known: make(map[string]map[string]bool)}
 }
 
-// ForRegistry returns a Collector of the adapters open in r (no daemon metrics). An
-// adapter's version is read from its file name where it follows the discovery naming
-// convention.
-func ForRegistry(r *registry.Registry) *Collector {
-	return New(func() Snapshot {
-		hs := r.Opened()
-		out := Snapshot{Adapters: make([]Adapter, 0, len(hs))}
-		for _, h := range hs {
-			a := Adapter{Name: h.Name(), Up: h.Status().Running, Stats: h.Stats()}
-			if _, v, err := discovery.ParseFileName(filepath.Base(h.Path()), goruntime.GOOS); err == nil && v != nil {
-				a.Version = v.String()
-			}
-			a.Methods = catalogMethods(h.Catalog())
-			out.Adapters = append(out.Adapters, a)
-		}
-		return out
-	})
-}
-
-// catalogMethods returns the set of methods a catalog advertises (the Methods of an [Adapter]);
-// nil for a nil catalog.
-func catalogMethods(cat *wire.Catalog) map[string]bool {
+// CatalogMethods returns the set of methods a catalog advertises (the Methods of an
+// [Adapter]); nil for a nil catalog.
+func CatalogMethods(cat *wire.Catalog) map[string]bool {
 	if cat == nil {
 		return nil
 	}
@@ -218,7 +193,7 @@ type methodFigures struct {
 	uncertain uint64
 	count     uint64
 	sum       float64
-	buckets   []uint64 // cumulative, one per bound of buckets
+	buckets   []uint64 // cumulative, one per bound of Buckets
 }
 
 // adapterFigures are one adapter name's figures, added up.
@@ -256,8 +231,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 				ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n), name, method, code)
 			}
 			ch <- prometheus.MustNewConstMetric(descUncertain, prometheus.CounterValue, float64(m.uncertain), name, method)
-			bk := make(map[float64]uint64, len(buckets))
-			for i, le := range buckets {
+			bk := make(map[float64]uint64, len(Buckets))
+			for i, le := range Buckets {
 				bk[le] = m.buckets[i]
 			}
 			ch <- prometheus.MustNewConstHistogram(descDuration, m.count, m.sum, bk, name, method)
@@ -288,11 +263,11 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 	for _, ms := range st.Methods {
 		method := ms.Method
 		if !known[method] {
-			method = otherMethod
+			method = OtherMethod
 		}
 		m := f.methods[method]
 		if m == nil {
-			m = &methodFigures{codes: map[string]uint64{codeOK: 0}, buckets: make([]uint64, len(buckets))}
+			m = &methodFigures{codes: map[string]uint64{codeOK: 0}, buckets: make([]uint64, len(Buckets))}
 			for _, code := range proto.Codes {
 				m.codes[string(code)] = 0
 			}
@@ -307,7 +282,7 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 		m.uncertain += ms.Uncertain
 		m.count += ms.Latency.Count
 		m.sum += ms.Latency.Sum.Seconds()
-		for i, le := range buckets {
+		for i, le := range Buckets {
 			m.buckets[i] += ms.Latency.CountUnder(time.Duration(le * float64(time.Second)))
 		}
 	}

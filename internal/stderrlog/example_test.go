@@ -1,4 +1,4 @@
-package lifecycle_test
+package stderrlog_test
 
 import (
 	"fmt"
@@ -6,14 +6,16 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/internal/stderrlog"
 )
 
 // An adapter's standard error logged under the host's logger: an hclog JSON record at
 // its own level with its fields, a plain line at the chosen level, escaped.
-func ExampleLogWriter() {
+func Example() {
 	host := hclog.New(&hclog.LoggerOptions{Output: os.Stdout, DisableTime: true, Level: hclog.Debug})
-	w := lifecycle.NewLogWriter(host.Named("thermometer"), "thermometer", hclog.Info)
+	log := host.Named("thermometer")
+	w := stderrlog.New(nil, log, hclog.Info, "thermometer", stderrlog.Sink{})
+	w.Start(log)
 	fmt.Fprintln(w, `{"@level":"warn","@message":"probe slow","@module":"thermometer","probe":"inlet"}`)
 	fmt.Fprintln(w, "a plain line \x1b[31m")
 	w.Close()

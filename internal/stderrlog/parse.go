@@ -1,4 +1,4 @@
-package lifecycle
+package stderrlog
 
 import (
 	"bytes"
@@ -6,8 +6,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
@@ -123,41 +121,4 @@ func sanitize(b []byte) string {
 func hex2(c byte) string {
 	const digits = "0123456789abcdef"
 	return string([]byte{digits[c>>4], digits[c&15]})
-}
-
-// logTail keeps the last lines of an adapter's standard error.
-type logTail struct {
-	mu    sync.Mutex
-	lines []string // ring
-	next  int
-	full  bool
-	count atomic.Uint64
-}
-
-func newLogTail(n int) *logTail { return &logTail{lines: make([]string, n)} }
-
-func (t *logTail) add(s string) {
-	t.count.Add(1)
-	t.mu.Lock()
-	t.lines[t.next] = s
-	t.next++
-	if t.next == len(t.lines) {
-		t.next, t.full = 0, true
-	}
-	t.mu.Unlock()
-}
-
-// snapshot returns the lines kept, oldest first.
-func (t *logTail) snapshot() []string {
-	if t == nil {
-		return nil
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.full {
-		return append([]string(nil), t.lines[:t.next]...)
-	}
-	out := make([]string, 0, len(t.lines))
-	out = append(out, t.lines[t.next:]...)
-	return append(out, t.lines[:t.next]...)
 }

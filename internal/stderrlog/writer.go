@@ -1,9 +1,18 @@
-package lifecycle
+// Package stderrlog makes an adapter's standard error into records of the host's
+// logger: line by line, hclog JSON records at their own level with their fields,
+// other lines at a chosen level, every string sanitized so that no line can forge
+// another or reach the terminal's control sequences. It never blocks the pipe it
+// drains: lines beyond the bounds (64 KiB a line, 10000 lines a second, 1 MiB
+// queued) are cut or dropped and counted. Package lifecycle routes each adapter's
+// standard error through it; adapterctl check uses it for the processes it starts
+// itself.
+package stderrlog
 
 import (
 	"bytes"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -27,30 +36,13 @@ const (
 	maxLogRate = 10000
 )
 
-// LogWriter logs what is written to it as [Open] logs an adapter's standard error
-// with Config.StderrLogger, for a host that starts adapter processes itself (give it
-// as platform.Config.Stderr): line by line, hclog JSON records at their own level,
-// other lines at a chosen level, with the same bounds (lines of at most 64 KiB, 10000 a second). Close it
-// once the process has ended.
-type LogWriter struct{ w *stderrLog }
-
-// NewLogWriter returns a LogWriter logging through log, the adapter's sub-logger
-// (named after the adapter, name): a JSON record whose @module is name is not given
-// a module field. level is that of lines that are not JSON records (NoLevel: Debug).
-func NewLogWriter(log hclog.Logger, name string, level hclog.Level) *LogWriter {
-	w := newStderrLog(nil, log, level, name, nil)
-	w.start(log)
-	return &LogWriter{w: w}
-}
-
-// Write logs the complete lines of p; it never fails nor blocks on the logger.
-func (l *LogWriter) Write(p []byte) (int, error) { return l.w.Write(p) }
-
-// Close logs an unterminated last line and waits (a bounded time) until every
-// record was handed to the logger.
-func (l *LogWriter) Close() error {
-	l.w.close()
-	return nil
+// Sink receives what a Writer sees besides the records it logs; a nil field is not
+// kept.
+type Sink struct {
+	// Tail keeps the last lines, sanitized and cut to 4 KiB.
+	Tail *Tail
+	// Dropped counts the lines not logged (over the rate or the queue bound).
+	Dropped *atomic.Uint64
 }
 
 // logRecord is one line of standard error made into a log record.
@@ -61,17 +53,17 @@ type logRecord struct {
 	size  int
 }
 
-// stderrLog is the writer an adapter's standard error is copied into when the host
-// routes it to a logger or keeps its tail. It never blocks on the host's logger: lines
+// Writer is what an adapter's standard error is copied into when the host routes it
+// to a logger or keeps its tail. It never blocks on the host's logger: lines
 // are parsed as they arrive and queued, up to logQueueBytes, for a drain goroutine
 // (started when there is something to log, ending when there is not) that hands them
 // to the logger; lines beyond the bound are dropped and counted, so the pipe is always
 // drained and the host's memory bounded. Write never fails.
-type stderrLog struct {
+type Writer struct {
 	raw   io.Writer   // Config.Stderr, the raw tee; nil for none
 	level hclog.Level // of lines that are not hclog JSON records
 	name  string      // the adapter's name: a record's @module equal to it is implied
-	obs   *observed   // tail and dropped-line count (shared across restarts)
+	sink  Sink        // tail and dropped-line count (shared across restarts)
 
 	wmu      sync.Mutex // the line being assembled; Write and close
 	line     []byte
@@ -92,18 +84,21 @@ type stderrLog struct {
 	drains   sync.WaitGroup
 }
 
-// newStderrLog returns the writer for one adapter process. log is the adapter's
-// sub-logger (nil when the host set none); records wait for start.
-func newStderrLog(raw io.Writer, log hclog.Logger, level hclog.Level, name string, obs *observed) *stderrLog {
+// New returns the writer for one adapter process. raw, when not nil, receives every
+// byte as written (a failing raw is no longer written). log is the adapter's
+// sub-logger (nil: lines are only kept in the sink); a JSON record whose @module is
+// name is not given a module field. level is that of lines that are not JSON
+// records (NoLevel: Debug). Records wait until [Writer.Start].
+func New(raw io.Writer, log hclog.Logger, level hclog.Level, name string, sink Sink) *Writer {
 	if level == hclog.NoLevel {
 		level = hclog.Debug
 	}
-	return &stderrLog{raw: raw, level: level, name: name, obs: obs, log: log, held: true}
+	return &Writer{raw: raw, level: level, name: name, sink: sink, log: log, held: true}
 }
 
-// start releases the records held so far to log (the sub-logger with the process's
+// Start releases the records held so far to log (the sub-logger with the process's
 // pid), and logs the next ones as they come.
-func (w *stderrLog) start(log hclog.Logger) {
+func (w *Writer) Start(log hclog.Logger) {
 	w.mu.Lock()
 	if w.log != nil {
 		w.log = log
@@ -115,7 +110,7 @@ func (w *stderrLog) start(log hclog.Logger) {
 
 // Write takes the next bytes of standard error. It always reports success, so that
 // the copy from the pipe never stops.
-func (w *stderrLog) Write(p []byte) (int, error) {
+func (w *Writer) Write(p []byte) (int, error) {
 	w.wmu.Lock()
 	defer w.wmu.Unlock()
 	if w.raw != nil && !w.rawBad {
@@ -156,9 +151,10 @@ func (w *stderrLog) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// close logs a last unterminated line and waits until every queued record was
-// handed to the logger.
-func (w *stderrLog) close() {
+// Close logs a last unterminated line and waits (at most 2 s: the end of an adapter
+// does not wait for a blocked host logger) until every queued record was handed to
+// the logger.
+func (w *Writer) Close() {
 	w.wmu.Lock()
 	if len(w.line) > 0 && !w.skipping {
 		w.handle(w.line, false)
@@ -189,12 +185,12 @@ func (w *stderrLog) close() {
 const closeLogWait = 2 * time.Second
 
 // handle makes one line (without its newline) into a record.
-func (w *stderrLog) handle(line []byte, truncated bool) {
+func (w *Writer) handle(line []byte, truncated bool) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	if len(line) == 0 && !truncated {
 		return
 	}
-	if w.obs != nil && w.obs.tail != nil {
+	if w.sink.Tail != nil {
 		t := line
 		if len(t) > maxTailLine {
 			t = t[:maxTailLine]
@@ -203,7 +199,7 @@ func (w *stderrLog) handle(line []byte, truncated bool) {
 		if truncated || len(line) > maxTailLine {
 			s += truncatedMarker
 		}
-		w.obs.tail.add(s)
+		w.sink.Tail.add(s)
 	}
 	w.mu.Lock()
 	logging := w.log != nil
@@ -227,7 +223,7 @@ func (w *stderrLog) handle(line []byte, truncated bool) {
 }
 
 // allow takes a token of the maxLogRate bucket (under wmu).
-func (w *stderrLog) allow() bool {
+func (w *Writer) allow() bool {
 	now := time.Now()
 	if w.refilled.IsZero() {
 		w.tokens = maxLogRate
@@ -243,23 +239,23 @@ func (w *stderrLog) allow() bool {
 }
 
 // drop counts a line that is not logged.
-func (w *stderrLog) drop() {
+func (w *Writer) drop() {
 	w.mu.Lock()
 	w.dropped++
 	w.kickLocked()
 	w.mu.Unlock()
-	if w.obs != nil {
-		w.obs.droppedLines.Add(1)
+	if w.sink.Dropped != nil {
+		w.sink.Dropped.Add(1)
 	}
 }
 
-func (w *stderrLog) enqueue(rec logRecord) {
+func (w *Writer) enqueue(rec logRecord) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.queued+rec.size > logQueueBytes {
 		w.dropped++
-		if w.obs != nil {
-			w.obs.droppedLines.Add(1)
+		if w.sink.Dropped != nil {
+			w.sink.Dropped.Add(1)
 		}
 		return
 	}
@@ -269,12 +265,12 @@ func (w *stderrLog) enqueue(rec logRecord) {
 }
 
 // reportDueLocked says whether dropped lines are to be reported now.
-func (w *stderrLog) reportDueLocked() bool {
+func (w *Writer) reportDueLocked() bool {
 	return w.dropped > 0 && (w.closing || time.Since(w.reported) >= time.Second)
 }
 
 // kickLocked starts the drain goroutine when records wait and none runs.
-func (w *stderrLog) kickLocked() {
+func (w *Writer) kickLocked() {
 	if w.draining || w.held || (len(w.queue) == 0 && !w.reportDueLocked()) || w.log == nil {
 		return
 	}
@@ -283,7 +279,7 @@ func (w *stderrLog) kickLocked() {
 	go w.drain()
 }
 
-func (w *stderrLog) drain() {
+func (w *Writer) drain() {
 	defer w.drains.Done()
 	var batch []logRecord
 	for {

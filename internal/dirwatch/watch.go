@@ -1,14 +1,15 @@
-// Package watch rescans adapter directories when they change, so that the handles of
-// a registry with Config.Upgrade take over new versions as they are dropped in (see
+// Package dirwatch rescans adapter directories when they change, so that the handles
+// of a registry with Config.Upgrade take over new versions as they are dropped in (see
 // registry.Upgrade). It watches with fsnotify (inotify, kqueue, ReadDirectoryChangesW)
 // and rescans periodically as well, for file systems whose events are unreliable
 // (network mounts) or when the watches cannot be set up.
 //
-// It is a package of its own so that a host that does not follow upgrades neither
-// links fsnotify nor starts its goroutine: nothing is watched unless [Run] is called.
+// The control-plane daemon runs it; a host embedding package registry calls
+// Registry.Rescan when it chooses. It is a package of its own so that only what
+// imports it links fsnotify, and nothing is watched unless [Run] is called.
 //
-//	go watch.Run(ctx, reg, dirs, nil) // until ctx ends
-package watch
+//	go dirwatch.Run(ctx, reg, dirs, nil) // until ctx ends
+package dirwatch
 
 import (
 	"context"

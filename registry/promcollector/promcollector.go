@@ -1,0 +1,47 @@
+// Package promcollector exports the figures of a registry's adapters as Prometheus
+// metrics: [ForRegistry] returns a [prometheus.Collector] that reads, at each
+// scrape, what the registry already keeps of its adapters (lifecycle.Stats: calls by
+// method and code, latency histogram, restarts, memory and CPU time of each process
+// tree).
+//
+// The collector costs nothing on the call path: calls are counted by package
+// lifecycle whether or not anything exports them, and the collector only converts a
+// snapshot when Prometheus scrapes. It lives in its own package so that hosts that do
+// not export metrics do not link the Prometheus client. adapterctl serve reports the
+// same metrics and its own (see docs/operations.md for the metrics).
+//
+// Label values are bounded: adapter names come from the host's adapters, method names
+// only from the catalogs the adapters advertised (the calls of any other method name,
+// which a caller may invent, are counted under method="(other)"), codes from the eight
+// protocol error codes plus "ok".
+package promcollector
+
+import (
+	"path/filepath"
+	goruntime "runtime"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/prommetrics"
+	"github.com/adapterkit/adapterkit/registry"
+)
+
+// ForRegistry returns a collector of the adapters open in r, safe for concurrent
+// use. An adapter's version label is read from its file name where it follows the
+// discovery naming convention.
+func ForRegistry(r *registry.Registry) prometheus.Collector {
+	return prommetrics.New(func() prommetrics.Snapshot {
+		hs := r.Opened()
+		out := prommetrics.Snapshot{Adapters: make([]prommetrics.Adapter, 0, len(hs))}
+		for _, h := range hs {
+			a := prommetrics.Adapter{Name: h.Name(), Up: h.Status().Running, Stats: h.Stats()}
+			if _, v, err := discovery.ParseFileName(filepath.Base(h.Path()), goruntime.GOOS); err == nil && v != nil {
+				a.Version = v.String()
+			}
+			a.Methods = prommetrics.CatalogMethods(h.Catalog())
+			out.Adapters = append(out.Adapters, a)
+		}
+		return out
+	})
+}
