@@ -10,12 +10,20 @@ import (
 // microseconds, from under 1 µs to about 38 hours (the last bucket takes the rest).
 const histBuckets = 144
 
+// histPage is how many buckets are allocated together, on the first duration that
+// falls into one of them: a method's durations span a few powers of two, so most of
+// its histogram's pages stay unallocated.
+const histPage = 16
+
+// The pages cover the buckets exactly.
+var _ [0]struct{} = [histBuckets % histPage]struct{}{}
+
 // histogram counts durations in fixed, log-linear buckets: a quantile read from it is
-// within 12.5% of the true value, at a fixed size whatever the number of samples. It
+// within 12.5% of the true value, at a bounded size whatever the number of samples. It
 // also totals the durations, so that a mean (or a Prometheus histogram's sum) is exact.
 type histogram struct {
-	n   [histBuckets]atomic.Uint64
-	sum atomic.Int64 // nanoseconds
+	pages [histBuckets / histPage]atomic.Pointer[[histPage]atomic.Uint64]
+	sum   atomic.Int64 // nanoseconds
 }
 
 // bucketOf returns the bucket of a duration of us microseconds: 0..3 for 0..3 µs, then
@@ -48,15 +56,31 @@ func (h *histogram) observe(d time.Duration) {
 		us = uint64(d / time.Microsecond)
 		h.sum.Add(int64(d))
 	}
-	h.n[bucketOf(us)].Add(1)
+	i := bucketOf(us)
+	slot := &h.pages[i/histPage]
+	page := slot.Load()
+	if page == nil {
+		page = new([histPage]atomic.Uint64)
+		if !slot.CompareAndSwap(nil, page) {
+			page = slot.Load() // another caller's came first
+		}
+	}
+	page[i%histPage].Add(1)
 }
 
 // snapshot reads the histogram once.
 func (h *histogram) snapshot() Latency {
 	var l Latency
-	for i := range h.n {
-		l.counts[i] = h.n[i].Load()
-		l.Count += l.counts[i]
+	for p := range h.pages {
+		page := h.pages[p].Load()
+		if page == nil {
+			continue
+		}
+		for j := range page {
+			c := page[j].Load()
+			l.counts[p*histPage+j] = c
+			l.Count += c
+		}
 	}
 	l.Sum = time.Duration(h.sum.Load())
 	return l

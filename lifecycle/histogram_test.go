@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 )
@@ -29,6 +30,33 @@ func TestHistogramQuantiles(t *testing.T) {
 		if us < lo || us >= hi {
 			t.Fatalf("%d µs in bucket [%d, %d)", us, lo, hi)
 		}
+	}
+}
+
+// A histogram allocates only the pages of buckets that durations fell into, and
+// concurrent first observations of a page all count.
+func TestHistogramPages(t *testing.T) {
+	var h histogram
+	const n, each = 8, 500
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				h.observe(time.Duration(40+i%20) * time.Microsecond) // 40-59 µs: one page
+			}
+		}()
+	}
+	wg.Wait()
+	pages := 0
+	for i := range h.pages {
+		if h.pages[i].Load() != nil {
+			pages++
+		}
+	}
+	if l := h.snapshot(); pages != 1 || l.Count != n*each {
+		t.Fatalf("%d pages allocated, %d durations counted; want 1 and %d", pages, l.Count, n*each)
 	}
 }
 

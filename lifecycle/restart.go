@@ -98,6 +98,7 @@ type Supervisor struct {
 	closing   bool
 	closeErr  error         // the result of Close, set before closeDone is closed
 	closeDone chan struct{} // closed when the first Close has finished
+	loopOnce  sync.Once     // starts the loop at the first ending, or (Close) decides it never runs
 	loopDone  chan struct{}
 	stopCtx   context.Context // cancelled by Close: ends the loop and any restart under way
 	stop      context.CancelFunc
@@ -116,12 +117,15 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 	// The host's OnExit runs in the ended adapter's own goroutine, before the loop
 	// hears of the end: it may then call Close, which waits for the loop. (Each adapter
 	// ends at most once, and the next one starts only after the loop got the event, so
-	// calls are not concurrent and the 1-buffered send never blocks.)
+	// calls are not concurrent and the 1-buffered send never blocks.) The loop itself
+	// starts at the first ending: an adapter that runs until the host closes it never
+	// pays for its goroutine.
 	cfg.OnExit = func(ev ExitEvent) {
 		if s.onExit != nil {
 			s.onExit(ev)
 		}
 		exits <- ev
+		s.loopOnce.Do(func() { go s.run(exits) })
 	}
 	cfg.obs = newObserved(nameOf(&cfg), &cfg)
 	cfg.closed = s.adapterClosed
@@ -129,19 +133,27 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 	a, err := Open(ctx, cfg)
 	if err != nil {
 		s.stop()
-		close(s.loopDone)
+		s.noLoop()
 		return nil, err
 	}
 	s.cur = a
-	go func() {
-		failed := s.loop(exits)
-		close(s.loopDone)
-		// After loopDone: the host's OnExit may call Close, which waits for the loop.
-		if failed != nil && s.onExit != nil {
-			s.onExit(*failed)
-		}
-	}()
 	return s, nil
+}
+
+// run is the restart loop's goroutine.
+func (s *Supervisor) run(exits chan ExitEvent) {
+	failed := s.loop(exits)
+	close(s.loopDone)
+	// After loopDone: the host's OnExit may call Close, which waits for the loop.
+	if failed != nil && s.onExit != nil {
+		s.onExit(*failed)
+	}
+}
+
+// noLoop decides that the loop never starts if it has not started yet: afterwards
+// loopDone is closed or the loop is running to its end.
+func (s *Supervisor) noLoop() {
+	s.loopOnce.Do(func() { close(s.loopDone) })
 }
 
 func (s *Supervisor) set(a *Adapter, final error) {
@@ -314,6 +326,7 @@ func (s *Supervisor) Close() error {
 	s.mu.Unlock()
 	defer close(s.closeDone)
 	s.stop()
+	s.noLoop()
 	<-s.loopDone
 	s.mu.Lock()
 	a := s.cur

@@ -3,7 +3,9 @@
 package lifecycle_test
 
 import (
+	"bytes"
 	"errors"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -137,5 +139,58 @@ func TestSuperviseCurrentClosedByHost(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("Supervisor.Close after the adapter's: %v", err)
+	}
+}
+
+// goroutinesIn counts the goroutines whose stack (with its "created by" line) has
+// text, once each.
+func goroutinesIn(text string) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := goruntime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for g := range bytes.SplitSeq(buf, []byte("\n\n")) {
+		if bytes.Contains(g, []byte(text)) {
+			n++
+		}
+	}
+	return n
+}
+
+// A supervised adapter that runs costs no restart goroutine: the restart loop starts
+// when the adapter first ends, and then restarts it as before.
+func TestSuperviseLoopStartsAtFirstEnd(t *testing.T) {
+	// Whether it runs yet or not (a goroutine not yet run shows no frame of its own).
+	const loop = "created by github.com/adapterkit/adapterkit/lifecycle.Supervise"
+	before := goroutinesIn(loop)
+	exits := make(chan lifecycle.ExitEvent, 4)
+	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("normal"),
+		OnExit: func(ev lifecycle.ExitEvent) { exits <- ev }},
+		lifecycle.RestartPolicy{MaxRestarts: -1, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := goroutinesIn(loop) - before; n != 0 {
+		t.Fatalf("%d restart loops run while the adapter runs", n)
+	}
+	first := s.Current().Pid()
+	_, _ = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":1}`))
+	<-exits
+	// The call waits for the restart.
+	if _, err := s.Call(ctxT(t), "test.proc.ok", []byte(`{}`)); err != nil {
+		t.Fatalf("call after the adapter ended: %v", err)
+	}
+	if cur := s.Current(); cur == nil || cur.Pid() == first || s.Stats().Restarts != 1 {
+		t.Fatalf("not restarted once: %+v, %d restarts", cur, s.Stats().Restarts)
+	}
+	if n := goroutinesIn(loop) - before; n != 1 {
+		t.Fatalf("%d restart loops run after the first end, want 1", n)
 	}
 }

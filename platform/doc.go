@@ -43,6 +43,13 @@
 // The spawner goroutine ends when no adapter is left; tests using goleak that end with
 // adapters still running should ignore "platform.spawnLoop".
 //
+// A running tree costs the host two goroutines and no OS thread: one copies standard
+// error (with a 512-byte buffer, a larger pooled one only while the adapter writes
+// faster), the other waits for the direct child to exit — on Linux on a pidfd in the
+// runtime's poller, which takes one more descriptor per tree; where pidfds are not
+// available, in waitid, which holds a thread. (A sandboxed start also keeps its own
+// forking thread until the adapter is reaped.)
+//
 // docs/supervision.md in the repository explains each mechanism per operating system:
 // what it closes, what it cannot, and how the tests measured it.
 package platform

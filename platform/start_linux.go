@@ -298,11 +298,13 @@ func (s *osTree) killWalk(t *Tree) error {
 // members now, and from then on follows only processes it recorded (by pid and start
 // time) and their descendants.
 func (s *osTree) beforeReap(t *Tree) {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, t.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if err != unix.EINTR {
-			break // on an error Wait reports it; the snapshot is then best effort
+	if !awaitExit(t.pid) {
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, t.pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if err != unix.EINTR {
+				break // on an error Wait reports it; the snapshot is then best effort
+			}
 		}
 	}
 	s.mu.Lock()

@@ -156,9 +156,57 @@ func (t *Tree) closeStdio(s *stdio) {
 	}
 }
 
+// Buffers of the standard error copy. The goroutine that copies it waits in Read for
+// as long as the adapter runs, holding the buffer it reads into: it reads into a small
+// one, and only while the adapter writes faster than that (a read fills it) into a
+// large one, taken from a pool shared by every tree and given back once a read finds
+// the pipe drained (it does not fill the large one either).
+const (
+	stderrSmallBuf = 512
+	stderrLargeBuf = 32 << 10
+)
+
+var stderrBufs = sync.Pool{New: func() any { b := make([]byte, stderrLargeBuf); return &b }}
+
 func (t *Tree) copyStderr(w io.Writer) {
 	defer close(t.stderrDone)
-	_, _ = io.Copy(w, t.stderrR)
+	copyStderr(w, t.stderrR)
+}
+
+// copyStderr copies r to w until r ends or w fails, as io.Copy would, with the buffers
+// above.
+func copyStderr(w io.Writer, r io.Reader) {
+	small := make([]byte, stderrSmallBuf)
+	buf := small
+	var large *[]byte
+	defer func() {
+		if large != nil {
+			stderrBufs.Put(large)
+		}
+	}()
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			m, werr := w.Write(buf[:n])
+			if werr == nil && m != n {
+				werr = io.ErrShortWrite
+			}
+			if werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+		switch {
+		case large == nil && n == len(buf):
+			large = stderrBufs.Get().(*[]byte)
+			buf = *large
+		case large != nil && n < len(buf):
+			stderrBufs.Put(large)
+			large, buf = nil, small
+		}
+	}
 }
 
 // reap is the only place that waits for the direct child.

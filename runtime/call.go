@@ -307,8 +307,20 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 	return id, nil
 }
 
-// kick wakes the writer.
+// kick wakes the writer, starting it when none runs. A connection whose callers
+// write their requests themselves (writeNow) does not need it, so it does not pay for
+// its goroutine until then, and the writer ends when idle (writerIdle).
 func (c *Conn) kick() {
+	if !c.writer.Load() {
+		c.mu.Lock()
+		if !c.writer.Load() && c.state != stateEnded {
+			// Under c.mu, before end: Close's wait sees this goroutine counted.
+			c.writer.Store(true)
+			c.wg.Add(1)
+			go c.writeLoop()
+		}
+		c.mu.Unlock()
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:

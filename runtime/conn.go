@@ -91,7 +91,8 @@ type Conn struct {
 	ioClosed chan struct{} // closed once w and r are closed
 	wg       sync.WaitGroup
 
-	cat atomic.Pointer[catalogState]
+	cat    atomic.Pointer[catalogState]
+	writer atomic.Bool // the write loop runs (see kick and retireWriter); set under mu
 
 	mu       sync.Mutex
 	state    connState
@@ -109,8 +110,9 @@ type Conn struct {
 }
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
-// it. r and w must not be nil. The connection starts its read loop and its writer at
-// once; nothing is written before [Conn.Initialize]. w is closed when the connection
+// it. r and w must not be nil. The connection starts its read loop at once, and its
+// writer when a caller cannot write its request itself (it ends when idle); nothing is
+// written before [Conn.Initialize]. w is closed when the connection
 // ends, r too if it is an io.Closer; closing them must unblock a Read or Write in
 // progress (as it does for io.Pipe and os.File pipes), otherwise Close waits until it
 // returns.
@@ -146,7 +148,9 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		done:         make(chan struct{}),
 		ioClosed:     make(chan struct{}),
 		nextID:       1,
-		pending:      make(map[uint64]*call, bound.InFlight(lim)),
+		// Not sized for the in-flight bound: it grows with the calls actually in
+		// flight, and an idle connection does not pay for a full one.
+		pending: make(map[uint64]*call),
 	}
 	if dw, ok := w.(deadlineWriter); ok && dw.SetWriteDeadline(time.Time{}) == nil {
 		c.dw = dw
@@ -155,9 +159,8 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		c.wtimer.Stop()
 	}
 	c.tryWrite = nonblockingWriter(w)
-	c.wg.Add(2)
+	c.wg.Add(1)
 	go c.readLoop()
-	go c.writeLoop()
 	return c
 }
 

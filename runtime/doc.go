@@ -9,7 +9,9 @@
 // load, each within the pipe write timeout. Writes never interleave: a caller
 // whose request finds nobody writing (on a Unix pipe) first makes one non-blocking write
 // of the queue itself, sparing the hand-off, and leaves the writer whatever the pipe did
-// not take, so no call ever waits for the pipe.
+// not take, so no call ever waits for the pipe. The writer runs only while callers
+// leave it something: it starts when one does and ends after a second with nothing to
+// write, so an idle connection has none.
 //
 // # Calls
 //

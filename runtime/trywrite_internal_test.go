@@ -113,3 +113,51 @@ func TestWriteNowPartialWrites(t *testing.T) {
 		t.Fatalf("the reader saw %d bytes that differ from the %d queued", len(got), want.Len())
 	}
 }
+
+// A connection whose callers write their requests themselves never starts the write
+// loop (an idle connection does not pay for its goroutine); a request a caller cannot
+// write starts it, and it ends once idle, to start again when needed.
+func TestWriterStartsOnDemand(t *testing.T) {
+	defer func(d time.Duration) { writerIdle = d }(writerIdle)
+	writerIdle = 20 * time.Millisecond
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	ar, aw := io.Pipe() // the adapter's output: nothing ever comes
+	defer aw.Close()
+	c := NewConn(ar, pw, nil)
+	defer c.Close()
+	queueFrames(c, "one")
+	if !c.writeNow() {
+		t.Fatal("a small frame on an empty pipe was not written at once")
+	}
+	got := make([]byte, 3)
+	if _, err := io.ReadFull(pr, got); err != nil || string(got) != "one" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if c.writer.Load() {
+		t.Fatal("the write loop was started though every frame was written by its caller")
+	}
+	queueFrames(c, "two")
+	c.kick() // as a caller whose attempt left the frame queued
+	if !c.writer.Load() {
+		t.Fatal("kick did not start the write loop")
+	}
+	if _, err := io.ReadFull(pr, got); err != nil || string(got) != "two" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.writer.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the write loop did not end once idle")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	queueFrames(c, "new")
+	c.kick()
+	if _, err := io.ReadFull(pr, got); err != nil || string(got) != "new" {
+		t.Fatalf("read %q, %v after the loop ended and was kicked again", got, err)
+	}
+}

@@ -25,6 +25,11 @@ const (
 	keepBuffer = bufpool.SmallCap
 )
 
+// writerIdle is how long the write loop waits for more to write before it ends (a
+// variable for tests). The next frame a caller cannot write itself starts it again
+// (kick), so a connection pays for the goroutine only while its writes are busy.
+var writerIdle = time.Second
+
 // writeLoop writes the adapter's input. It takes every queued frame at once (frames
 // queue up while a Write is in progress, so load batches them) and writes them in
 // identity order, holding c.wmu while it writes. A caller whose request finds nobody
@@ -32,11 +37,17 @@ const (
 // leaves is the loop's.
 func (c *Conn) writeLoop() {
 	defer c.wg.Done()
+	idle := time.NewTimer(writerIdle)
+	defer idle.Stop()
 	for {
 		select {
 		case <-c.wake:
 		case <-c.done:
 			return
+		case <-idle.C:
+			if c.retireWriter() {
+				return
+			}
 		}
 		c.wmu.Lock()
 		ok := c.drainWrites()
@@ -44,7 +55,21 @@ func (c *Conn) writeLoop() {
 		if !ok {
 			return
 		}
+		idle.Reset(writerIdle)
 	}
+}
+
+// retireWriter ends the write loop if nothing is queued. It decides under c.mu, as
+// enqueue queues and kick starts a loop: a frame queued before it is seen here (and
+// written), one queued after it finds no loop and starts one.
+func (c *Conn) retireWriter() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.outEnds) > 0 {
+		return false
+	}
+	c.writer.Store(false)
+	return true
 }
 
 // drainWrites writes every queued frame, holding c.wmu. It reports false when the

@@ -1,7 +1,6 @@
 package proto
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -89,7 +88,7 @@ func (e *FrameError) Unwrap() []error {
 // read loop owns it. It is the module's one frame reader: the control plane's framing
 // (same shape, another cap, empty frames allowed) uses it too, through [NewReaderConfig].
 type Reader struct {
-	br         *bufio.Reader
+	br         readBuffer
 	max        int
 	allowEmpty bool
 	hdr        [limits.FrameHeaderSize]byte
@@ -107,18 +106,15 @@ type ReaderConfig struct {
 	AllowEmpty bool
 }
 
-// readBufferSize is the bufio buffer in front of the stream: small frames cost one read
-// system call for several frames, large payloads bypass the buffer. It is most of what
-// an idle connection costs the host, so it is kept small.
-const readBufferSize = 16 << 10
-
 // NewReader returns a Reader of frames whose payload is at most max bytes; max <= 0 or
 // above the protocol cap means the protocol cap ([limits.MaxFrameSize]).
 func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 || max > limits.MaxFrameSize {
 		max = limits.MaxFrameSize
 	}
-	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: max}
+	fr := &Reader{max: max}
+	fr.br.init(r)
+	return fr
 }
 
 // NewReaderConfig returns a Reader of frames as cfg says.
@@ -127,7 +123,9 @@ func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
 	if max <= 0 {
 		max = limits.MaxFrameSize
 	}
-	return &Reader{br: bufio.NewReaderSize(r, readBufferSize), max: max, allowEmpty: cfg.AllowEmpty}
+	fr := &Reader{max: max, allowEmpty: cfg.AllowEmpty}
+	fr.br.init(r)
+	return fr
 }
 
 // ReadFrame reads one frame and returns its payload in a newly allocated slice that the
@@ -139,7 +137,7 @@ func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
 // buffer as its bytes arrive, so that a peer that announces that cap and then stalls
 // costs what it sent, not what it announced.
 func (r *Reader) ReadFrame() ([]byte, error) {
-	if k, err := io.ReadFull(r.br, r.hdr[:]); err != nil {
+	if k, err := io.ReadFull(&r.br, r.hdr[:]); err != nil {
 		if err == io.EOF {
 			return nil, io.EOF
 		}
@@ -163,7 +161,7 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 	}
 	p := make([]byte, first)
 	for have := 0; ; {
-		if _, err := io.ReadFull(r.br, p[have:]); err != nil {
+		if _, err := io.ReadFull(&r.br, p[have:]); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
