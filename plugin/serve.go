@@ -184,13 +184,14 @@ func (c *conn) shutdown(cause error) error {
 		}
 	}
 
-	c.w.close()
-	timer.Reset(cleanup / 4)
-	select {
-	case <-c.w.done:
-	case <-timer.C:
-		incomplete = true
-		c.log.Warn("replies could not be written after the connection ended; abandoning them")
+	if !c.w.close() {
+		timer.Reset(cleanup / 4)
+		select {
+		case <-c.w.done:
+		case <-timer.C:
+			incomplete = true
+			c.log.Warn("replies could not be written after the connection ended; abandoning them")
+		}
 	}
 	if cause != nil {
 		var v *wire.ViolationError

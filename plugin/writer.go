@@ -151,13 +151,17 @@ func (w *writer) waitRoom() {
 	w.mu.Unlock()
 }
 
-// close makes the write loop return once everything queued is written.
-func (w *writer) close() {
+// close makes the write loop return once everything queued is written. It reports
+// whether everything is written already (nothing queued, nobody writing): then there is
+// nothing to wait for, and the loop returns on its own.
+func (w *writer) close() (flushed bool) {
 	w.mu.Lock()
 	w.closing = true
+	flushed = !w.writing && len(w.batch) == 0 && len(w.bigs) == 0
 	w.work.Signal()
 	w.room.Broadcast()
 	w.mu.Unlock()
+	return flushed
 }
 
 // error returns the first write error, if any.
