@@ -26,12 +26,17 @@ import (
 // package documentation), which is what a caller of a field of type any means.
 //
 // package contract calls it when a method is declared, so that a type that would fail
-// at run time is refused where it is written.
+// at run time is refused where it is written. A type it accepts is prepared as well:
+// its encoder and decoder are built now, once per type, so that the first call with it
+// (often the first call of a newly started adapter) does not pay for their reflection.
 func CheckType(t reflect.Type) error {
 	c := checker{seen: map[reflect.Type]bool{}}
 	if err := c.check(t, ""); err != nil {
 		return err
 	}
+	planFor(t)
+	encoderFor(t)
+	writesValid(t)
 	return nil
 }
 

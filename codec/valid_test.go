@@ -76,3 +76,25 @@ func FuzzWritesValid(f *testing.F) {
 		}
 	})
 }
+
+// A type CheckType accepts has its decoder plan, encoder and validity verdict built by
+// the check, so that a contract's first call does not build them.
+func TestCheckTypePrepares(t *testing.T) {
+	type prepared struct {
+		A string `json:"a"`
+		B []int  `json:"b"`
+	}
+	rt := reflect.TypeFor[prepared]()
+	if err := CheckType(rt); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plans.Load(rt); !ok {
+		t.Error("no decoder plan after CheckType")
+	}
+	if _, ok := encCache.Load(rt); !ok {
+		t.Error("no encoder after CheckType")
+	}
+	if _, ok := validCache.Load(rt); !ok {
+		t.Error("no validity verdict after CheckType")
+	}
+}
