@@ -230,3 +230,31 @@ func TestCodes(t *testing.T) {
 }
 
 func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
+
+// AppendCatalog writes what encoding/json writes for a catalog, byte for byte, for the
+// names a valid catalog can hold, nil slices included.
+func TestAppendCatalogMatchesEncodingJSON(t *testing.T) {
+	tests := []*wire.Catalog{
+		{Protocol: 1, Services: []wire.Service{{ID: "example.device", Version: 1, Methods: []string{"example.device.read"}}}},
+		{Protocol: 1, Services: []wire.Service{
+			{ID: "a.b", Version: 2, Methods: []string{"a.b.c", "a.b.d_e-f"}},
+			{ID: "x.y", Version: 30, Methods: []string{}},
+			{ID: "z", Version: 0, Methods: nil},
+		}},
+		{Protocol: 1, Services: []wire.Service{}},
+		{Protocol: 1},
+	}
+	for _, c := range tests {
+		got, err := proto.AppendCatalog([]byte("prefix"), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != "prefix"+string(want) {
+			t.Errorf("AppendCatalog(%+v) = %s, want prefix%s", c, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 
@@ -131,8 +132,27 @@ func FuzzDecodeCatalog(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := proto.DecodeCatalog(out); err != nil {
+		back, err := proto.DecodeCatalog(out)
+		if err != nil {
 			t.Fatalf("re-encoded catalog %s rejected: %v", out, err)
+		}
+		if !reflect.DeepEqual(back, c) {
+			t.Fatalf("re-encoded catalog %s decodes to %+v, not %+v", out, back, c)
+		}
+		// The same value encoding/json would give.
+		var viaJSON, want any
+		std, err := json.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &viaJSON); err != nil {
+			t.Fatalf("%s: %v", out, err)
+		}
+		if err := json.Unmarshal(std, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(viaJSON, want) {
+			t.Fatalf("AppendCatalog gave %s, encoding/json %s", out, std)
 		}
 	})
 }
