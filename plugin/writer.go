@@ -42,6 +42,7 @@ type writer struct {
 	spareBigs []bigFrame // likewise
 	queued    int
 	writing   bool // someone holds the writing turn
+	looping   bool // the loop goroutine was started
 	closing   bool
 	err       error
 
@@ -56,11 +57,13 @@ type bigFrame struct {
 	parts [][]byte
 }
 
+// newWriter returns a writer of out. Its goroutine starts with the first frame that
+// needs it (see push): a connection whose replies are all written by their handlers,
+// the common case, never starts it.
 func newWriter(out io.Writer, maxQueue int) *writer {
 	w := &writer{out: out, maxQueue: maxQueue, failed: make(chan struct{}), done: make(chan struct{})}
 	w.work.L = &w.mu
 	w.room.L = &w.mu
-	go w.loop()
 	return w
 }
 
@@ -95,6 +98,12 @@ func (w *writer) push(frame *[]byte, parts [][]byte, direct bool) {
 		w.writing = true
 		w.drain()
 		w.writing = false
+	}
+	if !w.looping && !direct {
+		// A frame that nobody writes here and now (from the read loop, which must not
+		// block on the pipe) is the loop's: start it, once.
+		w.looping = true
+		go w.loop()
 	}
 	w.work.Signal()
 	w.mu.Unlock()
@@ -151,13 +160,22 @@ func (w *writer) waitRoom() {
 	w.mu.Unlock()
 }
 
-// close makes the write loop return once everything queued is written. It reports
-// whether everything is written already (nothing queued, nobody writing): then there is
-// nothing to wait for, and the loop returns on its own.
+// close makes the write loop return once everything queued is written (done is closed
+// then; at once when the loop never started and nothing is left). It reports whether everything is written
+// already (nothing queued, nobody writing): then there is nothing to wait for, and the
+// loop returns on its own.
 func (w *writer) close() (flushed bool) {
 	w.mu.Lock()
 	w.closing = true
 	flushed = !w.writing && len(w.batch) == 0 && len(w.bigs) == 0
+	if !w.looping {
+		w.looping = true
+		if flushed {
+			close(w.done) // nothing was ever left to the loop, and nothing is now
+		} else {
+			go w.loop() // it waits for the turn held, writes what is left, and returns
+		}
+	}
 	w.work.Signal()
 	w.room.Broadcast()
 	w.mu.Unlock()
