@@ -9,8 +9,8 @@ import (
 // as the connection is idle, holding the buffer it reads into, so that buffer is most
 // of what an idle connection costs: it is small, and a large one (from a pool shared by
 // every reader of the process) is used only while the stream delivers more than the
-// small one takes at once (a read fills it), then given back once a read finds the
-// stream drained and the bytes still unread fit the small one again.
+// small one takes at once (a read fills it), then given back once the buffered bytes are
+// read and the last read found the stream drained.
 const (
 	smallReadBuffer = 512
 	largeReadBuffer = 16 << 10
@@ -51,6 +51,7 @@ func (b *readBuffer) Read(p []byte) (int, error) {
 			b.err = nil
 			return 0, err
 		}
+		b.start, b.end = 0, 0
 		if len(p) < largeReadBuffer {
 			b.settle() // a read that large bypasses any buffer: leave them as they are
 		}
@@ -77,24 +78,17 @@ func (b *readBuffer) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// settle moves to the buffer the next read of the stream goes into: the large one
-// while the stream is busy, else the small one (giving the large one back when what is
-// unread fits the small one).
+// settle chooses, with nothing buffered, the buffer the next read of the stream goes
+// into: the large one while the stream is busy, else the small one (giving the large one
+// back).
 func (b *readBuffer) settle() {
-	unread := b.end - b.start
 	switch {
 	case b.busy && b.large == nil:
 		b.large = largeReadBuffers.Get().(*[]byte)
-		b.end = copy(*b.large, b.buf[b.start:b.end])
-		b.start, b.buf = 0, *b.large
-	case !b.busy && b.large != nil && unread <= len(b.small):
-		b.end = copy(b.small[:], b.buf[b.start:b.end])
-		b.start, b.buf = 0, b.small[:]
+		b.buf = *b.large
+	case !b.busy && b.large != nil:
 		largeReadBuffers.Put(b.large)
-		b.large = nil
-	case b.start > 0:
-		b.end = copy(b.buf, b.buf[b.start:b.end])
-		b.start = 0
+		b.large, b.buf = nil, b.small[:]
 	}
 }
 
