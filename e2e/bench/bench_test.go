@@ -146,27 +146,8 @@ func TestSystemsEcho(t *testing.T) {
 					t.Errorf("echo of %d bytes: %v", len(p), err)
 				}
 			}
-			var wg sync.WaitGroup
-			errs := make(chan error, parCallers)
-			for i := range parCallers {
-				wg.Add(1)
-				// Each caller's own params, so that crossed replies would show.
-				p := callerParams[i]
-				go func() {
-					defer wg.Done()
-					for range 20 {
-						if err := call(ctx, in, p); err != nil {
-							errs <- err
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Error(err)
-			}
+			// Each caller's own params, so that crossed replies would show.
+			callConcurrently(ctx, t, in, callerParams[:parCallers], 20)
 			if _, err := vmHWM(strconv.Itoa(in.Pid())); err != nil {
 				t.Errorf("child memory: %v", err)
 			}
@@ -241,29 +222,14 @@ func builtDir(t *testing.T) string {
 func checkPingpong(t *testing.T, in instance) {
 	ctx := context.Background()
 	other := bytes.Repeat([]byte{'z'}, pingpongSize)
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := range 8 {
-		p := smallParams
+	params := make([][]byte, 8)
+	for i := range params {
+		params[i] = smallParams
 		if i%2 == 1 {
-			p = other
+			params[i] = other
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 50 {
-				if err := call(ctx, in, p); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	callConcurrently(ctx, t, in, params, 50)
 	if _, err := in.Call(ctx, smallParams[:pingpongSize-1]); err == nil {
 		t.Error("pingpong accepted 63 bytes")
 	}
@@ -307,5 +273,30 @@ func TestRegmem(t *testing.T) {
 	t.Setenv("BENCH_TEST_SILENT_HOST", "1")
 	if _, err := runRegmem(context.Background(), &system{name: sysAdapterkit}, env); err == nil {
 		t.Error("regmem accepted a host process that reported nothing")
+	}
+}
+
+// callConcurrently calls in from one goroutine per element of params, each n times with
+// its params, and reports every failed call.
+func callConcurrently(ctx context.Context, t *testing.T, in instance, params [][]byte, n int) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(params))
+	for _, p := range params {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range n {
+				if err := call(ctx, in, p); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
