@@ -42,6 +42,16 @@ func CheckType(t reflect.Type) error {
 
 type checker struct{ seen map[reflect.Type]bool }
 
+// undecodable is the error for decoding into a type whose plan is not fast: the reason
+// CheckType gives for it.
+func undecodable(t reflect.Type) *Error {
+	c := checker{seen: map[reflect.Type]bool{}}
+	if err := c.check(t, ""); err != nil {
+		return err
+	}
+	return unsupported("", t, "cannot be received")
+}
+
 func unsupported(path string, t reflect.Type, detail string) *Error {
 	return &Error{kind: kindUnsupported, Path: path, Detail: t.String() + " " + detail}
 }
@@ -56,7 +66,7 @@ func (c *checker) check(t reflect.Type, path string) *Error {
 		pt := reflect.PointerTo(t)
 		switch {
 		case pt.Implements(marshalerType):
-			if um != umJSON {
+			if um != umJSON && um != umTree {
 				return unsupported(path, t, "cannot be received: it has MarshalJSON but no UnmarshalJSON")
 			}
 			return nil
@@ -65,7 +75,7 @@ func (c *checker) check(t reflect.Type, path string) *Error {
 				return unsupported(path, t, "cannot be received: it has MarshalText but no UnmarshalText")
 			}
 			return nil
-		case um == umJSON:
+		case um == umJSON, um == umTree:
 			return nil // it reads whatever it is written as
 		case um == umText:
 			if t.Kind() != reflect.String {
@@ -149,14 +159,17 @@ func (c *checker) fields(t reflect.Type, path string, names map[string]bool) *Er
 			at = path + "." + name
 		}
 		if names[name] {
-			// encoding/json keeps one of them by its own rules (or neither), the decoder
-			// by mapstructure's: refused rather than sent to a field it was not read from.
+			// encoding/json keeps one of them by its own rules (or neither): refused
+			// rather than sent to a field it was not read from.
 			return unsupported(at, f.Type, "cannot be sent: two fields of the object are named "+strconv.Quote(name))
 		}
 		names[name] = true
-		for _, o := range strings.Split(opts, ",") {
-			if o == "string" {
+		for o := range strings.SplitSeq(opts, ",") {
+			switch o {
+			case "string":
 				return unsupported(at, f.Type, `cannot be received: the json tag option ",string" is not supported`)
+			case "squash", "remain":
+				return unsupported(at, f.Type, `cannot be sent: the json tag option ",`+o+`" is mapstructure's and the encoder does not apply it (embed the struct to inline its fields)`)
 			}
 		}
 		if err := c.check(f.Type, at); err != nil {

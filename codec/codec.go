@@ -34,7 +34,7 @@ func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
 	rv := reflect.ValueOf(v).Elem()
 	p := planFor(rv.Type())
 	if !p.fast {
-		return decodeRef(data, rv, unknown)
+		return undecodable(rv.Type())
 	}
 	d := decoder{b: data, ignore: bool(unknown), alias: true}
 	if err := d.top(p, rv); err != nil {
@@ -61,7 +61,7 @@ func decode(data []byte, v reflect.Value, unknown Unknown) error {
 	}
 	p := planFor(v.Type())
 	if !p.fast {
-		return decodeRef(data, v, unknown)
+		return undecodable(v.Type())
 	}
 	if err := decodeFast(data, p, v, unknown); err != nil {
 		return err

@@ -16,17 +16,26 @@ func TestPlansAreFast(t *testing.T) {
 			t.Errorf("%v: not handled by the direct decoder", typ)
 		}
 	}
+	// What CheckType refuses is not decoded either, and says why.
 	for _, typ := range []reflect.Type{
-		reflect.TypeFor[[2]int](),
 		reflect.TypeFor[struct{ *Base }](),
 		reflect.TypeFor[struct {
 			X int
 			B int `json:"X"`
 		}](),
 		reflect.TypeFor[error](),
+		reflect.TypeFor[struct {
+			//lint:ignore SA5008 CheckType must refuse this mapstructure option
+			B Base `json:",squash"`
+		}](),
 	} {
 		if planFor(typ).fast {
-			t.Errorf("%v: handled by the direct decoder, expected the mapstructure path", typ)
+			t.Errorf("%v: handled by the decoder, expected a refusal", typ)
+		}
+		err := DecodeValue([]byte(`{}`), reflect.New(typ).Interface(), RefuseUnknown)
+		var e *Error
+		if !errors.As(err, &e) || e.kind != kindUnsupported || err.Error() != CheckType(typ).Error() {
+			t.Errorf("%v: %v, want CheckType's %v", typ, err, CheckType(typ))
 		}
 	}
 }

@@ -117,7 +117,7 @@ func (d *decoder) mismatch(p *plan) *Error {
 }
 
 // value decodes one value (after optional whitespace) into v, of plan p. A null leaves
-// v as it is, as mapstructure does with a nil input.
+// v as it is.
 func (d *decoder) value(p *plan, v reflect.Value) *Error {
 	d.ws()
 	if d.i >= len(d.b) {
@@ -154,13 +154,18 @@ func (d *decoder) value(p *plan, v reflect.Value) *Error {
 			if berr != nil {
 				return typeErr("expected a base64 string, got a string that is not base64")
 			}
-			v.SetBytes(b)
+			v.SetBytes(b) // also for a named byte type: SetBytes goes by the element's kind
 			return nil
 		}
 		if c != '[' {
 			return d.mismatch(p)
 		}
 		return d.array(p, v)
+	case reflect.Array:
+		if c != '[' {
+			return d.mismatch(p)
+		}
+		return d.fixedArray(p, v)
 	case reflect.Pointer:
 		if v.IsNil() {
 			n := reflect.New(p.t.Elem())
@@ -233,6 +238,17 @@ func (d *decoder) unmarshal(p *plan, v reflect.Value) *Error {
 		}
 		if uerr := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText(text); uerr != nil {
 			return refused(p.t, "a string", uerr)
+		}
+		return nil
+	}
+	if p.um == umTree {
+		start := d.i
+		tree, err := d.any(false)
+		if err != nil {
+			return err
+		}
+		if uerr := v.Addr().Interface().(treeUnmarshaler).UnmarshalMapstructure(tree); uerr != nil {
+			return refused(p.t, got(d.b[start:d.i]), uerr)
 		}
 		return nil
 	}
@@ -481,6 +497,50 @@ func (d *decoder) array(p *plan, v reflect.Value) *Error {
 			d.i++
 			d.depth--
 			v.Set(s)
+			return nil
+		default:
+			return d.syntax("expected ',' or ']' in an array")
+		}
+	}
+}
+
+// fixedArray decodes an array into the Go array v: its elements in order, the rest
+// zero; an array with more elements than v holds is refused.
+func (d *decoder) fixedArray(p *plan, v reflect.Value) *Error {
+	if err := d.enter(); err != nil {
+		return err
+	}
+	d.i++ // '['
+	a := reflect.New(p.t).Elem()
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == ']' {
+		d.i++
+		d.depth--
+		v.Set(a)
+		return nil
+	}
+	for n := 0; ; n++ {
+		if n < a.Len() {
+			if err := d.value(p.elem, a.Index(n)); err != nil {
+				return err.under("[" + strconv.Itoa(n) + "]")
+			}
+		} else if _, err := d.skip(); err != nil {
+			return err
+		}
+		d.ws()
+		if d.i >= len(d.b) {
+			return d.syntax("unterminated array")
+		}
+		switch d.b[d.i] {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			d.depth--
+			if n >= a.Len() {
+				return typeErr("expected an array of at most " + strconv.Itoa(a.Len()) + " elements, got " + strconv.Itoa(n+1))
+			}
+			v.Set(a)
 			return nil
 		default:
 			return d.syntax("expected ',' or ']' in an array")

@@ -154,12 +154,3 @@ func setNumber(lit []byte, v reflect.Value) *Error {
 	}
 	return nil
 }
-
-// numberValue is parseNumber's result as a Go value of type t, for the mapstructure path.
-func numberValue(lit string, t reflect.Type) (any, *Error) {
-	v := reflect.New(t).Elem()
-	if err := setNumber([]byte(lit), v); err != nil {
-		return nil, err
-	}
-	return v.Interface(), nil
-}

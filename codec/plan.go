@@ -7,21 +7,20 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/go-viper/mapstructure/v2"
 )
 
 // plan is what the decoders know about one Go type, computed once per type.
 type plan struct {
 	t    reflect.Type
 	kind reflect.Kind
-	// fast: the direct decoder handles this type and everything it contains. Otherwise
-	// values of the type go through mapstructure over a decoded tree.
+	// fast: the decoder handles this type and everything it contains. Otherwise
+	// decoding a value of the type fails with the reason CheckType gives for it.
 	fast  bool
-	local bool  // this type alone is supported by the direct decoder
+	local bool  // this type alone is supported by the decoder
 	elem  *plan // pointer, slice and map element
-	// um: the type decodes itself (UnmarshalJSON or UnmarshalText, on the type or its
-	// pointer); the decoders then hand it the value and look no further into it.
+	// um: the type decodes itself (UnmarshalJSON, UnmarshalText or
+	// UnmarshalMapstructure, on the type or its pointer); the decoder then hands it the
+	// value and looks no further into it.
 	um unmarshal
 	// key: how a map's member names become its keys.
 	key keyKind
@@ -43,7 +42,18 @@ const (
 	umNone unmarshal = iota
 	umJSON           // json.Unmarshaler: given the value's JSON text
 	umText           // encoding.TextUnmarshaler: given a string's contents
+	// umTree: mapstructure's Unmarshaler, given the value as a tree (objects as
+	// map[string]any, arrays as []any, numbers as json.Number), as mapstructure hands it.
+	umTree
 )
+
+// treeUnmarshaler is mapstructure's Unmarshaler interface, declared here by its method
+// so that types written for mapstructure keep decoding themselves without this package
+// linking mapstructure (whose net dependency makes every adapter built with cgo
+// dynamically linked, about a millisecond more per start).
+type treeUnmarshaler interface {
+	UnmarshalMapstructure(any) error
+}
 
 // keyKind is how a map key is read from a member name, the inverse of how the encoder
 // writes it (as encoding/json does): a string kind as it is, then a TextUnmarshaler,
@@ -70,6 +80,8 @@ func unmarshalOf(t reflect.Type) unmarshal {
 		return umJSON
 	case pt.Implements(textUnmarshalerType):
 		return umText
+	case pt.Implements(treeUnmarshalerType):
+		return umTree
 	}
 	return umNone
 }
@@ -95,8 +107,7 @@ var (
 	plans   sync.Map // reflect.Type -> *plan
 	buildMu sync.Mutex
 
-	rawType         = reflect.TypeFor[json.RawMessage]()
-	unmarshalerType = reflect.TypeFor[mapstructure.Unmarshaler]()
+	treeUnmarshalerType = reflect.TypeFor[treeUnmarshaler]()
 
 	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
@@ -164,9 +175,6 @@ func (b *builder) build(t reflect.Type) *plan {
 	if p.um = unmarshalOf(t); p.um != umNone {
 		return p // the type's own method reads the value: nothing below it is decoded
 	}
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
-		p.local = false
-	}
 	switch t.Kind() {
 	case reflect.Bool, reflect.String,
 		reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
@@ -177,13 +185,11 @@ func (b *builder) build(t reflect.Type) *plan {
 	case reflect.Pointer:
 		p.elem = b.build(t.Elem())
 	case reflect.Slice:
-		if t == rawType {
-			p.local = false // the mapstructure path re-encodes the value
-		} else if !isBytes(t) {
+		if !isBytes(t) { // bytes (of any byte type) are a base64 string: no element plan
 			p.elem = b.build(t.Elem())
-		} else if t.Elem() != reflect.TypeFor[byte]() {
-			p.local = false
 		}
+	case reflect.Array:
+		p.elem = b.build(t.Elem())
 	case reflect.Map:
 		var ok bool
 		if p.key, ok = keyKindOf(t.Key()); !ok {
@@ -196,45 +202,47 @@ func (b *builder) build(t reflect.Type) *plan {
 			p.known = append(p.known, f.name)
 		}
 	default:
-		p.local = false // arrays, complex numbers, channels, functions...
+		p.local = false // complex numbers, channels, functions...
 	}
 	return p
 }
 
-// fields flattens the fields of struct t (at index path at) into p as mapstructure
-// with Squash and the json tag name sees them; it reports false when the struct uses
-// something only mapstructure itself handles.
+// fields flattens the fields of struct t (at index path at) into p: the members the
+// encoder writes (as encoding/json chooses them), matched by mapstructure's names (the
+// json tag name, else the Go field name, compared exactly). An embedded struct without
+// a tag name is inlined, exported or not; with one it is a member of that name. It
+// reports false when the struct uses something CheckType refuses.
 func (b *builder) fields(p *plan, t reflect.Type, at []int) bool {
 	ok := true
 	for i := range t.NumField() {
 		f := t.Field(i)
 		index := append(slices.Clone(at), i)
-		tag, hasTag := f.Tag.Lookup("json")
+		tag := f.Tag.Get("json")
 		name, opts, _ := strings.Cut(tag, ",")
-		if hasTag && opts != "" {
-			for _, o := range strings.Split(opts, ",") {
-				if o == "squash" || o == "remain" {
-					ok = false
-				}
+		for o := range strings.SplitSeq(opts, ",") {
+			if o == "squash" || o == "remain" {
+				ok = false // mapstructure's options, which the encoder does not apply
 			}
 		}
-		if f.Anonymous {
-			if f.Type.Kind() == reflect.Struct && f.IsExported() {
+		if f.Anonymous && name == "" {
+			switch {
+			case f.Type.Kind() == reflect.Struct:
 				ok = b.fields(p, f.Type, index) && ok
 				continue
+			case f.Type.Kind() == reflect.Pointer:
+				ok = false // an embedded pointer: refused by CheckType
+				continue
 			}
-			ok = false // embedded pointers, unexported or non-struct embedded types
-			continue
 		}
 		if !f.IsExported() {
-			continue // a member naming it is unknown, as with mapstructure
+			continue // a member naming it is unknown, as the encoder never writes it
 		}
 		if name == "" {
 			name = f.Name
 		}
 		for _, g := range p.fields {
 			if g.name == name {
-				ok = false // two fields take the same member: mapstructure's rules
+				ok = false // two fields take the same member: refused by CheckType
 			}
 		}
 		p.fields = append(p.fields, field{name: name, index: index, p: b.build(f.Type)})
@@ -250,44 +258,4 @@ func (p *plan) fieldIndex(name []byte) int {
 		}
 	}
 	return -1
-}
-
-// knownAt returns the field names of the struct found at a path below p (as the
-// mapstructure path names it), or nil when the path cannot be followed.
-func (p *plan) knownAt(path string) []string {
-	for path != "" && p != nil {
-		for p != nil && p.kind == reflect.Pointer {
-			p = p.elem
-		}
-		if p == nil {
-			return nil
-		}
-		switch {
-		case path[0] == '[':
-			end := strings.IndexByte(path, ']')
-			if end < 0 || (p.kind != reflect.Slice && p.kind != reflect.Map) {
-				return nil
-			}
-			p, path = p.elem, strings.TrimPrefix(path[end+1:], ".")
-		case p.kind == reflect.Struct:
-			end := strings.IndexAny(path, ".[")
-			if end < 0 {
-				end = len(path)
-			}
-			n := p.fieldIndex([]byte(path[:end]))
-			if n < 0 {
-				return nil
-			}
-			p, path = p.fields[n].p, strings.TrimPrefix(path[end:], ".")
-		default:
-			return nil
-		}
-	}
-	for p != nil && p.kind == reflect.Pointer {
-		p = p.elem
-	}
-	if p == nil || p.kind != reflect.Struct {
-		return nil
-	}
-	return p.known
 }

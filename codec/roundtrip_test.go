@@ -173,6 +173,14 @@ func TestCheckType(t *testing.T) {
 		{reflect.TypeFor[struct {
 			*Stamped
 		}](), `*codec.Stamped cannot be received: embed the struct, not a pointer to it`},
+		{reflect.TypeFor[struct {
+			//lint:ignore SA5008 CheckType must refuse this mapstructure option
+			In Stamped `json:",squash"`
+		}](), `field "In": codec.Stamped cannot be sent: the json tag option ",squash" is mapstructure's and the encoder does not apply it (embed the struct to inline its fields)`},
+		{reflect.TypeFor[struct {
+			//lint:ignore SA5008 CheckType must refuse this mapstructure option
+			Rest map[string]any `json:"rest,remain"`
+		}](), `field "rest": map[string]interface {} cannot be sent: the json tag option ",remain" is mapstructure's and the encoder does not apply it (embed the struct to inline its fields)`},
 	} {
 		err := CheckType(c.typ)
 		var e *Error

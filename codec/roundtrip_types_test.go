@@ -126,8 +126,8 @@ type family struct {
 	Count int                `json:"count,omitzero"`
 }
 
-// viaRef goes through the mapstructure path (an array, an unexported embedded struct)
-// with self-encoding types inside.
+// viaRef holds shapes mapstructure, the reference decoder, handles its own way (an
+// array, an unexported embedded struct), with self-encoding types inside.
 type viaRef struct {
 	hidden
 	Pair  [2]Stamped       `json:"pair"`

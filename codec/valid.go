@@ -24,7 +24,7 @@ func decodeValidOwned(data []byte, target any, ignoreUnknown bool) error {
 	rv := reflect.ValueOf(target).Elem()
 	p := planFor(rv.Type())
 	if !p.fast {
-		return decodeRef(data, rv, Unknown(ignoreUnknown))
+		return undecodable(rv.Type())
 	}
 	d := decoder{b: data, ignore: ignoreUnknown, alias: true, valid: true}
 	if err := d.top(p, rv); err != nil {

@@ -25,8 +25,8 @@ type Adapter struct {
 	Services []*Service
 
 	// Configuration, if not nil, is a pointer (usually to a struct) that initialize's
-	// configuration object is decoded into with mapstructure, using json tags and exact
-	// key matching. Fields absent from the configuration keep the values they had, so
+	// configuration object is decoded into by package codec, with mapstructure's names
+	// (json tags, exact key matching). Fields absent from the configuration keep the values they had, so
 	// defaults can be set beforehand. An unknown key or a value of the wrong type
 	// answers initialize with invalid. When Configuration is nil the configuration
 	// object is accepted and ignored.

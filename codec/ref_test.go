@@ -7,15 +7,16 @@ import (
 	"errors"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/go-viper/mapstructure/v2"
 )
 
-// decodeRef is the mapstructure path: the JSON text becomes a tree (objects as
-// map[string]any, numbers as json.Number), which mapstructure decodes into v (the
-// element of a pointer) with json tag names, exact name matching and embedded structs
-// squashed. The hook gives numbers, strings and []byte the same rules as the direct
-// decoder. It is the decoding contract: the direct decoder must agree with it.
+// decodeRef is the reference decoder of the tests: the JSON text becomes a tree
+// (objects as map[string]any, numbers as json.Number), which mapstructure decodes into
+// v (the element of a pointer) with json tag names, exact name matching and embedded
+// structs squashed. The hook gives numbers, strings and []byte the same rules as the
+// package's decoder, which must agree with it (FuzzDifferential, FuzzRoundTrip).
 func decodeRef(data []byte, v reflect.Value, unknown Unknown) error {
 	if errs := refErrors(data, v, false, unknown); len(errs) > 0 {
 		return errs[0]
@@ -131,7 +132,7 @@ func hook(_ reflect.Type, to reflect.Type, data any) (any, error) {
 		}
 		return data, nil
 	}
-	if to == rawType {
+	if to == reflect.TypeFor[json.RawMessage]() {
 		b, err := json.Marshal(data) // json.Number keeps its literal
 		if err != nil {
 			return nil, &Error{kind: kindType, Detail: err.Error()}
@@ -176,6 +177,15 @@ func hook(_ reflect.Type, to reflect.Type, data any) (any, error) {
 		return data, nil
 	}
 	return nil, err
+}
+
+// numberValue is parseNumber's result as a Go value of type t.
+func numberValue(lit string, t reflect.Type) (any, *Error) {
+	v := reflect.New(t).Elem()
+	if err := setNumber([]byte(lit), v); err != nil {
+		return nil, err
+	}
+	return v.Interface(), nil
 }
 
 // floats returns a tree with its json.Numbers made float64, as an empty interface
@@ -251,4 +261,44 @@ func leaves(err error, nativeIsUnknown bool) []*Error {
 	}
 	walk(err, "")
 	return out
+}
+
+// knownAt returns the field names of the struct found at a path below p (as
+// mapstructure names it), or nil when the path cannot be followed.
+func (p *plan) knownAt(path string) []string {
+	for path != "" && p != nil {
+		for p != nil && p.kind == reflect.Pointer {
+			p = p.elem
+		}
+		if p == nil {
+			return nil
+		}
+		switch {
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 || (p.kind != reflect.Slice && p.kind != reflect.Map) {
+				return nil
+			}
+			p, path = p.elem, strings.TrimPrefix(path[end+1:], ".")
+		case p.kind == reflect.Struct:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			n := p.fieldIndex([]byte(path[:end]))
+			if n < 0 {
+				return nil
+			}
+			p, path = p.fields[n].p, strings.TrimPrefix(path[end:], ".")
+		default:
+			return nil
+		}
+	}
+	for p != nil && p.kind == reflect.Pointer {
+		p = p.elem
+	}
+	if p == nil || p.kind != reflect.Struct {
+		return nil
+	}
+	return p.known
 }
