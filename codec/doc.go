@@ -12,7 +12,8 @@
 // Names are mapstructure's: json tag names (the Go field name when there is no tag),
 // matched exactly, embedded structs without a tag name inlined, a member naming no field
 // refused. The members are the ones the encoder writes, so whatever it sends comes back
-// to the same field. One policy for every value:
+// to the same field, and a field tagged "-" is neither written nor read (mapstructure
+// would fill it from a member named "-"). One policy for every value:
 //
 //   - Numbers are exact. A number is parsed for its target: every int64 and uint64
 //     value, 2^53+1, every float64 in its shortest form. A number that does not fit

@@ -218,6 +218,9 @@ func (b *builder) fields(p *plan, t reflect.Type, at []int) bool {
 		f := t.Field(i)
 		index := append(slices.Clone(at), i)
 		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue // never written, so never read ("-," names a member "-")
+		}
 		name, opts, _ := strings.Cut(tag, ",")
 		for o := range strings.SplitSeq(opts, ",") {
 			if o == "squash" || o == "remain" {

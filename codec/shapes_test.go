@@ -34,6 +34,7 @@ type shapes struct {
 	Tag   tagged       `json:"tag"`
 	Trim  trimmed      `json:"trim"`
 	PTrim *trimmed     `json:"ptrim"`
+	Skip  string       `json:"-"`
 }
 
 // trimmed decodes itself from the tree mapstructure would hand it: a JSON string, its
@@ -85,6 +86,7 @@ func TestDecodeShapes(t *testing.T) {
 		{name: "tree unmarshaler refuses", in: `{"trim":{"a":[1]}}`, kind: kindType, msg: `field "trim": codec.trimmed refuses an object: not a string: map[string]interface {}`},
 		{name: "tree unmarshaler behind a pointer", in: `{"ptrim":"uvwxyz"}`, want: shapes{PTrim: &trimmed{"uvw"}}},
 		{name: "unexported embedded field", in: `{"z":-3}`, want: shapes{hiddenBase: hiddenBase{Z: -3}}},
+		{name: "a field tagged - is not a member", in: `{"-":"set"}`, kind: kindUnknown, msg: `field "-" is not known (known: z, Label, pair, grid, octs, tag, trim, ptrim)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var got shapes

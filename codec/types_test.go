@@ -34,7 +34,7 @@ type outer struct {
 	M      map[string]*inner `json:"m"`
 	Ok     bool              `json:"ok"`
 	hidden int
-	Dash   int    `json:"-"`
+	Dash   int    `json:"-,"` // named "-", as in encoding/json
 	PP     **int  `json:"pp"`
 	Named  label  `json:"named"`
 	I64    int64  `json:"i64"`
