@@ -42,8 +42,8 @@ func CheckType(t reflect.Type) error {
 
 type checker struct{ seen map[reflect.Type]bool }
 
-// undecodable is the error for decoding into a type whose plan is not fast: the reason
-// CheckType gives for it.
+// undecodable is the error for a value met where the decoder cannot read one (a plan
+// that is not local): the reason CheckType gives for the type.
 func undecodable(t reflect.Type) *Error {
 	c := checker{seen: map[reflect.Type]bool{}}
 	if err := c.check(t, ""); err != nil {

@@ -33,9 +33,6 @@ func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
 	}
 	rv := reflect.ValueOf(v).Elem()
 	p := planFor(rv.Type())
-	if !p.fast {
-		return undecodable(rv.Type())
-	}
 	d := decoder{b: data, ignore: bool(unknown), alias: true}
 	if err := d.top(p, rv); err != nil {
 		return err
@@ -60,9 +57,6 @@ func decode(data []byte, v reflect.Value, unknown Unknown) error {
 		return nil
 	}
 	p := planFor(v.Type())
-	if !p.fast {
-		return undecodable(v.Type())
-	}
 	if err := decodeFast(data, p, v, unknown); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package codec
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"math"
 	"reflect"
 	"strings"
@@ -10,10 +11,27 @@ import (
 	"unsafe"
 )
 
-func TestPlansAreFast(t *testing.T) {
+// decodable reports whether the decoder reads every type reachable from p.
+func decodable(p *plan, seen map[*plan]bool) bool {
+	if seen[p] {
+		return true
+	}
+	seen[p] = true
+	if !p.local || (p.elem != nil && !decodable(p.elem, seen)) {
+		return false
+	}
+	for _, f := range p.fields {
+		if !decodable(f.p, seen) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestPlansAreDecodable(t *testing.T) {
 	for _, typ := range targets {
-		if !planFor(typ).fast {
-			t.Errorf("%v: not handled by the direct decoder", typ)
+		if !decodable(planFor(typ), map[*plan]bool{}) {
+			t.Errorf("%v: not handled by the decoder", typ)
 		}
 	}
 	// What CheckType refuses is not decoded either, and says why.
@@ -29,7 +47,7 @@ func TestPlansAreFast(t *testing.T) {
 			B Base `json:",squash"`
 		}](),
 	} {
-		if planFor(typ).fast {
+		if planFor(typ).local {
 			t.Errorf("%v: handled by the decoder, expected a refusal", typ)
 		}
 		err := DecodeValue([]byte(`{}`), reflect.New(typ).Interface(), RefuseUnknown)
@@ -37,6 +55,33 @@ func TestPlansAreFast(t *testing.T) {
 		if !errors.As(err, &e) || e.kind != kindUnsupported || err.Error() != CheckType(typ).Error() {
 			t.Errorf("%v: %v, want CheckType's %v", typ, err, CheckType(typ))
 		}
+	}
+}
+
+// A field of a type the decoder cannot fill fails only when a member names it.
+func TestUndecodableFieldOnlyWhenNamed(t *testing.T) {
+	type config struct {
+		Name  string    `json:"name"`
+		Out   io.Writer `json:"out"`
+		Ready chan bool `json:"ready"`
+	}
+	var c config
+	if err := DecodeValue([]byte(`{"name":"x"}`), &c, RefuseUnknown); err != nil || c.Name != "x" {
+		t.Fatalf("%v %+v", err, c)
+	}
+	for in, msg := range map[string]string{
+		`{"out":{}}`:     `field "out": io.Writer cannot be received: only an empty interface can be filled`,
+		`{"ready":true}`: `field "ready": chan bool cannot be sent`,
+	} {
+		err := DecodeValue([]byte(in), &c, RefuseUnknown)
+		var e *Error
+		if !errors.As(err, &e) || e.kind != kindUnsupported || err.Error() != msg {
+			t.Errorf("%s: %v, want %s", in, err, msg)
+		}
+	}
+	// null is no value: the field keeps what it has.
+	if err := DecodeValue([]byte(`{"out":null}`), &c, RefuseUnknown); err != nil {
+		t.Fatal(err)
 	}
 }
 

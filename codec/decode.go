@@ -127,6 +127,9 @@ func (d *decoder) value(p *plan, v reflect.Value) *Error {
 	if c == 'n' {
 		return d.lit("null")
 	}
+	if !p.local {
+		return undecodable(p.t)
+	}
 	if p.um != umNone {
 		return d.unmarshal(p, v)
 	}

@@ -37,6 +37,9 @@
 //     TextUnmarshaler from its text, an integer from its digits.
 //   - A Go array takes a JSON array of at most its length; the elements left over are
 //     zero.
+//   - A field whose type cannot be received (a channel, a function, an interface with
+//     methods; see CheckType) fails only when a member names it, so a configuration
+//     struct may hold one that is set in code.
 //   - A type with mapstructure's UnmarshalMapstructure method (and no UnmarshalJSON or
 //     UnmarshalText) is handed the value as mapstructure would: a tree of
 //     map[string]any, []any, string, bool, nil and json.Number.

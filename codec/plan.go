@@ -13,10 +13,11 @@ import (
 type plan struct {
 	t    reflect.Type
 	kind reflect.Kind
-	// fast: the decoder handles this type and everything it contains. Otherwise
-	// decoding a value of the type fails with the reason CheckType gives for it.
-	fast  bool
-	local bool  // this type alone is supported by the decoder
+	// local: the decoder can read a value of this type (the types it contains are
+	// judged where the text reaches them). Otherwise a value for it fails with the
+	// reason CheckType gives, and only then: a struct may hold a field of a type the
+	// decoder cannot fill, as long as no member names it.
+	local bool
 	elem  *plan // pointer, slice and map element
 	// um: the type decodes itself (UnmarshalJSON, UnmarshalText or
 	// UnmarshalMapstructure, on the type or its pointer); the decoder then hands it the
@@ -125,35 +126,10 @@ func planFor(t reflect.Type) *plan {
 	}
 	b := &builder{seen: map[reflect.Type]*plan{}}
 	root := b.build(t)
-	// fast is the greatest fixed point of "local and every contained type fast", so that
-	// recursive types are settled too.
-	for _, p := range b.order {
-		p.fast = p.local
-	}
-	for changed := true; changed; {
-		changed = false
-		for _, p := range b.order {
-			if p.fast && !p.childrenFast() {
-				p.fast, changed = false, true
-			}
-		}
-	}
 	for _, p := range b.order {
 		plans.LoadOrStore(p.t, p)
 	}
 	return root
-}
-
-func (p *plan) childrenFast() bool {
-	if p.elem != nil && !p.elem.fast {
-		return false
-	}
-	for _, f := range p.fields {
-		if !f.p.fast {
-			return false
-		}
-	}
-	return true
 }
 
 type builder struct {

@@ -34,11 +34,12 @@ type outer struct {
 	M      map[string]*inner `json:"m"`
 	Ok     bool              `json:"ok"`
 	hidden int
-	Dash   int    `json:"-,"` // named "-", as in encoding/json
-	PP     **int  `json:"pp"`
-	Named  label  `json:"named"`
-	I64    int64  `json:"i64"`
-	U64    uint64 `json:"u64"`
+	//lint:ignore SA5008 "-," names a member "-" (encoding/json's documented special case)
+	Dash  int    `json:"-,"`
+	PP    **int  `json:"pp"`
+	Named label  `json:"named"`
+	I64   int64  `json:"i64"`
+	U64   uint64 `json:"u64"`
 }
 
 type label string

@@ -23,9 +23,6 @@ func decodeValidOwned(data []byte, target any, ignoreUnknown bool) error {
 	}
 	rv := reflect.ValueOf(target).Elem()
 	p := planFor(rv.Type())
-	if !p.fast {
-		return undecodable(rv.Type())
-	}
 	d := decoder{b: data, ignore: ignoreUnknown, alias: true, valid: true}
 	if err := d.top(p, rv); err != nil {
 		return err
