@@ -63,9 +63,9 @@ tools:
 ## available, otherwise skipped with a line saying why and how to get it (sdk/make.sh).
 adapters:
 	@mkdir -p $(ADAPTERS)
-	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
-	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
-	CGO_ENABLED=0 $(GO) build -o $(ADAPTERS)/console_v1.0.0 ./examples/console
+	$(GO) build -o $(ADAPTERS)/thermometer_v1.0.0 ./examples/thermometer
+	$(GO) build -o $(ADAPTERS)/echo_v1.2.0 ./examples/echo
+	$(GO) build -o $(ADAPTERS)/console_v1.0.0 ./examples/console
 	@sdk/make.sh build python $(ADAPTERS)
 	@sdk/make.sh build typescript $(ADAPTERS)
 	@sdk/make.sh build rust $(ADAPTERS)

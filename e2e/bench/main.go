@@ -277,9 +277,9 @@ func build(dir string) error {
 		{bench, binFloor, "./cmd/floorecho"},
 		{bench, binPing, "./cmd/pingpong"},
 	}
-	// Every child is built the same way, as a Go adapter is best shipped: statically
-	// linked (CGO_ENABLED=0), so that starting it loads no C library. The net package
-	// (go-plugin's sockets, and the SDK through mapstructure) would otherwise link libc.
+	// Every child is built the same way: statically linked (CGO_ENABLED=0), so that
+	// starting it loads no C library. The SDK's adapter is static with the go command's
+	// defaults too; go-plugin's children import net, which with cgo would link libc.
 	for _, s := range steps {
 		if _, err := goOutput(s.dir, "build", "-o", filepath.Join(dir, s.out), s.pkg); err != nil {
 			return fmt.Errorf("building %s: %w", s.pkg, err)
