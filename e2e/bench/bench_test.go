@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -207,7 +210,7 @@ func builtDir(t *testing.T) string {
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "adapterkit-bench-test-")
 		if buildErr == nil {
-			buildErr = build(buildDir)
+			buildErr = build(buildDir, false)
 		}
 	})
 	if buildErr != nil {
@@ -247,7 +250,7 @@ func TestRegmem(t *testing.T) {
 	}
 	dir := builtDir(t)
 	self := filepath.Join(t.TempDir(), "bench")
-	if _, err := goOutput("", "build", "-o", self, "."); err != nil {
+	if _, err := goOutput("", nil, "build", "-o", self, "."); err != nil {
 		t.Fatal(err)
 	}
 	env := &runEnv{binDir: dir, self: self, regmemN: 12}
@@ -298,5 +301,34 @@ func callConcurrently(ctx context.Context, t *testing.T, in instance, params [][
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// Built with the go command's defaults, the SDK's echo adapter is statically linked
+// (no program interpreter): the SDK links neither net nor cgo, so -cgo default changes
+// only how go-plugin's children are linked.
+func TestEchoAdapterStatic(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ELF programs only")
+	}
+	if testing.Short() {
+		t.Skip("builds the child programs")
+	}
+	f, err := elf.Open(filepath.Join(builtDir(t), binEcho))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Fatal("the echo adapter is dynamically linked")
+		}
+	}
+}
+
+func TestCgoFlag(t *testing.T) {
+	err := run([]string{"-cgo", "on", "-workloads", "rtt", "-systems", sysFloor})
+	if err == nil || !strings.Contains(err.Error(), "-cgo must be") {
+		t.Fatalf("-cgo on: %v", err)
 	}
 }

@@ -81,6 +81,7 @@ func run(args []string) error {
 	withJSON := fs.Bool("json", false, "also print one JSON line per (system, workload)")
 	out := fs.String("out", "", "also write the report (with the JSON lines) to this file")
 	binDir := fs.String("bin", "", "directory of already built child programs (default: build them)")
+	cgo := fs.String("cgo", cgoDefault, "how the child programs are built: "+cgoDefault+" (the go command's defaults, as a plain go build makes them) or "+cgoOff+" (CGO_ENABLED=0: all statically linked)")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of this host process to this file")
 	memhost := fs.String("memhost", "", "internal: run as the memory workload's host process for this system")
 	regmemhost := fs.String("regmemhost", "", "internal: run as the regmem workload's host process for this system")
@@ -113,6 +114,8 @@ func run(args []string) error {
 		return fmt.Errorf("-duration must be positive and -warmup not negative")
 	case *regmemN < 1:
 		return fmt.Errorf("-regmem-n must be at least 1")
+	case *cgo != cgoDefault && *cgo != cgoOff:
+		return fmt.Errorf("-cgo must be %s or %s", cgoDefault, cgoOff)
 	}
 	sysNames, err := pick(*sysFlag, knownSystems, "system")
 	if err != nil {
@@ -132,7 +135,7 @@ func run(args []string) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if err := build(dir); err != nil {
+		if err := build(dir, *cgo == cgoOff); err != nil {
 			return err
 		}
 		*binDir = dir
@@ -153,8 +156,8 @@ func run(args []string) error {
 		started := time.Now()
 		rs, ok := measure(context.Background(), i+1, systems, wlNames, *reps, env)
 		failed = failed || !ok
-		header := fmt.Sprintf("adapterkit bench: run %d of %d, %d repetitions, medians; steady %s after %s warm-up; %s; took %s",
-			i+1, *runs, *reps, *duration, *warmup, machine(), time.Since(started).Round(time.Second))
+		header := fmt.Sprintf("adapterkit bench: run %d of %d, %d repetitions, medians; steady %s after %s warm-up; children built with -cgo %s; %s; took %s",
+			i+1, *runs, *reps, *duration, *warmup, *cgo, machine(), time.Since(started).Round(time.Second))
 		if err := rs.writeReport(os.Stdout, header, *withJSON); err != nil {
 			return err
 		}
@@ -258,15 +261,25 @@ func pick(list string, known []string, what string) ([]string, error) {
 	return out, nil
 }
 
+// Values of -cgo.
+const (
+	cgoDefault = "default"
+	cgoOff     = "off"
+)
+
 // build compiles the child programs into dir: the echo adapter from the root module
 // (built there, with the root module's own go.mod), the go-plugin plugin and the floor
-// from this module.
-func build(dir string) error {
-	root, err := goOutput("", "list", "-m", "-f", "{{.Dir}}", "github.com/adapterkit/adapterkit")
+// from this module. By default each is built as a plain go build makes it, the way
+// both projects tell their users to build: the SDK's adapter is statically linked
+// either way (it does not import net), go-plugin's children import net, which with cgo
+// enabled (where a C compiler is installed) links the C library dynamically. static
+// builds every child with CGO_ENABLED=0.
+func build(dir string, static bool) error {
+	root, err := goOutput("", nil, "list", "-m", "-f", "{{.Dir}}", "github.com/adapterkit/adapterkit")
 	if err != nil {
 		return fmt.Errorf("locating the adapterkit module (run from e2e/bench): %w", err)
 	}
-	bench, err := goOutput("", "list", "-m", "-f", "{{.Dir}}")
+	bench, err := goOutput("", nil, "list", "-m", "-f", "{{.Dir}}")
 	if err != nil {
 		return fmt.Errorf("locating the bench module (run from e2e/bench): %w", err)
 	}
@@ -277,11 +290,12 @@ func build(dir string) error {
 		{bench, binFloor, "./cmd/floorecho"},
 		{bench, binPing, "./cmd/pingpong"},
 	}
-	// Every child is built the same way: statically linked (CGO_ENABLED=0), so that
-	// starting it loads no C library. The SDK's adapter is static with the go command's
-	// defaults too; go-plugin's children import net, which with cgo would link libc.
+	var env []string
+	if static {
+		env = []string{"CGO_ENABLED=0"}
+	}
 	for _, s := range steps {
-		if _, err := goOutput(s.dir, "build", "-o", filepath.Join(dir, s.out), s.pkg); err != nil {
+		if _, err := goOutput(s.dir, env, "build", "-o", filepath.Join(dir, s.out), s.pkg); err != nil {
 			return fmt.Errorf("building %s: %w", s.pkg, err)
 		}
 	}
@@ -289,12 +303,12 @@ func build(dir string) error {
 	return err
 }
 
-// goOutput runs the go command in dir ("" means the current directory), without cgo,
-// and returns its trimmed standard output.
-func goOutput(dir string, args ...string) (string, error) {
+// goOutput runs the go command in dir ("" means the current directory) with env added
+// to the environment, and returns its trimmed standard output.
+func goOutput(dir string, env []string, args ...string) (string, error) {
 	cmd := exec.Command("go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
