@@ -94,8 +94,12 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 	return s
 }
 
-// scanHook, when set (tests only), runs at the start of every scan of the directories.
-var scanHook func()
+// scanHook, when set (tests only), runs at the start of every scan of the directories;
+// scanWaitHook before a rescan caller waits for the scan it joined (given its end).
+var (
+	scanHook     func()
+	scanWaitHook func(done <-chan struct{})
+)
 
 // rescan returns a scan of the directories (the registry keeps it for resolving
 // references) no older than the rescan interval: concurrent Discover streams share
@@ -127,8 +131,16 @@ func (s *adapterSet) rescan(ctx context.Context) (*discovery.Result, error) {
 		}()
 	}
 	s.scanMu.Unlock()
+	if scanWaitHook != nil {
+		scanWaitHook(run.done)
+	}
 	select {
 	case <-run.done:
+		if err := ctx.Err(); err != nil {
+			// Both were ready (a quick scan for a caller already gone): the caller
+			// is told it is gone, whichever the select picked.
+			return nil, err
+		}
 		return run.res, run.err
 	case <-ctx.Done():
 		return nil, ctx.Err()

@@ -387,6 +387,23 @@ func TestSocketSymlink(t *testing.T) {
 	}
 }
 
+// A caller gone is told so even when the scan it joined has already ended (both cases
+// of the wait are ready then, and a select picks either).
+func TestRescanCallerGoneAfterScan(t *testing.T) {
+	scanWaitHook = func(done <-chan struct{}) { <-done }
+	t.Cleanup(func() { scanWaitHook = nil })
+	cfg := &ServerConfig{Dirs: []string{t.TempDir()}, RescanInterval: time.Nanosecond}
+	set := newAdapterSet(context.Background(), cfg, hclog.NewNullLogger())
+	defer func() { _ = set.close(context.Background()) }()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 32 {
+		if _, err := set.rescan(gone); !errors.Is(err, context.Canceled) {
+			t.Fatalf("rescan %d of a caller gone: %v", i, err)
+		}
+	}
+}
+
 // TestSharedScan: Discover streams asking for a scan at once share one, and so do
 // those asking within the rescan interval after it ended; a caller that gives up
 // does not end the scan for the others.
