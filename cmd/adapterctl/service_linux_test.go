@@ -67,7 +67,10 @@ func (r *notifyReceiver) next(t *testing.T) string {
 type activated struct {
 	cmd    *exec.Cmd
 	notify *notifyReceiver
-	stderr *testkit.Buffer
+	// stderr is the daemon's standard error: a file it writes directly, so that what
+	// it logged before a notification is there when the notification arrives (a pipe
+	// copied by a goroutine may not have been read yet).
+	stderr *os.File
 	exited chan struct{}
 	out    string // stdout, once exited
 	err    error  // Wait's, once exited
@@ -121,7 +124,12 @@ func socketID(t *testing.T, f *os.File) string {
 // (exec keeps the pid), as systemd sets it between fork and exec.
 func startActivated(t *testing.T, dir, bin string, files []*os.File, names string, args ...string) *activated {
 	t.Helper()
-	a := &activated{notify: newNotifyReceiver(t, filepath.Join(dir, "notify")), stderr: new(testkit.Buffer), exited: make(chan struct{})}
+	stderr, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stderr.Close() })
+	a := &activated{notify: newNotifyReceiver(t, filepath.Join(dir, "notify")), stderr: stderr, exited: make(chan struct{})}
 	a.cmd = exec.Command("/bin/sh", append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, bin, "serve"}, args...)...)
 	a.cmd.ExtraFiles = files
 	a.cmd.Env = append(os.Environ(), fmt.Sprintf("LISTEN_FDS=%d", len(files)), "LISTEN_FDNAMES="+names,
@@ -154,12 +162,21 @@ func startActivated(t *testing.T, dir, bin string, files []*os.File, names strin
 	return a
 }
 
+// stderrText is what the daemon wrote to its standard error so far.
+func (a *activated) stderrText() string {
+	b, err := os.ReadFile(a.stderr.Name())
+	if err != nil {
+		return "(stderr unreadable: " + err.Error() + ")"
+	}
+	return string(b)
+}
+
 // expect fails unless the next notification starts with prefix.
 func (a *activated) expect(t *testing.T, prefix string) string {
 	t.Helper()
 	m := a.notify.next(t)
 	if !strings.HasPrefix(m, prefix) {
-		t.Fatalf("notification %q, want %q...\nstderr:\n%s", m, prefix, a.stderr.String())
+		t.Fatalf("notification %q, want %q...\nstderr:\n%s", m, prefix, a.stderrText())
 	}
 	return m
 }
@@ -182,7 +199,7 @@ func (a *activated) stop(t *testing.T) {
 		t.Fatal("serve did not stop within 30 s of SIGTERM")
 	}
 	if a.err != nil {
-		t.Errorf("serve: %v\nstderr:\n%s", a.err, a.stderr.String())
+		t.Errorf("serve: %v\nstderr:\n%s", a.err, a.stderrText())
 	}
 	if !strings.HasSuffix(a.out, "adapterctl serve: stopped; every adapter closed, process trees verified gone\n") {
 		t.Errorf("stdout:\n%s", a.out)
@@ -308,8 +325,8 @@ func TestServeSystemdTCP(t *testing.T) {
 	a.expect(t, "RELOADING=1\nMONOTONIC_USEC=")
 	a.expect(t, "READY=1\n")
 	// READY=1 follows the reload: the daemon logged it before.
-	if !strings.Contains(a.stderr.String(), "certificates reloaded") {
-		t.Errorf("READY=1 before the certificates were reloaded:\n%s", a.stderr.String())
+	if !strings.Contains(a.stderrText(), "certificates reloaded") {
+		t.Errorf("READY=1 before the certificates were reloaded:\n%s", a.stderrText())
 	}
 	a.stop(t)
 }
