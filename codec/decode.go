@@ -465,74 +465,65 @@ func mapKey(kk keyKind, kt reflect.Type, k string) (reflect.Value, *Error) {
 
 // array decodes an array into the slice v.
 func (d *decoder) array(p *plan, v reflect.Value) *Error {
-	if err := d.enter(); err != nil {
-		return err
-	}
-	d.i++ // '['
 	s := reflect.MakeSlice(p.t, 0, 0)
-	n := 0
-	d.ws()
-	if d.i < len(d.b) && d.b[d.i] == ']' {
-		d.i++
-		d.depth--
-		v.Set(s)
-		return nil
-	}
-	for {
+	_, err := d.elements(func(n int) *Error {
 		if n == s.Cap() {
 			grown := reflect.MakeSlice(p.t, n, max(4, 2*n))
 			reflect.Copy(grown, s)
 			s = grown
 		}
 		s = s.Slice(0, n+1)
-		if err := d.value(p.elem, s.Index(n)); err != nil {
-			return err.under("[" + strconv.Itoa(n) + "]")
-		}
-		n++
-		d.ws()
-		if d.i >= len(d.b) {
-			return d.syntax("unterminated array")
-		}
-		switch d.b[d.i] {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
-			d.depth--
-			v.Set(s)
-			return nil
-		default:
-			return d.syntax("expected ',' or ']' in an array")
-		}
+		return d.value(p.elem, s.Index(n))
+	})
+	if err != nil {
+		return err
 	}
+	v.Set(s)
+	return nil
 }
 
 // fixedArray decodes an array into the Go array v: its elements in order, the rest
 // zero; an array with more elements than v holds is refused.
 func (d *decoder) fixedArray(p *plan, v reflect.Value) *Error {
-	if err := d.enter(); err != nil {
+	a := reflect.New(p.t).Elem()
+	count, err := d.elements(func(n int) *Error {
+		if n < a.Len() {
+			return d.value(p.elem, a.Index(n))
+		}
+		_, err := d.skip()
+		return err
+	})
+	if err != nil {
 		return err
 	}
+	if count > a.Len() {
+		return typeErr("expected an array of at most " + strconv.Itoa(a.Len()) + " elements, got " + strconv.Itoa(count))
+	}
+	v.Set(a)
+	return nil
+}
+
+// elements reads the array at d.i, handing each element's index to elem, which reads
+// the element; it returns how many there were. An element's error is named by its
+// index.
+func (d *decoder) elements(elem func(n int) *Error) (int, *Error) {
+	if err := d.enter(); err != nil {
+		return 0, err
+	}
 	d.i++ // '['
-	a := reflect.New(p.t).Elem()
 	d.ws()
 	if d.i < len(d.b) && d.b[d.i] == ']' {
 		d.i++
 		d.depth--
-		v.Set(a)
-		return nil
+		return 0, nil
 	}
 	for n := 0; ; n++ {
-		if n < a.Len() {
-			if err := d.value(p.elem, a.Index(n)); err != nil {
-				return err.under("[" + strconv.Itoa(n) + "]")
-			}
-		} else if _, err := d.skip(); err != nil {
-			return err
+		if err := elem(n); err != nil {
+			return 0, err.under("[" + strconv.Itoa(n) + "]")
 		}
 		d.ws()
 		if d.i >= len(d.b) {
-			return d.syntax("unterminated array")
+			return 0, d.syntax("unterminated array")
 		}
 		switch d.b[d.i] {
 		case ',':
@@ -540,13 +531,9 @@ func (d *decoder) fixedArray(p *plan, v reflect.Value) *Error {
 		case ']':
 			d.i++
 			d.depth--
-			if n >= a.Len() {
-				return typeErr("expected an array of at most " + strconv.Itoa(a.Len()) + " elements, got " + strconv.Itoa(n+1))
-			}
-			v.Set(a)
-			return nil
+			return n + 1, nil
 		default:
-			return d.syntax("expected ',' or ']' in an array")
+			return 0, d.syntax("expected ',' or ']' in an array")
 		}
 	}
 }
