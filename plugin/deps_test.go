@@ -1,9 +1,9 @@
 package plugin_test
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // An adapter built with the SDK links neither package net nor cgo's runtime: with cgo
@@ -11,15 +11,7 @@ import (
 // dynamically linked program, whose loader and C runtime start-up cost about a
 // millisecond on every start, and which needs the C library inside a sandbox.
 func TestAdapterLinksNoNetNorCgo(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool:", err)
-	}
-	out, err := exec.Command(goTool, "list", "-deps", "github.com/adapterkit/adapterkit/plugin").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
+	for _, dep := range testkit.Deps(t, "plugin") {
 		switch dep {
 		case "net", "runtime/cgo", "os/user", "plugin":
 			t.Errorf("the adapter SDK depends on %s", dep)

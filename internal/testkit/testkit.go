@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -171,4 +172,24 @@ func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// Deps returns the import paths of every package the named packages of this module
+// depend on, themselves included (go list -deps); the test is skipped without a go
+// tool.
+func Deps(t testing.TB, pkgs ...string) []string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool:", err)
+	}
+	args := []string{"list", "-deps"}
+	for _, p := range pkgs {
+		args = append(args, "github.com/adapterkit/adapterkit/"+p)
+	}
+	out, err := exec.Command(goTool, args...).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	return strings.Fields(string(out))
 }
