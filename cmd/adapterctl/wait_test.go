@@ -55,10 +55,12 @@ func TestWait(t *testing.T) {
 
 	gone := filepath.Join(shortDir(t), "none.sock")
 	start := time.Now()
-	r := runCmd(t, "", "wait", "--socket", gone, "--timeout", "300ms")
-	r.want(t, ExitBroken, nil, []string{"no answer within 300ms", "the last try: cannot connect", "no such file"})
+	// 2 s: the first try must get to connect (and learn the socket is missing) before
+	// the deadline, also on a loaded machine; a try cut short by it says only "timeout".
+	r := runCmd(t, "", "wait", "--socket", gone, "--timeout", "2s")
+	r.want(t, ExitBroken, nil, []string{"no answer within 2s", "the last try: cannot connect", "no such file"})
 	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("wait --timeout 300ms took %v", d)
+		t.Errorf("wait --timeout 2s took %v", d)
 	}
 	runCmd(t, "", "wait", "--socket", gone, "--timeout", "0s").want(t, ExitUsage, nil, []string{"--timeout"})
 }
