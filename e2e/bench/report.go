@@ -19,7 +19,7 @@ var metricOrder = map[string][]string{
 	"par32":        {"calls_per_s"},
 	"par32-steady": {"calls_per_s", "p50_us", "p99_us"},
 	"big":          {"mbps_1MiB", "mbps_3.9MiB"},
-	"big-steady":   {"mbps_1MiB", "mbps_3.9MiB"},
+	"big-steady":   {"mbps_1MiB", "mbps_3.9MiB", "faults_1MiB", "faults_3.9MiB"},
 	"fanout":       {"total_s", "open_calls_s", "close_s", "kib_per_conn"},
 	"memory":       {"host_peak_mib", "adapter_peak_mib"},
 	"regmem":       {"kib_per_adapter", "heap_kib_per_adapter", "stack_kib_per_adapter", "goroutines_per_adapter", "open_s", "close_s"},

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -159,16 +163,49 @@ func runPar32Steady(ctx context.Context, s *system, env *runEnv) (metrics, error
 
 // runBigSteady: one caller echoing the 1 MiB string back to back for the duration,
 // then (pipe systems) the 3.9 MiB one for as long. MB/s counts the payload both ways.
+// Where /proc tells, it also reports the child's minor page faults per call: a child
+// whose collector hands the large buffers' memory back to the kernel between calls
+// faults it in again on the next one, and runs of the same build differ by how often
+// that happens.
 func runBigSteady(ctx context.Context, s *system, env *runEnv) (metrics, error) {
 	return steadyRun(ctx, s, env, func(d time.Duration, in instance) (metrics, error) {
 		m := metrics{}
 		for _, sz := range bigSizes(s) {
+			f0, faultsOK := minorFaults(in.Pid())
 			n, el, err := steadyLoop(time.Now, d, func() error { return call(ctx, in, sz.p) }, nil)
 			if err != nil {
 				return nil, fmt.Errorf("%d bytes: %w", len(sz.p), err)
 			}
 			m[sz.key] = float64(2*n*len(sz.p)) / el.Seconds() / 1e6
+			if f1, ok := minorFaults(in.Pid()); ok && faultsOK && n > 0 {
+				m[faultsKey(sz.key)] = float64(f1-f0) / float64(n)
+			}
 		}
 		return m, nil
 	})
+}
+
+// faultsKey names the page-fault metric of the big metric key (mbps_SIZE -> faults_SIZE).
+func faultsKey(key string) string { return "faults_" + strings.TrimPrefix(key, "mbps_") }
+
+// minorFaults returns the minor page faults process pid has taken so far (field 10 of
+// /proc/PID/stat), and false where that cannot be read.
+func minorFaults(pid int) (uint64, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) is in parentheses and may hold spaces: count from
+	// after its closing one, where field 3 (the state) starts.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	const minflt = 10 - 3 // field 10, counted from field 3
+	if len(f) <= minflt {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(f[minflt], 10, 64)
+	return n, err == nil
 }
