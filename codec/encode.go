@@ -27,16 +27,17 @@ import (
 
 // encFunc appends v; errStd means "use encoding/json for the whole value", any other
 // error is the value's own (a MarshalJSON that failed).
-type encFunc func(dst []byte, v reflect.Value) ([]byte, error)
+// sp, when not nil, collects the long strings written by reference (see splicer).
+type encFunc func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error)
 
-type encEntry struct{ fn encFunc }
+type encEntry struct{ enc encFunc }
 
 var (
 	encCache          sync.Map // reflect.Type -> *encEntry
 	encMu             sync.Mutex
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
-	noEncode          = func([]byte, reflect.Value) ([]byte, error) { return nil, errStd }
+	noEncode          = func([]byte, reflect.Value, *splicer) ([]byte, error) { return nil, errStd }
 )
 
 // encoderFor returns the encoder of t, building it once.
@@ -51,7 +52,12 @@ func encoderFor(t reflect.Type) *encEntry {
 	return e.(*encEntry)
 }
 
-func (e *encEntry) call(dst []byte, v reflect.Value) ([]byte, error) { return e.fn(dst, v) }
+// fn encodes v with every string copied into dst.
+func (e *encEntry) fn(dst []byte, v reflect.Value) ([]byte, error) { return e.enc(dst, v, nil) }
+
+func (e *encEntry) call(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
+	return e.enc(dst, v, sp)
+}
 
 // buildEncoder is called with encMu held; a recursive type finds its own entry, whose
 // fn is set before any value is encoded.
@@ -59,9 +65,9 @@ func buildEncoder(t reflect.Type) encFunc {
 	if e, ok := encCache.Load(t); ok {
 		return e.(*encEntry).call
 	}
-	e := &encEntry{fn: noEncode}
+	e := &encEntry{enc: noEncode}
 	encCache.Store(t, e)
-	e.fn = newEncoder(t)
+	e.enc = newEncoder(t)
 	return e.call
 }
 
@@ -106,7 +112,7 @@ func marshalEncoder(t reflect.Type) encFunc {
 	switch {
 	case t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType):
 		onValue := t.Implements(marshalerType)
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			b, err := byPtr(v, onValue).(json.Marshaler).MarshalJSON()
 			if err != nil {
 				return nil, &json.MarshalerError{Type: t, Err: err}
@@ -124,7 +130,7 @@ func marshalEncoder(t reflect.Type) encFunc {
 		}
 	case t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType):
 		onValue := t.Implements(textMarshalerType)
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			b, err := byPtr(v, onValue).(encoding.TextMarshaler).MarshalText()
 			if err != nil {
 				return nil, fmt.Errorf("json: error calling MarshalText for type %v: %w", t, err)
@@ -203,22 +209,28 @@ func newEncoder(t reflect.Type) encFunc {
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			if v.Bool() {
 				return append(dst, "true"...), nil
 			}
 			return append(dst, "false"...), nil
 		}
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return strconv.AppendInt(dst, v.Int(), 10), nil }
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
+			return strconv.AppendInt(dst, v.Int(), 10), nil
+		}
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return strconv.AppendUint(dst, v.Uint(), 10), nil }
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
+			return strconv.AppendUint(dst, v.Uint(), 10), nil
+		}
 	case reflect.Float32, reflect.Float64:
 		bits := t.Bits()
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendFloat(dst, v.Float(), bits) }
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
+			return appendFloat(dst, v.Float(), bits)
+		}
 	case reflect.String:
 		if t == numberType {
-			return func(dst []byte, v reflect.Value) ([]byte, error) {
+			return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 				s := v.String()
 				if s == "" {
 					s = "0"
@@ -229,26 +241,31 @@ func newEncoder(t reflect.Type) encFunc {
 				return append(dst, s...), nil
 			}
 		}
-		return func(dst []byte, v reflect.Value) ([]byte, error) { return appendString(dst, v.String()), nil }
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
+			if sp != nil {
+				return sp.appendString(dst, v.String()), nil
+			}
+			return appendString(dst, v.String()), nil
+		}
 	case reflect.Pointer:
 		elem := buildEncoder(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			if v.IsNil() {
 				return append(dst, "null"...), nil
 			}
-			return elem(dst, v.Elem())
+			return elem(dst, v.Elem(), sp)
 		}
 	case reflect.Interface:
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			if v.IsNil() {
 				return append(dst, "null"...), nil
 			}
 			e := v.Elem()
-			return encoderFor(e.Type()).fn(dst, e)
+			return encoderFor(e.Type()).enc(dst, e, sp)
 		}
 	case reflect.Slice:
 		if isBytes(t) {
-			return func(dst []byte, v reflect.Value) ([]byte, error) {
+			return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 				if v.IsNil() {
 					return append(dst, "null"...), nil
 				}
@@ -259,7 +276,7 @@ func newEncoder(t reflect.Type) encFunc {
 			}
 		}
 		elem := buildEncoder(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			if v.IsNil() {
 				return append(dst, "null"...), nil
 			}
@@ -269,7 +286,7 @@ func newEncoder(t reflect.Type) encFunc {
 					dst = append(dst, ',')
 				}
 				var err error
-				if dst, err = elem(dst, v.Index(i)); err != nil {
+				if dst, err = elem(dst, v.Index(i), sp); err != nil {
 					return nil, err
 				}
 			}
@@ -281,7 +298,7 @@ func newEncoder(t reflect.Type) encFunc {
 			return noEncode
 		}
 		elem := buildEncoder(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			if v.IsNil() {
 				return append(dst, "null"...), nil
 			}
@@ -306,7 +323,7 @@ func newEncoder(t reflect.Type) encFunc {
 				dst = appendString(dst, m.name)
 				dst = append(dst, ':')
 				var err error
-				if dst, err = elem(dst, m.v); err != nil {
+				if dst, err = elem(dst, m.v, sp); err != nil {
 					return nil, err
 				}
 			}
@@ -314,14 +331,14 @@ func newEncoder(t reflect.Type) encFunc {
 		}
 	case reflect.Array:
 		elem := buildEncoder(t.Elem())
-		return func(dst []byte, v reflect.Value) ([]byte, error) {
+		return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 			dst = append(dst, '[')
 			for i := range v.Len() {
 				if i > 0 {
 					dst = append(dst, ',')
 				}
 				var err error
-				if dst, err = elem(dst, v.Index(i)); err != nil {
+				if dst, err = elem(dst, v.Index(i), sp); err != nil {
 					return nil, err
 				}
 			}
@@ -403,7 +420,7 @@ func structEncoder(t reflect.Type) encFunc {
 	if !walk(t, nil) {
 		return noEncode
 	}
-	return func(dst []byte, v reflect.Value) ([]byte, error) {
+	return func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error) {
 		dst = append(dst, '{')
 		first := true
 		for i := range fields {
@@ -421,7 +438,7 @@ func structEncoder(t reflect.Type) encFunc {
 			first = false
 			dst = append(dst, f.key...)
 			var err error
-			if dst, err = f.fn(dst, fv); err != nil {
+			if dst, err = f.fn(dst, fv, sp); err != nil {
 				return nil, err
 			}
 		}

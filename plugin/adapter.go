@@ -13,6 +13,7 @@ import (
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -53,10 +54,11 @@ type Adapter struct {
 }
 
 // handlerFunc runs one request: it decodes params, runs the user's handler and
-// appends the encoded result value to dst.
-// When raw is not nil it is a large JSON value (a json.RawMessage result, validated) to
-// send after out without copying it into the frame.
-type handlerFunc func(ctx context.Context, params []byte, dst []byte) (out, raw []byte, err error)
+// appends the encoded result value to dst. The value is out with parts spliced in
+// (validjson.Splice, At an index of out): the large strings of the result, or a large
+// json.RawMessage result (validated), which are written to the host after the bytes
+// before them instead of being copied into the frame.
+type handlerFunc func(ctx context.Context, params []byte, dst []byte) (out []byte, parts []validjson.Splice, err error)
 
 // Service is one service of the catalog: an id, a version and its methods. Create it
 // with [NewService] and add methods with [Handle].
@@ -144,7 +146,7 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 	s.methods = append(s.methods, method)
 	dec := paramsDecoder[P]()
 	var size bufpool.Hint // how large this method's results were lately
-	s.handlers[method] = func(ctx context.Context, params []byte, dst []byte) ([]byte, []byte, error) {
+	s.handlers[method] = func(ctx context.Context, params []byte, dst []byte) ([]byte, []validjson.Splice, error) {
 		var p P
 		if err := dec(params, &p); err != nil {
 			return dst, nil, err
@@ -160,7 +162,8 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 				}
 			}
 			if len(*raw) > smallFrame {
-				return dst, *raw, nil // written after the head, not copied
+				// Written after the head, not copied.
+				return dst, []validjson.Splice{{At: len(dst), Data: *raw}}, nil
 			}
 			if len(*raw) == 0 {
 				return append(dst, "null"...), nil, nil
@@ -168,9 +171,9 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 			return append(dst, *raw...), nil, nil
 		}
 		dst = bufpool.Reserve(dst, size.Size())
-		out, err := appendResult(dst, r)
+		out, parts, err := appendResult(dst, r)
 		size.Record(len(out) - len(dst))
-		return out, nil, err
+		return out, parts, err
 	}
 }
 

@@ -52,11 +52,13 @@ func validRaw(raw json.RawMessage) error {
 }
 
 // appendResult appends r encoded as one JSON value to dst (json.RawMessage results are
-// handled by the caller).
-func appendResult[R any](dst []byte, r R) ([]byte, error) {
-	out, err := codec.Append(dst, r)
+// handled by the caller). Its strings longer than a batched frame are not copied: they
+// are returned as splices into the returned text, written to the host in turn (a result
+// that echoes a large string of the params thus sends the request frame's own bytes).
+func appendResult[R any](dst []byte, r R) ([]byte, []validjson.Splice, error) {
+	out, parts, err := validjson.AppendSpliced(dst, r, smallFrame, nil)
 	if err != nil {
-		return dst, fmt.Errorf("plugin: encoding the result: %w", err)
+		return dst, nil, fmt.Errorf("plugin: encoding the result: %w", err)
 	}
-	return out, nil
+	return out, parts, nil
 }

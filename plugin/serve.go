@@ -19,6 +19,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/sentinel"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
@@ -387,23 +388,23 @@ func (c *conn) run(req request) {
 	buf := getFrame()
 	b := proto.BeginFrame((*buf)[:0])
 	head, fast := appendResultHead(b, id)
-	var raw []byte
+	var parts []validjson.Splice
 	var err error
 	if fast {
-		if b, raw, err = c.invoke(ctx, h, params, head); err == nil && raw == nil {
+		if b, parts, err = c.invoke(ctx, h, params, head); err == nil {
 			b = append(b, '}')
 		}
 	} else {
 		var v []byte
-		if v, raw, err = c.invoke(ctx, h, params, nil); err == nil {
-			b, raw = proto.AppendResult(b, id, append(v, raw...)), nil
+		if v, parts, err = c.invoke(ctx, h, params, nil); err == nil {
+			b, parts = proto.AppendResult(b, id, joinSplices(v, parts)), nil
 		}
 	}
 	if err == nil {
-		if raw != nil {
-			// Head, value and closing brace go out as three writes of one frame: a large
-			// value is never copied (R1: the length covers all three).
-			err = finishSplitFrame(b, len(raw)+len(closeBrace), c.maxFrame)
+		if len(parts) > 0 {
+			// The frame's bytes are b with the parts spliced in, written in turn: a large
+			// value is never copied (R1: the length covers them all).
+			err = finishSplicedFrame(b, parts, c.maxFrame)
 		} else {
 			b, err = proto.FinishFrame(b, c.maxFrame)
 		}
@@ -412,19 +413,20 @@ func (c *conn) run(req request) {
 		}
 	}
 	if err != nil {
-		b, raw = errorFrame((*buf)[:0], id, err), nil
+		b, parts = errorFrame((*buf)[:0], id, err), nil
 	}
 	*buf = b
 	returned = true
-	c.complete(id, cancel, buf, raw)
+	c.complete(id, cancel, buf, parts)
 }
 
-var closeBrace = []byte("}")
-
-// finishSplitFrame fills in the header of a frame whose payload continues with more
-// bytes after head (which starts with the header).
-func finishSplitFrame(head []byte, more, max int) error {
-	n := len(head) - limits.FrameHeaderSize + more
+// finishSplicedFrame fills in the header of a frame whose payload is head's (head starts
+// with the header) with parts spliced in.
+func finishSplicedFrame(head []byte, parts []validjson.Splice, max int) error {
+	n := len(head) - limits.FrameHeaderSize
+	for _, p := range parts {
+		n += len(p.Data)
+	}
 	if n > max {
 		return proto.ErrFrameTooLarge
 	}
@@ -432,19 +434,33 @@ func finishSplitFrame(head []byte, more, max int) error {
 	return nil
 }
 
+// joinSplices returns text with parts spliced in, as one slice.
+func joinSplices(text []byte, parts []validjson.Splice) []byte {
+	if len(parts) == 0 {
+		return text
+	}
+	n := len(text)
+	for _, p := range parts {
+		n += len(p.Data)
+	}
+	out := make([]byte, 0, n)
+	at := 0
+	for _, p := range parts {
+		out = append(append(out, text[at:p.At]...), p.Data...)
+		at = p.At
+	}
+	return append(out, text[at:]...)
+}
+
 // complete frees a request's slot and queues its reply frame. The slot is free before
 // the reply can reach the host, so a host that sends a new request on seeing the reply
 // never meets a stale busy.
-func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte, raw []byte) {
+func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte, parts []validjson.Splice) {
 	c.mu.Lock()
 	delete(c.calls, id)
 	c.mu.Unlock()
 	cancel(nil)
-	if raw != nil {
-		c.w.reply(frame, raw, closeBrace)
-	} else {
-		c.w.reply(frame)
-	}
+	c.w.reply(frame, parts...)
 	c.finished()
 }
 
@@ -465,11 +481,11 @@ type panicError struct{ value any }
 func (e *panicError) Error() string { return fmt.Sprintf("handler panic: %v", e.value) }
 
 // invoke runs a handler, turning a panic into an error: the adapter keeps running.
-func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (out, raw []byte, err error) {
+func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (out []byte, parts []validjson.Splice, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", "panic", r, "stack", string(debug.Stack()))
-			out, raw, err = dst, nil, &panicError{value: r}
+			out, parts, err = dst, nil, &panicError{value: r}
 		}
 	}()
 	return h(ctx, params, dst)

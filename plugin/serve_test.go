@@ -3,8 +3,10 @@ package plugin_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -531,5 +533,49 @@ func TestOutputFailure(t *testing.T) {
 		}
 	case <-time.After(wait):
 		t.Fatal("Serve ignored a failed output")
+	}
+}
+
+// R1: a typed result whose long strings are written by reference (the strings of the
+// params it echoes, which share the request's frame, and strings the handler built) is
+// one frame whose length covers them all, and the host reads exactly the value encoded.
+func TestLargeTypedResultSpliced(t *testing.T) {
+	type blob struct {
+		A string   `json:"a"`
+		B []string `json:"b"`
+		N int      `json:"n"`
+	}
+	s := plugin.NewService("test.svc", 1)
+	plugin.Handle(s, "test.svc.blob", func(_ context.Context, p blob) (blob, error) {
+		p.B = append(p.B, strings.Repeat("β", 40<<10), "short\n")
+		p.N++
+		return p, nil
+	})
+	h := serve(t, &plugin.Adapter{Services: []*plugin.Service{s}})
+	h.initialize()
+	a := strings.Repeat("a", 3<<20)
+	for _, params := range []blob{
+		{A: a, B: []string{strings.Repeat("b", 100<<10)}},
+		{A: a[:1<<20] + `"quoted"`}, // escapes: copied into the frame
+		{A: "small"},
+	} {
+		in, err := json.Marshal(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := h.call("test.svc.blob", string(in))
+		if m.Type != proto.TypeResult {
+			t.Fatalf("got %s %s %s", m.Type, m.Code, m.Message)
+		}
+		var got blob
+		if err := json.Unmarshal(m.Value, &got); err != nil {
+			t.Fatal(err)
+		}
+		want := params
+		want.B = append(want.B, strings.Repeat("β", 40<<10), "short\n")
+		want.N++
+		if got.A != want.A || !slices.Equal(got.B, want.B) || got.N != want.N {
+			t.Fatalf("result differs from what the handler returned (%d bytes)", len(m.Value))
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // Frame buffers come from package bufpool. Replies are built in a pooled buffer; small
@@ -50,11 +51,11 @@ type writer struct {
 	done   chan struct{} // closed when the write loop has returned
 }
 
-// bigFrame is a large frame written without copying: its buffer, then the parts that
-// follow it (a large value and its closing brace), which belong to the caller.
+// bigFrame is a large frame written without copying: its buffer with parts spliced in
+// (At an index of the buffer), which belong to the caller.
 type bigFrame struct {
 	buf   *[]byte
-	parts [][]byte
+	parts []validjson.Splice
 }
 
 // newWriter returns a writer of out. Its goroutine starts with the first frame that
@@ -71,12 +72,12 @@ func newWriter(out io.Writer, maxQueue int) *writer {
 // close, frames are dropped: the connection is over.
 func (w *writer) enqueue(frame *[]byte) { w.push(frame, nil, false) }
 
-// reply queues a handler's reply frame, whose payload continues with parts (not copied;
+// reply queues a handler's reply frame, whose payload has parts spliced in (not copied;
 // they must not change until written), and writes it in the calling goroutine when
 // nobody else is writing.
-func (w *writer) reply(frame *[]byte, parts ...[]byte) { w.push(frame, parts, true) }
+func (w *writer) reply(frame *[]byte, parts ...validjson.Splice) { w.push(frame, parts, true) }
 
-func (w *writer) push(frame *[]byte, parts [][]byte, direct bool) {
+func (w *writer) push(frame *[]byte, parts []validjson.Splice, direct bool) {
 	w.mu.Lock()
 	if w.err != nil || w.closing {
 		w.mu.Unlock()
@@ -85,7 +86,7 @@ func (w *writer) push(frame *[]byte, parts [][]byte, direct bool) {
 	}
 	n := len(*frame)
 	for _, p := range parts {
-		n += len(p)
+		n += len(p.Data)
 	}
 	w.queued += n
 	small := len(parts) == 0 && n <= smallFrame
@@ -125,12 +126,7 @@ func (w *writer) drain() {
 		err := w.write(batch)
 		for i, b := range bigs {
 			if err == nil {
-				err = w.write(*b.buf)
-			}
-			for _, p := range b.parts {
-				if err == nil {
-					err = w.write(p)
-				}
+				err = w.writeSpliced(*b.buf, b.parts)
 			}
 			putFrame(b.buf)
 			bigs[i] = bigFrame{}
@@ -212,6 +208,21 @@ func (w *writer) loop() {
 			w.work.Wait()
 		}
 	}
+}
+
+// writeSpliced writes text with parts spliced in, in order.
+func (w *writer) writeSpliced(text []byte, parts []validjson.Splice) error {
+	at := 0
+	for _, p := range parts {
+		if err := w.write(text[at:p.At]); err != nil {
+			return err
+		}
+		if err := w.write(p.Data); err != nil {
+			return err
+		}
+		at = p.At
+	}
+	return w.write(text[at:])
 }
 
 func (w *writer) write(b []byte) error {

@@ -2,8 +2,10 @@ package plugin
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // The writer's goroutine starts only for a frame that nobody writes at once (one the
@@ -48,5 +50,20 @@ func TestWriterLoopStartsOnDemand(t *testing.T) {
 				t.Errorf("written %q, want %q", out.String(), want)
 			}
 		})
+	}
+}
+
+// A result's strings longer than a batched frame are not copied into the frame: they
+// are spliced in, by reference; shorter ones are copied.
+func TestAppendResultSplicesLongStrings(t *testing.T) {
+	long := strings.Repeat("x", smallFrame)
+	type two struct{ L, S string }
+	text, parts, err := appendResult(nil, two{L: long, S: "short"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(text) != `{"L":"","S":"short"}` || len(parts) != 1 || parts[0].At != len(`{"L":"`) ||
+		unsafe.SliceData(parts[0].Data) != unsafe.StringData(long) {
+		t.Fatalf("text %q, %d parts", text, len(parts))
 	}
 }

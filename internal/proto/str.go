@@ -67,3 +67,25 @@ func appendString(dst []byte, s string) []byte {
 // AppendString appends s to dst as a JSON string literal (quoted and escaped; invalid
 // UTF-8 becomes U+FFFD).
 func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
+// Verbatim reports whether AppendString writes s exactly as it is between its quotes:
+// valid UTF-8 with nothing to escape (no quote, backslash, control character, U+2028 or
+// U+2029).
+func Verbatim(s string) bool {
+	for len(s) > 0 {
+		n := PlainPrefix(s)
+		s = s[n:]
+		if len(s) == 0 {
+			return true
+		}
+		if s[0] < utf8.RuneSelf {
+			return false
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		s = s[size:]
+	}
+	return true
+}

@@ -92,3 +92,17 @@ func TestSkipStringChunkBoundaries(t *testing.T) {
 		}
 	}
 }
+
+// FuzzVerbatim: Verbatim(s) holds exactly when AppendString writes s unchanged between
+// its quotes.
+func FuzzVerbatim(f *testing.F) {
+	for _, s := range []string{"", "plain", "é€😀", `q"`, `b\`, "\n", "\x7f", "\xff", "\u2028", "\u2029", strings.Repeat("abc", 40) + "\xe2\x80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		same := string(proto.AppendString(nil, s)) == `"`+s+`"`
+		if got := proto.Verbatim(s); got != same {
+			t.Fatalf("Verbatim(%q) = %v, AppendString writes it unchanged: %v", s, got, same)
+		}
+	})
+}

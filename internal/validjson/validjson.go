@@ -45,3 +45,20 @@ func Vouched(ctx context.Context, params []byte) bool {
 	v, ok := ctx.Value(vouchKey{}).(vouched)
 	return ok && len(params) > 0 && v.p == unsafe.SliceData(params) && v.n == len(params)
 }
+
+// Splice is a run of bytes that belongs at offset At of an encoded text but was not
+// copied into it: the text is written up to At, then Data, then on from At. Data is the
+// memory of an immutable Go string (package codec writes long strings so); it must never
+// be written to.
+type Splice struct {
+	At   int
+	Data []byte
+}
+
+// AppendSpliced appends v encoded as codec.Append encodes it to dst, except that every
+// string of at least min bytes that codec would write exactly as it is (valid UTF-8,
+// nothing to escape) gets its quotes in dst and its bytes as a Splice appended to
+// splices (At an index of the returned slice) instead of being copied: the bytes of the
+// text with its splices are those codec.Append writes. A sender that writes the pieces
+// in order spares the copy of a large string. Set by package codec.
+var AppendSpliced func(dst []byte, v any, min int, splices []Splice) ([]byte, []Splice, error)
