@@ -75,23 +75,33 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 		return r, err
 	}
 	callCtx := ctx
+	var loan *validjson.Loan
 	if owned {
 		size.Record(len(params))
-		// Large params written by the codec from a type whose encoding is always valid
-		// JSON are not checked again by the connection: the check costs a pass over
-		// every byte, the vouching an allocation.
-		if len(params) > bufpool.SmallCap && pv != nil && validjson.WritesValid(reflect.TypeOf(pv)) {
-			callCtx = validjson.Vouch(ctx, params)
+		if len(params) > bufpool.SmallCap {
+			// Large params written by the codec are lent to the connection with their
+			// buffer: it writes them from there instead of copying them into its write
+			// queue, and pools the buffer once they are written. Those of a type whose
+			// encoding is always valid JSON are not checked again either: the check costs
+			// a pass over every byte, the loan an allocation.
+			valid := pv != nil && validjson.WritesValid(reflect.TypeOf(pv))
+			*buf = params
+			callCtx, loan = validjson.Lend(ctx, params, buf, valid)
 		}
 	}
 	raw, err := c.h.Call(callCtx, m.Name(), params)
-	// The call has returned: the connection is done with params.
-	if owned {
+	// The call has returned: the connection is done with params, unless it took the
+	// loan (its writer pools the buffer once the frame is written, which a call given
+	// up mid-write does not wait for).
+	switch {
+	case loan != nil && loan.Taken():
+	case owned:
 		*buf = params
-	} else {
+		bufpool.Put(buf)
+	default:
 		*buf = dst
+		bufpool.Put(buf)
 	}
-	bufpool.Put(buf)
 	if err != nil {
 		return r, err
 	}

@@ -80,7 +80,7 @@ func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*
 	case stateInitializing, stateReady:
 		return nil, refused(method, wire.CodeInvalid, "initialize was already called", errAlreadyInitialized)
 	}
-	value, err := c.roundTrip(ctx, method, proto.AppendInitializeParams(nil, configuration), true)
+	value, err := c.roundTrip(ctx, method, proto.AppendInitializeParams(nil, configuration), nil, true)
 	if err != nil {
 		var ce *CallError
 		if errors.As(err, &ce) && ce.NeverStarted {
@@ -162,6 +162,8 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	}
 	// Params the module's typed client wrote with package codec from a type whose
 	// encoding is always valid come vouched for (internal/validjson): not checked twice.
+	// Large ones come lent with their pooled buffer: written from it, not copied.
+	loan := validjson.Lent(ctx, params)
 	if !validjson.Vouched(ctx, params) {
 		if err := proto.ValidateParams(params); err != nil {
 			return nil, refused(method, wire.CodeInvalid, "params are not a JSON object",
@@ -171,7 +173,7 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	if len(params) > c.frameMax {
 		return nil, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, ErrRequestTooLarge)
 	}
-	return c.roundTrip(ctx, method, params, false)
+	return c.roundTrip(ctx, method, params, loan, false)
 }
 
 // refused builds the error of a call refused before anything was sent.
@@ -206,9 +208,10 @@ func ctxError(ctx context.Context, method string, id uint64, fromTimer bool) *Ca
 	return e
 }
 
-// roundTrip takes a slot, queues the request and waits for its reply. init marks the
-// initialize request, which sends no cancel: its failure ends the connection anyway.
-func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, init bool) (json.RawMessage, error) {
+// roundTrip takes a slot, queues the request and waits for its reply. loan, if not nil,
+// lends params' buffer (see enqueue). init marks the initialize request, which sends no
+// cancel: its failure ends the connection anyway.
+func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan *validjson.Loan, init bool) (json.RawMessage, error) {
 	if ctx.Err() != nil { // R50, A32: before anything, no identity used
 		return nil, ctxError(ctx, method, 0, false)
 	}
@@ -223,7 +226,7 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, init
 		putCall(cl)
 		return nil, err
 	}
-	id, err := c.enqueue(cl, method, params)
+	id, err := c.enqueue(cl, method, params, loan)
 	if err != nil {
 		<-c.slots
 		cl.timer.Stop()
@@ -271,8 +274,10 @@ const requestOverhead = 96
 // enqueue assigns the next identity, records the call as pending and queues its frame,
 // all under the lock so frames are written in identity order (R33). A frame above the
 // limit is refused with no identity used (R58, A3); running out of identities ends the
-// connection (R57, A15).
-func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
+// connection (R57, A15). Params larger than a caller writes itself (directMax) that
+// come with a loan are not copied: the queue holds the envelope around them and the
+// writer writes them from the lent buffer, which it returns to the pool once written.
+func (c *Conn) enqueue(cl *call, method string, params []byte, loan *validjson.Loan) (uint64, error) {
 	c.mu.Lock()
 	if c.state == stateEnded {
 		c.mu.Unlock()
@@ -285,9 +290,20 @@ func (c *Conn) enqueue(cl *call, method string, params []byte) (uint64, error) {
 		return 0, c.closedNotStarted(method)
 	}
 	start := len(c.out)
-	c.out = bufpool.Reserve(c.out, len(params)+len(method)+requestOverhead)
-	c.out = proto.AppendRequest(proto.BeginFrame(c.out), id, method, params)
-	if _, err := proto.FinishFrame(c.out[start:], c.frameMax); err != nil {
+	var err error
+	if loan != nil && len(params) > directMax {
+		c.out = proto.AppendRequestHead(proto.BeginFrame(c.out), id, method)
+		at := len(c.out)
+		c.out = append(c.out, '}')
+		if _, err = proto.FinishSplicedFrame(c.out[start:], len(params), c.frameMax); err == nil {
+			c.outLent = append(c.outLent, lentParams{at: at, data: params, buf: loan.Take()})
+		}
+	} else {
+		c.out = bufpool.Reserve(c.out, len(params)+len(method)+requestOverhead)
+		c.out = proto.AppendRequest(proto.BeginFrame(c.out), id, method, params)
+		_, err = proto.FinishFrame(c.out[start:], c.frameMax)
+	}
+	if err != nil {
 		c.out = c.out[:start]
 		c.mu.Unlock()
 		return 0, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))

@@ -103,10 +103,21 @@ type Conn struct {
 	wmu      sync.Mutex                 // held by whoever writes: the write loop, or a caller in writeNow
 	wbuf     []byte                     // the buffer being written, kept for the next batch (under wmu)
 	wends    []int                      // its frames' end offsets (under wmu)
+	wlent    []lentParams               // its lent params (under wmu)
 	tryWrite func(p []byte) (int, bool) // one non-blocking write attempt; nil when w has none
 	out      []byte                     // queued frames, in identity order
 	outEnds  []int                      // the end offset in out of each queued frame
 	outIDs   []uint64                   // the identity of each queued request (not of cancels)
+	outLent  []lentParams               // params written from the caller's buffer, in order of at
+}
+
+// lentParams are a queued request's params that stay in the buffer a caller lent
+// (validjson.Lend) instead of being copied into the queue: they belong at offset at of
+// the queue. buf goes back to package bufpool once the frame is written.
+type lentParams struct {
+	at   int
+	data []byte
+	buf  *[]byte
 }
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
@@ -261,7 +272,9 @@ func (c *Conn) end(cause error) bool {
 			cl.ch <- reply{err: &CallError{Method: cl.method, ID: id, Code: wire.CodeClosed, Message: "the connection ended", Uncertain: true, Cause: cause}}
 		}
 	}
-	c.out, c.outEnds, c.outIDs = nil, nil, nil
+	// Lent buffers of frames never written are left to the collector, not pooled: the
+	// request may be made again from them (never started).
+	c.out, c.outEnds, c.outIDs, c.outLent = nil, nil, nil, nil
 	close(c.done)
 	c.mu.Unlock()
 

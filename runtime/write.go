@@ -81,20 +81,28 @@ func (c *Conn) drainWrites() bool {
 			c.mu.Unlock()
 			return false
 		}
-		buf, ends := c.wbuf[:0], c.wends[:0]
+		buf, ends, lent := c.wbuf[:0], c.wends[:0], c.wlent[:0]
 		buf, c.out = c.out, buf
 		ends, c.outEnds = c.outEnds, ends
+		lent, c.outLent = c.outLent, lent
 		c.outIDs = c.outIDs[:0] // handed to the writer: their outcome is uncertain from now
 		c.mu.Unlock()
 		if len(ends) == 0 {
-			c.wbuf, c.wends = buf, ends
+			c.wbuf, c.wends, c.wlent = buf, ends, lent
 			return true
 		}
-		if err := c.writeFrames(buf, ends); err != nil {
+		err := c.writeFrames(buf, ends, lent)
+		// The Writes have returned (also a failed one): the lent buffers are free.
+		for i, l := range lent {
+			bufpool.Put(l.buf)
+			lent[i] = lentParams{}
+		}
+		if err != nil {
 			c.writeFailed(err)
 			return false
 		}
 		c.keepWriteBuffers(buf, ends)
+		c.wlent = lent[:0]
 	}
 }
 
@@ -117,7 +125,7 @@ func (c *Conn) writeNow() bool {
 		c.mu.Unlock()
 		return true // ended, or the write loop took the frames already
 	}
-	if len(c.out) > directMax {
+	if len(c.out) > directMax || len(c.outLent) > 0 {
 		c.mu.Unlock()
 		return false // more than a pipe takes at once: the loop's
 	}
@@ -151,6 +159,9 @@ func (c *Conn) writeNow() bool {
 		for _, e := range c.outEnds {
 			restEnds = append(restEnds, len(rest)+e)
 		}
+		for i := range c.outLent {
+			c.outLent[i].at += len(rest)
+		}
 		rest = append(append(make([]byte, 0, len(rest)+len(c.out)), rest...), c.out...)
 	}
 	c.out, c.outEnds = rest, restEnds
@@ -168,9 +179,10 @@ func (c *Conn) keepWriteBuffers(buf []byte, ends []int) {
 	c.wbuf, c.wends = buf[:0], ends[:0]
 }
 
-// writeFrames writes the frames of buf (ending at the offsets ends) in as few Writes as
-// the batch limit allows.
-func (c *Conn) writeFrames(buf []byte, ends []int) error {
+// writeFrames writes the frames of buf (ending at the offsets ends), with the lent
+// params spliced in at their offsets, in as few Writes as the batch limit allows: lent
+// params are written by a Write of their own, from the caller's buffer.
+func (c *Conn) writeFrames(buf []byte, ends []int, lent []lentParams) error {
 	start := 0
 	for i := 0; i < len(ends); {
 		end := ends[i]
@@ -178,6 +190,15 @@ func (c *Conn) writeFrames(buf []byte, ends []int) error {
 		for i < len(ends) && ends[i]-start <= batchLimit {
 			end = ends[i]
 			i++
+		}
+		for ; len(lent) > 0 && lent[0].at <= end; lent = lent[1:] {
+			if err := c.writeTimed(buf[start:lent[0].at]); err != nil {
+				return err
+			}
+			if err := c.writeTimed(lent[0].data); err != nil {
+				return err
+			}
+			start = lent[0].at
 		}
 		if err := c.writeTimed(buf[start:end]); err != nil {
 			return err

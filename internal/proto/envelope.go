@@ -361,16 +361,22 @@ func DecodeHostMessage(p []byte) (Message, error) { return decode(p, fromHost) }
 // AppendRequest appends a request envelope to dst. params must be a JSON object; nil
 // means {}. It does not validate params: see [ValidateParams].
 func AppendRequest(dst []byte, id uint64, method string, params []byte) []byte {
-	dst = append(dst, `{"type":"request","v":1,"id":`...)
-	dst = strconv.AppendUint(dst, id, 10)
-	dst = append(dst, `,"method":`...)
-	dst = appendString(dst, method)
-	dst = append(dst, `,"params":`...)
+	dst = AppendRequestHead(dst, id, method)
 	if len(params) == 0 {
 		params = []byte("{}")
 	}
 	dst = append(dst, params...)
 	return append(dst, '}')
+}
+
+// AppendRequestHead appends a request envelope up to its params, which come last: the
+// envelope is complete once the params and a closing '}' follow.
+func AppendRequestHead(dst []byte, id uint64, method string) []byte {
+	dst = append(dst, `{"type":"request","v":1,"id":`...)
+	dst = strconv.AppendUint(dst, id, 10)
+	dst = append(dst, `,"method":`...)
+	dst = appendString(dst, method)
+	return append(dst, `,"params":`...)
 }
 
 // AppendCancel appends a cancel envelope to dst.

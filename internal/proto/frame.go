@@ -188,13 +188,20 @@ func BeginFrame(dst []byte) []byte {
 // refuses an empty payload (R4) and one longer than max (R3; max <= 0 means the protocol
 // cap) with a *FrameError, so that a sender never puts such a frame on the wire.
 func FinishFrame(frame []byte, max int) ([]byte, error) {
+	return FinishSplicedFrame(frame, 0, max)
+}
+
+// FinishSplicedFrame fills in the header of a frame (as begun by [BeginFrame]) whose
+// payload is frame's bytes with more bytes spliced in, written separately, and returns
+// it; it refuses what FinishFrame refuses, counting the spliced bytes.
+func FinishSplicedFrame(frame []byte, more, max int) ([]byte, error) {
 	if max <= 0 || max > limits.MaxFrameSize {
 		max = limits.MaxFrameSize
 	}
 	if len(frame) < limits.FrameHeaderSize {
 		return nil, &FrameError{Err: ErrFrameEmpty, Max: max}
 	}
-	n := len(frame) - limits.FrameHeaderSize
+	n := len(frame) - limits.FrameHeaderSize + more
 	switch {
 	case n == 0:
 		return nil, &FrameError{Err: ErrFrameEmpty, Max: max}

@@ -5,6 +5,11 @@
 // not an implementation: package codec sets DecodeOwned and WritesValid when it is
 // initialized, and only code inside this module can import an internal package, so no
 // caller outside it can pass a text nobody checked as checked.
+//
+// It also hands over what lets a large value reach the pipe without being copied on
+// the way: a typed client lends its encoded params with their pooled buffer to the
+// connection (Lend), and package codec writes long strings by reference (Splice,
+// AppendSpliced), which the adapter SDK uses for results.
 package validjson
 
 import (
@@ -40,11 +45,63 @@ func Vouch(ctx context.Context, params []byte) context.Context {
 	return context.WithValue(ctx, vouchKey{}, vouched{unsafe.SliceData(params), len(params)})
 }
 
-// Vouched reports whether ctx vouches for exactly params (the same bytes, not a copy).
+// Vouched reports whether ctx vouches for exactly params (the same bytes, not a copy),
+// by Vouch or by a Loan made valid.
 func Vouched(ctx context.Context, params []byte) bool {
+	if l := Lent(ctx, params); l != nil {
+		return l.valid
+	}
 	v, ok := ctx.Value(vouchKey{}).(vouched)
 	return ok && len(params) > 0 && v.p == unsafe.SliceData(params) && v.n == len(params)
 }
+
+type loanKey struct{}
+
+// Loan is a caller's large params handed to the connection together with the pooled
+// buffer (package bufpool) that holds them: the connection writes the request's frame
+// from them instead of copying them into its write queue, and puts the buffer back into
+// the pool once the frame was written (not when the call returns: a call given up
+// returns while its frame may still be being written). A buffer whose frame is never
+// written (the connection ended first) is left to the garbage collector: a request that
+// was never started may be made again from the same params, on a new connection.
+type Loan struct {
+	p     *byte
+	n     int
+	valid bool
+	buf   *[]byte
+	taken bool // by a connection; read and written by the caller's goroutine only
+}
+
+// Lend returns a context that lends params, which are *buf (a bufpool buffer), to the
+// connection the call reaches, and the Loan. valid says params were written by package
+// codec for a type WritesValid accepts (as Vouch says). After the call, the caller owns
+// buf again only if the loan was not Taken. It costs an allocation: callers use it for
+// large params, where the copy it spares costs far more.
+func Lend(ctx context.Context, params []byte, buf *[]byte, valid bool) (context.Context, *Loan) {
+	l := &Loan{p: unsafe.SliceData(params), n: len(params), valid: valid, buf: buf}
+	return context.WithValue(ctx, loanKey{}, l), l
+}
+
+// Lent returns the loan ctx carries for exactly params (the same bytes, not a copy), or
+// nil.
+func Lent(ctx context.Context, params []byte) *Loan {
+	l, _ := ctx.Value(loanKey{}).(*Loan)
+	if l == nil || len(params) == 0 || l.p != unsafe.SliceData(params) || l.n != len(params) {
+		return nil
+	}
+	return l
+}
+
+// Take is called by the connection, in the caller's goroutine, when it queues a frame
+// that refers to the params: it returns the buffer, which the connection now puts back
+// into the pool once the frame is written.
+func (l *Loan) Take() *[]byte {
+	l.taken = true
+	return l.buf
+}
+
+// Taken reports whether a connection took the buffer: the caller must then not use it.
+func (l *Loan) Taken() bool { return l.taken }
 
 // Splice is a run of bytes that belongs at offset At of an encoded text but was not
 // copied into it: the text is written up to At, then Data, then on from At. Data is the

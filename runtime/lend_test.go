@@ -1,0 +1,128 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/validjson"
+	"github.com/adapterkit/adapterkit/runtime/wire"
+)
+
+// Large params lent with their pooled buffer (validjson.Lend, as the typed client lends
+// them) are written from that buffer, not copied, and the buffer goes back to the pool
+// only once the frame is written: a call given up while its frame is being written
+// returns at once, the caller leaves the buffer (the loan was taken), buffers taken from
+// the pool meanwhile are written over, and the frame still goes out whole and
+// unchanged, followed by the cancel; the connection goes on.
+func TestLentParamsCanceledMidWrite(t *testing.T) {
+	for _, kind := range pipeKinds {
+		t.Run(string(kind), func(t *testing.T) {
+			c, f := newConn(t, kind, nil)
+			f.handshake(c)
+
+			const n = 1 << 20
+			buf := bufpool.Get()
+			*buf = bufpool.Reserve(*buf, n)
+			*buf = append(append(append((*buf)[:0], `{"s":"`...), strings.Repeat("p", n-len(`{"s":""}`))...), `"}`...)
+			params := *buf
+			want := []byte(request(2, read, string(params)))
+
+			ctx, cancel := context.WithCancel(context.Background())
+			lctx, loan := validjson.Lend(ctx, params, buf, true)
+			res := make(chan error, 1)
+			go func() {
+				_, err := c.Call(lctx, read, params)
+				res <- err
+			}()
+			// The frame is being written: its start has arrived, most of it has not.
+			var head [4 + 100]byte
+			if _, err := io.ReadFull(f.inRaw, head[:]); err != nil {
+				t.Fatal(err)
+			}
+			if got := binary.BigEndian.Uint32(head[:]); int(got) != len(want) || !bytes.Equal(head[4:], want[:100]) {
+				t.Fatalf("frame starts %q (length %d), want %q (length %d)", head[4:], got, want[:100], len(want))
+			}
+			cancel()
+			checkOutcome(t, recv(t, res), wire.CodeAborted, true, false)
+			if !loan.Taken() {
+				t.Fatal("the connection did not take the lent buffer")
+			}
+			// What a caller does with a buffer it owns: another call's params go into
+			// any buffer the pool hands out.
+			for range 4 {
+				b := bufpool.Reserve(nil, n)
+				b = append(b, bytes.Repeat([]byte("Z"), n)...)
+				defer bufpool.Put(&b)
+			}
+			rest := make([]byte, len(want)-100)
+			if _, err := io.ReadFull(f.inRaw, rest); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(rest, want[100:]) {
+				t.Fatalf("the frame changed while it was written (%d bytes differ)", differing(rest, want[100:]))
+			}
+			if got := string(readFrame(t, f.inRaw)); got != cancelFrame(2) {
+				t.Fatalf("after the frame: %s, want the cancel", got)
+			}
+			done := goCall(context.Background(), c, read, `{}`)
+			f.expect(request(3, read, `{}`))
+			f.send(resultFrame(3, `{}`))
+			if r := recv(t, done); r.err != nil {
+				t.Fatalf("the next call: %v", r.err)
+			}
+		})
+	}
+}
+
+// Lent params no larger than a caller writes itself are copied into the queue as
+// before: the loan is not taken and the caller keeps its buffer.
+func TestSmallLentParamsCopied(t *testing.T) {
+	c, f := newConn(t, ioPipe, nil)
+	f.handshake(c)
+	buf := bufpool.Get()
+	*buf = append((*buf)[:0], `{"s":"small"}`...)
+	lctx, loan := validjson.Lend(context.Background(), *buf, buf, true)
+	res := make(chan error, 1)
+	go func() {
+		_, err := c.Call(lctx, read, *buf)
+		res <- err
+	}()
+	f.expect(request(2, read, `{"s":"small"}`))
+	f.send(resultFrame(2, `{}`))
+	if err := recv(t, res); err != nil {
+		t.Fatal(err)
+	}
+	if loan.Taken() {
+		t.Fatal("small params: the loan was taken")
+	}
+	bufpool.Put(buf)
+}
+
+// readFrame reads one frame from r.
+func readFrame(t *testing.T, r io.Reader) []byte {
+	t.Helper()
+	var h [4]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, binary.BigEndian.Uint32(h[:]))
+	if _, err := io.ReadFull(r, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func differing(a, b []byte) int {
+	n := 0
+	for i := range a {
+		if a[i] != b[i] {
+			n++
+		}
+	}
+	return n
+}
