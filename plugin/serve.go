@@ -3,7 +3,6 @@ package plugin
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,7 +19,6 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/sentinel"
 	"github.com/adapterkit/adapterkit/internal/validjson"
-	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -423,15 +421,12 @@ func (c *conn) run(req request) {
 // finishSplicedFrame fills in the header of a frame whose payload is head's (head starts
 // with the header) with parts spliced in.
 func finishSplicedFrame(head []byte, parts []validjson.Splice, max int) error {
-	n := len(head) - limits.FrameHeaderSize
+	more := 0
 	for _, p := range parts {
-		n += len(p.Data)
+		more += len(p.Data)
 	}
-	if n > max {
-		return proto.ErrFrameTooLarge
-	}
-	binary.BigEndian.PutUint32(head, uint32(n))
-	return nil
+	_, err := proto.FinishSplicedFrame(head, more, max)
+	return err
 }
 
 // joinSplices returns text with parts spliced in, as one slice.
