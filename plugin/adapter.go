@@ -115,6 +115,10 @@ func NewService(id string, version int) *Service {
 // MarshalJSON or MarshalText honoured) but with HTML characters not escaped; types
 // that encode themselves are decoded by their UnmarshalJSON or UnmarshalText on the
 // other side. A json.RawMessage result is checked to be one JSON value and sent as is.
+// Large results are not copied into the reply frame: a json.RawMessage result, and the
+// result's strings over 32 KiB, are written to the host from their own memory after the
+// handler returned, so such memory must not change afterwards (a Go string never does;
+// one made with unsafe.String over a buffer the handler reuses would).
 //
 // P and R must make that trip and come back the same value (codec.CheckType): a type
 // that cannot (a chan or func field, an interface with methods...) makes Serve refuse
