@@ -5,9 +5,12 @@ package registry_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/codec"
@@ -83,11 +86,41 @@ func TestTypedCallIsExact(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the round trip changed the value:\n got %#v\nwant %#v", got, want)
 	}
-	for _, b := range []echoapi.Blob{{}, {S: strings.Repeat("\u2028é\"x", 1<<16)}} {
+	for _, b := range []echoapi.Blob{{}, {S: strings.Repeat("\u2028é\"x", 1<<16)}, {S: strings.Repeat("plain é", 1<<17)}} {
 		back, err := registry.Call(ctxT(t), c, echoapi.EchoBlob, b)
 		if err != nil || back != b {
 			t.Fatalf("blob of %d bytes: %d bytes back, %v", len(b.S), len(back.S), err)
 		}
+	}
+}
+
+// Large params are lent to the connection with their pooled buffer and large result
+// strings are written by reference (no copy at either end): callers that make large
+// calls at once, each of its own bytes, still get their own bytes back, while buffers
+// go from the pool to one call's params and back after another's were written.
+func TestConcurrentLargeTypedCalls(t *testing.T) {
+	_, c := echoTyped(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 5 {
+				b := echoapi.Blob{S: strings.Repeat(string(rune('a'+g))+strconv.Itoa(i), 100<<10)}
+				back, err := registry.Call(ctxT(t), c, echoapi.EchoBlob, b)
+				if err == nil && back != b {
+					err = fmt.Errorf("caller %d call %d: %d bytes back, not the %d sent", g, i, len(back.S), len(b.S))
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
