@@ -132,7 +132,8 @@ func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
 // caller owns. It returns io.EOF, unwrapped, when the stream ends cleanly between frames,
 // and a *FrameError for a zero-length, oversized or truncated frame. The length is
 // checked before anything is allocated or read beyond the header (R5). Within the
-// protocol's frame cap (4 MiB) the payload is allocated once, at its announced length;
+// protocol's frame cap (4 MiB) the payload is allocated once, at its announced length
+// (a large one may reuse the memory of an earlier frame nothing references any more);
 // a reader configured with a larger cap (the control plane) grows a large payload's
 // buffer as its bytes arrive, so that a peer that announces that cap and then stalls
 // costs what it sent, not what it announced.
@@ -153,13 +154,14 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max, Header: slices.Clone(r.hdr[:])}
 	}
 	size := int(n)
-	first := size
+	var p []byte
 	if r.max > limits.MaxFrameSize {
 		// Above the adapter protocol's own cap (the control plane's 16 MiB), a stalled
 		// peer must not pin what it announced: grow as the bytes arrive.
-		first = min(size, growChunk)
+		p = make([]byte, min(size, growChunk))
+	} else {
+		p = newFrame(size) // a large one may be a frame nobody references any more
 	}
-	p := make([]byte, first)
 	for have := 0; ; {
 		if _, err := io.ReadFull(&r.br, p[have:]); err != nil {
 			if err == io.EOF {
