@@ -44,6 +44,9 @@ type Message struct {
 	Code    wire.Code // normalized: anything unknown is wire.CodeFailed (R29)
 	RawCode string    // the code as sent, kept for diagnostics
 	Message string    // capped at limits.MaxErrorMessage bytes (R31)
+	// Strings are the long strings of Params or Value, at offsets into it (see
+	// LongString), in the order of the text.
+	Strings []LongString
 }
 
 // ErrInvalidEnvelope is the cause of every *EnvelopeError (R54).
@@ -125,6 +128,7 @@ type raw struct {
 	spans   [8]span
 	unknown string
 	dup     string
+	long    []LongString // the long strings of the whole payload
 }
 
 func (r *raw) at(bit uint8) *span {
@@ -195,7 +199,24 @@ func scanEnvelope(p []byte, r *raw) error {
 	if s.i != len(p) {
 		return fail(s.fail("data after the JSON object"))
 	}
+	r.long = s.long
 	return nil
+}
+
+// within returns the long strings that lie in p[start:end], at offsets into it; it
+// reuses long's array.
+func within(long []LongString, start, end int) []LongString {
+	out := long[:0]
+	for _, l := range long {
+		if l.Start >= start && l.End <= end {
+			l.Start, l.End = l.Start-start, l.End-start
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // member records one top-level member of an envelope.
@@ -316,9 +337,11 @@ func decode(p []byte, allowed func(Type) bool) (Message, error) {
 			return fail("params is not an object", "params")
 		}
 		m.Params = p[ps.start:ps.end:ps.end]
+		m.Strings = within(r.long, ps.start, ps.end)
 	case TypeResult:
 		vs := r.at(fValue)
 		m.Value = p[vs.start:vs.end:vs.end]
+		m.Strings = within(r.long, vs.start, vs.end)
 	case TypeError:
 		if m.RawCode, ok = r.str(p, fCode); !ok {
 			return fail("code is not a string", "code")

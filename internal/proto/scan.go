@@ -18,12 +18,32 @@ type syntaxError struct {
 
 func (e *syntaxError) Error() string { return fmt.Sprintf("%s at offset %d", e.msg, e.off) }
 
-// scanner validates JSON text and its UTF-8 in one pass, without building values.
+// scanner validates JSON text and its UTF-8 in one pass, without building values. It
+// notes where the long strings it met lie (see LongString).
 type scanner struct {
 	p     []byte
 	i     int
 	depth int
+	long  []LongString
+	sep   bool // the string being scanned holds U+2028 or U+2029
 }
+
+// A LongString is where a string of at least longStringMin bytes lies in a text the
+// envelope decoder validated: p[Start] is its opening quote and p[End-1] its closing
+// one; Escaped says whether it holds escapes; Verbatim whether AppendString writes its
+// contents as they are (no escapes, no U+2028 or U+2029: see [Verbatim]). The decoder
+// of a frame's params or result value gets them with it, so that finding where a long
+// string ends, or whether it can be written as it is, does not cost a second pass over
+// its bytes.
+type LongString struct {
+	Start, End int
+	Escaped    bool
+	Verbatim   bool
+}
+
+// longStringMin is the length from which a string's place is noted: below it, finding
+// its end again is cheap.
+const longStringMin = 64 << 10
 
 func (s *scanner) fail(msg string) error { return &syntaxError{off: s.i, msg: msg} }
 
@@ -122,6 +142,17 @@ func (s *scanner) number() error {
 
 // str skips a string starting at its opening quote and reports whether it has escapes.
 func (s *scanner) str() (escaped bool, err error) {
+	start := s.i
+	s.sep = false
+	escaped, err = s.strBody()
+	if err == nil && s.i-start >= longStringMin {
+		s.long = append(s.long, LongString{Start: start, End: s.i, Escaped: escaped, Verbatim: !escaped && !s.sep})
+	}
+	return escaped, err
+}
+
+// strBody is str without the note of a long string.
+func (s *scanner) strBody() (escaped bool, err error) {
 	s.i++
 	p := s.p
 	for {
@@ -165,6 +196,9 @@ func (s *scanner) str() (escaped bool, err error) {
 			r, size := utf8.DecodeRune(p[s.i:])
 			if r == utf8.RuneError && size <= 1 {
 				return escaped, s.fail("invalid UTF-8")
+			}
+			if r == '\u2028' || r == '\u2029' {
+				s.sep = true
 			}
 			s.i += size
 		}
