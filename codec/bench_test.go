@@ -136,7 +136,7 @@ func BenchmarkDecodeBigString(b *testing.B) {
 		decode func(data []byte, r *reading) error
 	}{
 		{"checked", func(data []byte, r *reading) error { return DecodeOwned(data, r, RefuseUnknown) }},
-		{"validated", func(data []byte, r *reading) error { return decodeValidOwned(data, r, false) }},
+		{"validated", func(data []byte, r *reading) error { return decodeValidOwned(data, nil, r, false) }},
 	}
 	for _, text := range []struct {
 		name string

@@ -249,17 +249,17 @@ func TestDecodeValidOwnedSkipsStringChecks(t *testing.T) {
 		t.Fatal("DecodeOwned accepted invalid UTF-8")
 	}
 	v = s{}
-	if err := decodeValidOwned(bad, &v, false); err != nil || v.S != "a\xffb" {
+	if err := decodeValidOwned(bad, nil, &v, false); err != nil || v.S != "a\xffb" {
 		t.Fatalf("decodeValidOwned: %q, %v; want the bytes as they are", v.S, err)
 	}
 	v = s{}
-	if err := decodeValidOwned([]byte(`{"s":"q\"\\\u00e9"}`), &v, false); err != nil || v.S != "q\"\\é" {
+	if err := decodeValidOwned([]byte(`{"s":"q\"\\\u00e9"}`), nil, &v, false); err != nil || v.S != "q\"\\é" {
 		t.Fatalf("escapes: %q, %v", v.S, err)
 	}
-	if err := decodeValidOwned([]byte(`{"s":1}`), &v, false); err == nil {
+	if err := decodeValidOwned([]byte(`{"s":1}`), nil, &v, false); err == nil {
 		t.Fatal("a number for a string field was accepted")
 	}
-	if err := decodeValidOwned([]byte(`{"t":"x"}`), &v, false); err == nil {
+	if err := decodeValidOwned([]byte(`{"t":"x"}`), nil, &v, false); err == nil {
 		t.Fatal("an unknown member was accepted under RefuseUnknown")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // maxDepth bounds nesting, as encoding/json and the wire scanner do.
@@ -25,6 +26,14 @@ type decoder struct {
 	// valid: b was validated by the module's envelope decoder (decodeValidOwned), so a
 	// string's end is found without checking its contents a second time.
 	valid bool
+	// long: where b's long strings lie, as the envelope decoder noted them while
+	// validating b (valid only), in the order of the text; those passed are dropped.
+	long []proto.LongString
+	// verbatim: the string str last returned was one of long, which the envelope
+	// decoder found could be written as it is.
+	verbatim bool
+	// known, if not nil, collects the shared strings known to be verbatim.
+	known *validjson.Known
 }
 
 // aliasMin is the length from which DecodeOwned shares a string's bytes with the text.
@@ -56,6 +65,20 @@ func (d *decoder) lit(word string) *Error {
 
 // str consumes a string and returns its raw contents and whether it has escapes.
 func (d *decoder) str() ([]byte, bool, *Error) {
+	if d.valid && len(d.long) > 0 {
+		for len(d.long) > 0 && d.long[0].Start < d.i {
+			d.long = d.long[1:] // a string skipped without str, or passed
+		}
+		if len(d.long) > 0 && d.long[0].Start == d.i {
+			l := d.long[0]
+			d.long = d.long[1:]
+			raw := d.b[d.i+1 : l.End-1]
+			d.i = l.End
+			d.verbatim = l.Verbatim
+			return raw, l.Escaped, nil
+		}
+	}
+	d.verbatim = false
 	if d.valid {
 		if end, esc, ok := proto.SkipString(d.b, d.i); ok {
 			raw := d.b[d.i+1 : end-1]
@@ -195,6 +218,9 @@ func (d *decoder) value(p *plan, v reflect.Value) *Error {
 				return err
 			}
 			if d.alias && !esc && len(raw) >= aliasMin {
+				if d.verbatim && d.known != nil {
+					d.known.Verbatim = append(d.known.Verbatim, raw)
+				}
 				v.SetString(unsafeString(raw))
 				return nil
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
@@ -17,8 +18,9 @@ func init() { validjson.AppendSpliced = appendSpliced }
 // so a string of megabytes is never copied on its way to the pipe. Go strings never
 // change, so referring to one is as good as a copy for as long as the reference lives.
 type splicer struct {
-	min     int
-	splices []validjson.Splice
+	min      int
+	verbatim [][]byte // see validjson.Known.Verbatim
+	splices  []validjson.Splice
 }
 
 var splicers = sync.Pool{New: func() any { return new(splicer) }}
@@ -26,7 +28,7 @@ var splicers = sync.Pool{New: func() any { return new(splicer) }}
 // appendString writes s's quotes to dst and s itself as a splice when s is long and
 // would be written as it is; otherwise it copies s, escaped, as appendString does.
 func (sp *splicer) appendString(dst []byte, s string) []byte {
-	if len(s) < sp.min || !proto.Verbatim(s) {
+	if len(s) < sp.min || !sp.knownVerbatim(s) && !proto.Verbatim(s) {
 		return appendString(dst, s)
 	}
 	dst = append(dst, '"')
@@ -34,18 +36,35 @@ func (sp *splicer) appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
+// knownVerbatim reports whether s lies within one of the texts known to be verbatim and
+// starts and ends on rune boundaries of it: a part of a string with nothing to escape
+// cut where a rune starts has nothing to escape either, and is valid UTF-8.
+func (sp *splicer) knownVerbatim(s string) bool {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	for _, v := range sp.verbatim {
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(v)))
+		if p < start || p+uintptr(len(s)) > start+uintptr(len(v)) {
+			continue
+		}
+		off := int(p - start)
+		end := off + len(s)
+		return utf8.RuneStart(v[off]) && (end == len(v) || utf8.RuneStart(v[end]))
+	}
+	return false
+}
+
 // appendSpliced is validjson.AppendSpliced: Append with strings of at least min bytes
 // written by reference. A value that Append writes with encoding/json is copied whole.
-func appendSpliced(dst []byte, v any, min int, splices []validjson.Splice) ([]byte, []validjson.Splice, error) {
+func appendSpliced(dst []byte, v any, min int, verbatim [][]byte, splices []validjson.Splice) ([]byte, []validjson.Splice, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
 		return append(dst, "null"...), splices, nil
 	}
 	sp := splicers.Get().(*splicer)
-	sp.min, sp.splices = max(min, 1), splices
+	sp.min, sp.verbatim, sp.splices = max(min, 1), verbatim, splices
 	out, err := encoderFor(rv.Type()).enc(dst, rv, sp)
 	got := sp.splices
-	sp.splices = nil
+	sp.verbatim, sp.splices = nil, nil
 	splicers.Put(sp)
 	switch {
 	case err == nil:

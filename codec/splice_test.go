@@ -76,7 +76,7 @@ func TestAppendSpliced(t *testing.T) {
 				t.Fatal(err)
 			}
 			prefix := []byte("head:")
-			text, splices, err := appendSpliced(bytes.Clone(prefix), tt.v, 32, nil)
+			text, splices, err := appendSpliced(bytes.Clone(prefix), tt.v, 32, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestAppendSpliced(t *testing.T) {
 		})
 	}
 	s := long + "shared"
-	_, splices, err := appendSpliced(nil, inner{S: s}, 32, nil)
+	_, splices, err := appendSpliced(nil, inner{S: s}, 32, nil, nil)
 	if err != nil || len(splices) != 1 || unsafe.SliceData(splices[0].Data) != unsafe.StringData(s) {
 		t.Fatalf("the splice is not the string's own memory (err %v)", err)
 	}
@@ -109,11 +109,11 @@ func TestAppendSpliced(t *testing.T) {
 func TestAppendSplicedAppends(t *testing.T) {
 	long := strings.Repeat("y", 40)
 	first := []validjson.Splice{{At: 0, Data: []byte("before")}}
-	text, splices, err := appendSpliced(nil, struct{ S string }{long}, 32, first)
+	text, splices, err := appendSpliced(nil, struct{ S string }{long}, 32, nil, first)
 	if err != nil || len(splices) != 2 || string(splices[0].Data) != "before" || string(splices[1].Data) != long || string(text) != `{"S":""}` {
 		t.Fatalf("got %q %v %v", text, splices, err)
 	}
-	_, splices, err = appendSpliced(nil, failing{}, 32, first)
+	_, splices, err = appendSpliced(nil, failing{}, 32, nil, first)
 	if err == nil || len(splices) != 1 {
 		t.Fatalf("a failing value: splices %v, err %v", splices, err)
 	}
@@ -124,3 +124,48 @@ type failing struct{}
 func (failing) MarshalJSON() ([]byte, error) { return nil, errFailing }
 
 var errFailing = bytes.ErrTooLarge
+
+// A string known to be verbatim (a part, cut on rune boundaries, of a string the
+// envelope decoder found needs no escape) is spliced without being checked again; a
+// part cut inside a rune, or a string elsewhere, is checked as any other.
+func TestAppendSplicedKnownVerbatim(t *testing.T) {
+	// The "known" text holds a quote: had the encoder checked it, it would have
+	// escaped it. Trusting it is what the test sees (the module only ever passes
+	// texts the envelope decoder found verbatim).
+	known := []byte(strings.Repeat("é", 20) + `"` + strings.Repeat("z", 20))
+	whole := unsafe.String(&known[0], len(known))
+	tests := []struct {
+		name    string
+		s       string
+		spliced bool
+	}{
+		{"the whole known text", whole, true},
+		{"a part on rune boundaries", whole[2 : len(whole)-3], true},
+		{"a part that starts inside a rune", whole[1:], false},
+		{"a part that ends inside a rune", whole[:3], false},
+		{"a copy of the known text", strings.Clone(whole), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text, splices, err := appendSpliced(nil, struct{ S string }{tt.s}, 1, [][]byte{known}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(splices) == 1; got != tt.spliced {
+				t.Fatalf("spliced %v, want %v (text %q)", got, tt.spliced, text)
+			}
+			if tt.spliced && (unsafe.SliceData(splices[0].Data) != unsafe.StringData(tt.s) || len(splices[0].Data) != len(tt.s)) {
+				t.Fatal("the splice is not the string's own memory")
+			}
+			if !tt.spliced {
+				want, err := Append(nil, struct{ S string }{tt.s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(text, want) {
+					t.Fatalf("text %q, want Append's %q", text, want)
+				}
+			}
+		})
+	}
+}

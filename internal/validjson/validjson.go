@@ -16,13 +16,31 @@ import (
 	"context"
 	"reflect"
 	"unsafe"
+
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // DecodeOwned decodes data, a JSON value already validated as a whole, into target (a
 // non-nil pointer), as codec.DecodeOwned does (long strings share data's memory; data
 // must never change afterwards); ignoreUnknown skips object members that name no
-// field. The error is a *codec.Error. Set by package codec, which every caller imports.
-var DecodeOwned func(data []byte, target any, ignoreUnknown bool) error
+// field. known, if not nil, says where the validation found data's long strings
+// (Long): their ends are not looked for again; and DecodeOwned adds to its Verbatim
+// the long strings it decoded that share data's memory and are known to be written as
+// they are. The error is a *codec.Error. Set by package codec, which every caller
+// imports.
+var DecodeOwned func(data []byte, known *Known, target any, ignoreUnknown bool) error
+
+// Known is what the envelope decoder learnt of a validated text's long strings, for its
+// decoder, and what the decoder learnt of the strings it made, for an encoder.
+type Known struct {
+	// Long are the text's long strings (proto.Message.Strings).
+	Long []proto.LongString
+	// Verbatim are the contents of strings of the text, shared by values decoded from
+	// it, that package codec would write exactly as they are (proto.Verbatim): an
+	// encoder splices a string that lies within one, on rune boundaries, without
+	// checking it again.
+	Verbatim [][]byte
+}
 
 // WritesValid reports whether codec.Append always writes one JSON value of valid UTF-8
 // for values of type t, so that the connection need not check params it wrote. Set by
@@ -112,10 +130,48 @@ type Splice struct {
 	Data []byte
 }
 
-// AppendSpliced appends v encoded as codec.Append encodes it to dst, except that every
+// AppendSpliced appends v encoded as codec.Append encodes it to dst (verbatim: see
+// Known.Verbatim), except that every
 // string of at least min bytes that codec would write exactly as it is (valid UTF-8,
 // nothing to escape) gets its quotes in dst and its bytes as a Splice appended to
 // splices (At an index of the returned slice) instead of being copied: the bytes of the
 // text with its splices are those codec.Append writes. A sender that writes the pieces
 // in order spares the copy of a large string. Set by package codec.
-var AppendSpliced func(dst []byte, v any, min int, splices []Splice) ([]byte, []Splice, error)
+var AppendSpliced func(dst []byte, v any, min int, verbatim [][]byte, splices []Splice) ([]byte, []Splice, error)
+
+type stringsKey struct{}
+
+// Strings receives from the connection where the long strings of a call's result
+// lie, as the envelope decoder found them while checking the reply frame
+// (proto.Message.Strings), for the caller to hand to DecodeOwned.
+type Strings struct {
+	p    *byte
+	n    int
+	long []proto.LongString
+}
+
+// ExpectStrings returns a context that asks the connection the call reaches for the
+// long strings of its result, and where they will be. It costs an allocation: callers
+// use it where results were large lately.
+func ExpectStrings(ctx context.Context) (context.Context, *Strings) {
+	s := &Strings{}
+	return context.WithValue(ctx, stringsKey{}, s), s
+}
+
+// GiveStrings is called by the connection, in the caller's goroutine, with a call's
+// result value and its long strings: a context that expects them keeps them for that
+// value. Only a value with long strings is worth the look-up.
+func GiveStrings(ctx context.Context, value []byte, long []proto.LongString) {
+	if s, _ := ctx.Value(stringsKey{}).(*Strings); s != nil {
+		s.p, s.n, s.long = unsafe.SliceData(value), len(value), long
+	}
+}
+
+// For returns the long strings given for exactly value (the same bytes, not a copy),
+// or nil; s may be nil.
+func (s *Strings) For(value []byte) []proto.LongString {
+	if s == nil || len(value) == 0 || s.p != unsafe.SliceData(value) || s.n != len(value) {
+		return nil
+	}
+	return s.long
+}
