@@ -58,7 +58,7 @@ type Adapter struct {
 // (validjson.Splice, At an index of out): the large strings of the result, or a large
 // json.RawMessage result (validated), which are written to the host after the bytes
 // before them instead of being copied into the frame.
-type handlerFunc func(ctx context.Context, params []byte, dst []byte) (out []byte, parts []validjson.Splice, err error)
+type handlerFunc func(ctx context.Context, params []byte, long []proto.LongString, dst []byte) (out []byte, parts []validjson.Splice, err error)
 
 // Service is one service of the catalog: an id, a version and its methods. Create it
 // with [NewService] and add methods with [Handle].
@@ -150,9 +150,13 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 	s.methods = append(s.methods, method)
 	dec := paramsDecoder[P]()
 	var size bufpool.Hint // how large this method's results were lately
-	s.handlers[method] = func(ctx context.Context, params []byte, dst []byte) ([]byte, []validjson.Splice, error) {
+	s.handlers[method] = func(ctx context.Context, params []byte, long []proto.LongString, dst []byte) ([]byte, []validjson.Splice, error) {
 		var p P
-		if err := dec(params, &p); err != nil {
+		var known *validjson.Known
+		if len(long) > 0 {
+			known = &validjson.Known{Long: long}
+		}
+		if err := dec(params, known, &p); err != nil {
 			return dst, nil, err
 		}
 		r, err := h(ctx, p)
@@ -175,7 +179,11 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 			return append(dst, *raw...), nil, nil
 		}
 		dst = bufpool.Reserve(dst, size.Size())
-		out, parts, err := appendResult(dst, r)
+		var verbatim [][]byte
+		if known != nil {
+			verbatim = known.Verbatim
+		}
+		out, parts, err := appendResult(dst, r, verbatim)
 		size.Record(len(out) - len(dst))
 		return out, parts, err
 	}

@@ -12,24 +12,26 @@ import (
 
 // paramsDecoder returns the function that decodes a request's params (a JSON object,
 // already validated by the envelope decoder) into a *P, with package codec: the same
-// rules as the host's result decoding.
-func paramsDecoder[P any]() func(params []byte, p *P) error {
+// rules as the host's result decoding. known, if not nil, is what the envelope decoder
+// found of the params' long strings (see validjson.Known).
+func paramsDecoder[P any]() func(params []byte, known *validjson.Known, p *P) error {
 	var zero P
 	if _, ok := any(&zero).(*json.RawMessage); ok {
 		// The params are a sub-slice of a frame nobody else uses: no copy, no pass.
-		return func(params []byte, p *P) error {
+		return func(params []byte, _ *validjson.Known, p *P) error {
 			*any(p).(*json.RawMessage) = params
 			return nil
 		}
 	}
-	return func(params []byte, p *P) error {
+	return func(params []byte, known *validjson.Known, p *P) error {
 		if len(params) == 0 {
 			params = emptyObject
 		}
 		// The frame is this request's alone and never written again: long strings
 		// share it instead of being copied. The envelope decoder validated the params
-		// whole (A4), so their strings are not checked a second time.
-		if err := validjson.DecodeOwned(params, p, bool(codec.RefuseUnknown)); err != nil {
+		// whole (A4), so their strings are not checked a second time, and where its
+		// long strings end is known.
+		if err := validjson.DecodeOwned(params, known, p, bool(codec.RefuseUnknown)); err != nil {
 			return &Error{Code: wire.CodeInvalid, Message: "params: " + err.Error()}
 		}
 		return nil
@@ -55,8 +57,11 @@ func validRaw(raw json.RawMessage) error {
 // handled by the caller). Its strings longer than a batched frame are not copied: they
 // are returned as splices into the returned text, written to the host in turn (a result
 // that echoes a large string of the params thus sends the request frame's own bytes).
-func appendResult[R any](dst []byte, r R) ([]byte, []validjson.Splice, error) {
-	out, parts, err := validjson.AppendSpliced(dst, r, smallFrame, nil)
+//
+// verbatim are strings of the params known to be written as they are
+// (validjson.Known.Verbatim): an echoed one is not checked again.
+func appendResult[R any](dst []byte, r R, verbatim [][]byte) ([]byte, []validjson.Splice, error) {
+	out, parts, err := validjson.AppendSpliced(dst, r, smallFrame, verbatim, nil)
 	if err != nil {
 		return dst, nil, fmt.Errorf("plugin: encoding the result: %w", err)
 	}

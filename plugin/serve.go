@@ -270,6 +270,7 @@ type request struct {
 	id     uint64
 	h      handlerFunc
 	params []byte
+	long   []proto.LongString // params' long strings, as the envelope decoder found them
 	init   bool
 }
 
@@ -313,7 +314,7 @@ func (c *conn) dispatch(p []byte) (request, error) {
 		c.replyError(m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod) // R42
 		return request{}, nil
 	}
-	return c.start(m.ID, h, m.Params), nil
+	return c.start(m.ID, h, m.Params, m.Strings), nil
 }
 
 func envelopeMessage(ee *proto.EnvelopeError) string {
@@ -350,7 +351,7 @@ func (c *conn) cancel(id uint64) {
 // taken (R40, A16: requests in flight are counted until their handler returns, cancelled
 // ones included, busy-refused ones and initialize excluded). It returns the request to
 // run, or a zero request.
-func (c *conn) start(id uint64, h handlerFunc, params []byte) request {
+func (c *conn) start(id uint64, h handlerFunc, params []byte, long []proto.LongString) request {
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
@@ -365,12 +366,12 @@ func (c *conn) start(id uint64, h handlerFunc, params []byte) request {
 	c.calls[id] = cancel
 	c.running++
 	c.mu.Unlock()
-	return request{ctx: ctx, cancel: cancel, id: id, h: h, params: params}
+	return request{ctx: ctx, cancel: cancel, id: id, h: h, params: params, long: long}
 }
 
 // run runs a request's handler and queues its reply.
 func (c *conn) run(req request) {
-	ctx, cancel, id, h, params := req.ctx, req.cancel, req.id, req.h, req.params
+	ctx, cancel, id, h, params, long := req.ctx, req.cancel, req.id, req.h, req.params, req.long
 	returned := false
 	defer func() {
 		if returned {
@@ -389,12 +390,12 @@ func (c *conn) run(req request) {
 	var parts []validjson.Splice
 	var err error
 	if fast {
-		if b, parts, err = c.invoke(ctx, h, params, head); err == nil {
+		if b, parts, err = c.invoke(ctx, h, params, long, head); err == nil {
 			b = append(b, '}')
 		}
 	} else {
 		var v []byte
-		if v, parts, err = c.invoke(ctx, h, params, nil); err == nil {
+		if v, parts, err = c.invoke(ctx, h, params, long, nil); err == nil {
 			b, parts = proto.AppendResult(b, id, joinSplices(v, parts)), nil
 		}
 	}
@@ -476,14 +477,14 @@ type panicError struct{ value any }
 func (e *panicError) Error() string { return fmt.Sprintf("handler panic: %v", e.value) }
 
 // invoke runs a handler, turning a panic into an error: the adapter keeps running.
-func (c *conn) invoke(ctx context.Context, h handlerFunc, params, dst []byte) (out []byte, parts []validjson.Splice, err error) {
+func (c *conn) invoke(ctx context.Context, h handlerFunc, params []byte, long []proto.LongString, dst []byte) (out []byte, parts []validjson.Splice, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", "panic", r, "stack", string(debug.Stack()))
 			out, parts, err = dst, nil, &panicError{value: r}
 		}
 	}()
-	return h(ctx, params, dst)
+	return h(ctx, params, long, dst)
 }
 
 var zeroValue = []byte("0")

@@ -21,8 +21,11 @@ import (
 type Client struct {
 	h     *Handle
 	svc   *contract.Service
-	sizes map[string]*bufpool.Hint // per method: how large its params were lately
+	sizes map[string]*methodSizes
 }
+
+// methodSizes are how large a method's params and results were lately.
+type methodSizes struct{ params, result bufpool.Hint }
 
 // NewClient returns a client of the service svc on the adapter of h, after checking the
 // adapter's catalog against svc: the service is present, its version is svc's, and it
@@ -39,9 +42,9 @@ func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
 		return nil, err
 	}
 	h.bind(svc)
-	sizes := make(map[string]*bufpool.Hint)
+	sizes := make(map[string]*methodSizes)
 	for _, m := range svc.Methods() {
-		sizes[m] = new(bufpool.Hint)
+		sizes[m] = new(methodSizes)
 	}
 	return &Client{h: h, svc: svc, sizes: sizes}, nil
 }
@@ -66,7 +69,8 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	// Raw params (json.RawMessage) are the caller's bytes, sent as they are: they must
 	// never go to the pool, where a later call would encode its params into them.
 	owned := !isRaw(pv)
-	size := c.sizes[m.Name()]
+	sz := c.sizes[m.Name()]
+	size := &sz.params
 	buf := bufpool.Get()
 	dst := bufpool.Reserve(*buf, size.Size())
 	params, err := encodeParams(m.Name(), dst, pv)
@@ -89,6 +93,13 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 			callCtx, loan = validjson.Lend(ctx, params, buf, valid)
 		}
 	}
+	var long *validjson.Strings
+	if sz.result.Size() > 0 {
+		// The results were large lately: ask the connection where the result's long
+		// strings lie, which it learnt checking the reply frame, so that decoding does
+		// not look for their ends again. It costs an allocation, small beside them.
+		callCtx, long = validjson.ExpectStrings(callCtx)
+	}
 	raw, err := c.h.Call(callCtx, m.Name(), params)
 	// The call has returned: the connection is done with params, unless it took the
 	// loan (its writer pools the buffer once the frame is written, which a call given
@@ -105,10 +116,15 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if err != nil {
 		return r, err
 	}
+	sz.result.Record(len(raw))
 	// raw is the reply frame's, the caller's alone: long strings share it. The
 	// connection validated it whole on arrival (the envelope decoder checks every
 	// value), so its strings are not checked a second time.
-	if err := validjson.DecodeOwned(raw, &r, bool(codec.IgnoreUnknown)); err != nil {
+	var known *validjson.Known
+	if l := long.For(raw); l != nil {
+		known = &validjson.Known{Long: l}
+	}
+	if err := validjson.DecodeOwned(raw, known, &r, bool(codec.IgnoreUnknown)); err != nil {
 		return r, &DecodeError{Method: m.Name(), Raw: raw, Err: err}
 	}
 	return r, nil

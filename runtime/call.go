@@ -29,6 +29,7 @@ type call struct {
 // host decided (err).
 type reply struct {
 	value   []byte
+	long    []proto.LongString // value's long strings, as the envelope decoder found them
 	isErr   bool
 	code    wire.Code
 	rawCode string
@@ -237,6 +238,9 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan
 	case r := <-cl.ch:
 		cl.timer.Stop()
 		putCall(cl)
+		if len(r.long) > 0 {
+			validjson.GiveStrings(ctx, r.value, r.long)
+		}
 		return result(method, id, r)
 	case <-ctx.Done():
 		return c.giveUp(ctx, cl, method, id, false, init)

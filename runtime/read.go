@@ -75,7 +75,7 @@ func (c *Conn) deliver(m *proto.Message) bool {
 		return true
 	}
 	if m.Type == proto.TypeResult {
-		cl.ch <- reply{value: m.Value}
+		cl.ch <- reply{value: m.Value, long: m.Strings}
 	} else {
 		cl.ch <- reply{isErr: true, code: m.Code, rawCode: m.RawCode, message: m.Message}
 	}
