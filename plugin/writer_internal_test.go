@@ -58,7 +58,7 @@ func TestWriterLoopStartsOnDemand(t *testing.T) {
 func TestAppendResultSplicesLongStrings(t *testing.T) {
 	long := strings.Repeat("x", smallFrame)
 	type two struct{ L, S string }
-	text, parts, err := appendResult(nil, two{L: long, S: "short"})
+	text, parts, err := appendResult(nil, two{L: long, S: "short"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
