@@ -77,6 +77,10 @@ type conn struct {
 	running    int           // handler and initialize goroutines alive
 	closed     bool          // shutting down: start nothing more
 	idle       chan struct{} // closed when running drops to 0 after closed
+	// turn hands the reading turn to a spare: a goroutine that served a request and
+	// waits to read again (see read); spares counts them.
+	turn   chan struct{}
+	spares atomic.Int32
 }
 
 // Serve serves the adapter over one connection: it reads the host's frames from in and
@@ -153,6 +157,7 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 		}
 	}
 	c.base, c.stop = context.WithCancelCause(ctx)
+	c.turn = make(chan struct{})
 	c.w = newWriter(out, 2*c.maxFrame)
 	return c, nil
 }
@@ -209,11 +214,13 @@ func (c *conn) shutdown(cause error) error {
 // time: it reads and dispatches frames until in ends (nil on done) or the host violates
 // the protocol (the error on done). first marks the connection's first frame.
 //
-// A request for a handler passes the turn to a new goroutine and then runs the handler in
-// the goroutine that read it, which ends with the reply. The request is thus served
-// without waiting for another goroutine to be scheduled — on a machine with idle
-// processors that hand-off costs more than a whole round trip over the pipes — while the
-// next reader reads on at once: a cancel or another request never waits for a handler.
+// A request for a handler passes the turn to another goroutine and then runs the handler
+// in the goroutine that read it. The request is thus served without waiting for another
+// goroutine to be scheduled — on a machine with idle processors that hand-off costs more
+// than a whole round trip over the pipes — while the next reader reads on at once: a
+// cancel or another request never waits for a handler. After the reply, the goroutine
+// waits as a spare to be handed the turn again (up to maxSpares wait; the others end):
+// a new goroutine's small stack would grow, copied, on every request it serves.
 func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 	if !first {
 		c.w.waitRoom() // the previous reader's last dispatch
@@ -238,15 +245,45 @@ func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 			return
 		}
 		if req.h != nil || req.init {
-			go c.read(r, false, done)
+			c.passTurn(r, done)
 			if req.init {
 				c.runInitialize(req)
 			} else {
 				c.run(req)
 			}
-			return
+			if !c.awaitTurn() {
+				return
+			}
 		}
 		c.w.waitRoom()
+	}
+}
+
+// maxSpares is how many goroutines that served a request wait to read again: as many
+// as requests a host keeps in flight at once, often.
+const maxSpares = 8
+
+// passTurn hands the reading turn to a spare, or to a new goroutine if none waits.
+func (c *conn) passTurn(r *proto.Reader, done chan<- error) {
+	select {
+	case c.turn <- struct{}{}:
+	default:
+		go c.read(r, false, done)
+	}
+}
+
+// awaitTurn waits, as a spare, to be handed the reading turn (true), unless enough
+// spares wait already or the connection ends (false: the goroutine is to end).
+func (c *conn) awaitTurn() bool {
+	defer c.spares.Add(-1)
+	if c.spares.Add(1) > maxSpares {
+		return false
+	}
+	select {
+	case <-c.turn:
+		return true
+	case <-c.base.Done():
+		return false
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -577,5 +579,42 @@ func TestLargeTypedResultSpliced(t *testing.T) {
 		if got.A != want.A || !slices.Equal(got.B, want.B) || got.N != want.N {
 			t.Fatalf("result differs from what the handler returned (%d bytes)", len(m.Value))
 		}
+	}
+}
+
+// A goroutine that served a request waits to read again, so sequential requests are
+// served by a few goroutines, not one new goroutine each (whose small stack would grow,
+// copied, on every request); concurrent requests beyond the spares still each get one;
+// when the connection ends, the spares end with it (goleak, in TestMain).
+func TestSequentialRequestsReuseGoroutines(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	svc := plugin.NewService("test.gor", 1)
+	plugin.Handle(svc, "test.gor.where", func(context.Context, struct{}) (struct{}, error) {
+		buf := make([]byte, 64)
+		id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:runtime.Stack(buf, false)]), "goroutine "), " ")
+		mu.Lock()
+		seen[id] = true
+		mu.Unlock()
+		return struct{}{}, nil
+	})
+	h := serve(t, &plugin.Adapter{Services: []*plugin.Service{svc}})
+	h.initialize()
+	const calls = 200
+	for range calls {
+		if m := h.call("test.gor.where", `{}`); m.Type != proto.TypeResult {
+			t.Fatalf("got %s %s %q", m.Type, m.Code, m.Message)
+		}
+	}
+	mu.Lock()
+	n := len(seen)
+	mu.Unlock()
+	// Each request is read by the goroutine that then runs it; with spares waiting to
+	// read, a handful of goroutines take turns. Without them there would be one per call.
+	if n > 16 {
+		t.Fatalf("%d sequential requests were served by %d goroutines, want a few", calls, n)
+	}
+	if err := h.disconnect(); err != nil {
+		t.Fatal(err)
 	}
 }
