@@ -161,11 +161,11 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	if _, ok := cs.methods[method]; !ok {
 		return nil, refused(method, wire.CodeUnavailable, proto.MessageUnknownMethod, ErrUnknownMethod)
 	}
-	// Params the module's typed client wrote with package codec from a type whose
-	// encoding is always valid come vouched for (internal/validjson): not checked twice.
-	// Large ones come lent with their pooled buffer: written from it, not copied.
+	// Large params of the module's typed client come lent with their pooled buffer
+	// (internal/validjson): written from it, not copied; and when package codec wrote
+	// them from a type whose encoding is always valid, not checked twice.
 	loan := validjson.Lent(ctx, params)
-	if !validjson.Vouched(ctx, params) {
+	if !loan.Valid() {
 		if err := proto.ValidateParams(params); err != nil {
 			return nil, refused(method, wire.CodeInvalid, "params are not a JSON object",
 				fmt.Errorf("%w: %w", ErrInvalidParams, err))

@@ -47,32 +47,6 @@ type Known struct {
 // package codec.
 var WritesValid func(t reflect.Type) bool
 
-type vouchKey struct{}
-
-// vouched is the text a context vouches for.
-type vouched struct {
-	p *byte
-	n int
-}
-
-// Vouch returns a context that tells the connection that params, written by package
-// codec for a type WritesValid accepts, is one valid JSON object: runtime's Call then
-// does not check it again. It costs an allocation: callers use it for large params,
-// where the check it spares costs far more.
-func Vouch(ctx context.Context, params []byte) context.Context {
-	return context.WithValue(ctx, vouchKey{}, vouched{unsafe.SliceData(params), len(params)})
-}
-
-// Vouched reports whether ctx vouches for exactly params (the same bytes, not a copy),
-// by Vouch or by a Loan made valid.
-func Vouched(ctx context.Context, params []byte) bool {
-	if l := Lent(ctx, params); l != nil {
-		return l.valid
-	}
-	v, ok := ctx.Value(vouchKey{}).(vouched)
-	return ok && len(params) > 0 && v.p == unsafe.SliceData(params) && v.n == len(params)
-}
-
 type loanKey struct{}
 
 // Loan is a caller's large params handed to the connection together with the pooled
@@ -92,7 +66,7 @@ type Loan struct {
 
 // Lend returns a context that lends params, which are *buf (a bufpool buffer), to the
 // connection the call reaches, and the Loan. valid says params were written by package
-// codec for a type WritesValid accepts (as Vouch says). After the call, the caller owns
+// codec for a type WritesValid accepts (see Valid). After the call, the caller owns
 // buf again only if the loan was not Taken. It costs an allocation: callers use it for
 // large params, where the copy it spares costs far more.
 func Lend(ctx context.Context, params []byte, buf *[]byte, valid bool) (context.Context, *Loan) {
@@ -117,6 +91,11 @@ func (l *Loan) Take() *[]byte {
 	l.taken = true
 	return l.buf
 }
+
+// Valid reports whether the lent params were written by package codec for a type
+// WritesValid accepts: one valid JSON object, which the connection does not check again
+// (the check costs a pass over every byte). l may be nil.
+func (l *Loan) Valid() bool { return l != nil && l.valid }
 
 // Taken reports whether a connection took the buffer: the caller must then not use it.
 func (l *Loan) Taken() bool { return l.taken }

@@ -9,18 +9,28 @@ import (
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
+// lendValid lends params as the typed client lends what package codec wrote from a
+// type whose encoding is always valid.
+func lendValid(params []byte) context.Context {
+	buf := append([]byte(nil), params...)
+	ctx, _ := validjson.Lend(context.Background(), params, &buf, true)
+	return ctx
+}
+
 // Params are checked before anything is sent (ErrInvalidParams, never started), unless
-// the context vouches for exactly these bytes: the typed client's params, written by
+// the context lends exactly these bytes as valid: the typed client's params, written by
 // the codec from a type whose encoding is always valid, are not checked a second time.
-// A vouching for other bytes (a copy of them) checks nothing.
-func TestVouchedParamsAreNotCheckedAgain(t *testing.T) {
+// A loan of other bytes (a copy of them), or one not marked valid, checks nothing away.
+func TestValidLoanParamsAreNotCheckedAgain(t *testing.T) {
 	c, f := newConn(t, ioPipe, nil)
 	f.handshake(c)
 	bad := []byte("{\"a\":\"\xff\"}") // not valid UTF-8: refused when checked
+	notValid, _ := validjson.Lend(context.Background(), bad, &[]byte{}, false)
 	for name, ctx := range map[string]context.Context{
-		"no vouching":          context.Background(),
-		"vouching for a copy":  validjson.Vouch(context.Background(), append([]byte(nil), bad...)),
-		"vouching for a slice": validjson.Vouch(context.Background(), bad[:len(bad)-1]),
+		"no loan":           context.Background(),
+		"a loan not valid":  notValid,
+		"a loan of a copy":  lendValid(append([]byte(nil), bad...)),
+		"a loan of a slice": lendValid(bad[:len(bad)-1]),
 	} {
 		_, err := c.Call(ctx, read, bad)
 		if !errors.Is(err, runtime.ErrInvalidParams) || !runtime.IsNeverStarted(err) {
@@ -29,12 +39,12 @@ func TestVouchedParamsAreNotCheckedAgain(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.Call(validjson.Vouch(context.Background(), bad), read, bad)
+		_, err := c.Call(lendValid(bad), read, bad)
 		done <- err
 	}()
 	f.expect(request(2, read, string(bad)))
 	f.send(resultFrame(2, `{}`))
 	if err := recv(t, done); err != nil {
-		t.Fatalf("vouched call: %v", err)
+		t.Fatalf("valid loan: %v", err)
 	}
 }
