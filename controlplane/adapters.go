@@ -72,7 +72,7 @@ type slot struct {
 	err   error
 }
 
-func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *adapterSet {
+func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger, refused []registry.Refusal) *adapterSet {
 	s := &adapterSet{lim: cfg.Limits, log: log, base: base, open: make(map[slotKey]*slot), scanEvery: cfg.RescanInterval}
 	policy := defaultRestart
 	if cfg.Restart != nil {
@@ -82,15 +82,19 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger) *a
 	if cfg.Upgrade != nil {
 		up = *cfg.Upgrade
 	}
-	s.reg = registry.New(&registry.Config{
+	rcfg := &registry.Config{
 		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
 		Sandbox: cfg.Sandbox, Sandboxes: cfg.Sandboxes,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
 		},
-		Upgrade: &up,
-	})
+		Upgrade: &up, Refused: refused,
+	}
+	if cfg.StateDir != "" {
+		rcfg.OnRefused = persistRefused(cfg.StateDir, log)
+	}
+	s.reg = registry.New(rcfg)
 	return s
 }
 
@@ -186,7 +190,10 @@ func (s *adapterSet) resolve(ctx context.Context, ref string) (discovery.Adapter
 	}
 	var re *discovery.RefError
 	var nf *discovery.NotFoundError
+	var rf *registry.RefusedError
 	switch {
+	case errors.As(err, &rf):
+		return discovery.Adapter{}, mapError(err, rf.Refusal.Path, "")
 	case errors.Is(err, platform.ErrNotAbsolute):
 		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter path %q is not absolute", ref)
 	case errors.As(err, &re):
@@ -375,6 +382,7 @@ func (s *adapterSet) status(st *StatusResult) {
 		}
 		return a.Path < b.Path
 	})
+	st.Refused = s.refusedStatus()
 	st.InFlight = s.flight.Load()
 	st.Calls = s.calls.Load()
 	st.Exits = s.exits.Load()
@@ -409,14 +417,23 @@ func adapterStatus(h *registry.Handle) AdapterStatus {
 }
 
 // upgrade looks for new versions of the adapters open (of the one named, when name
-// is set) and lets them take over, then reports the adapters concerned.
-func (s *adapterSet) upgrade(ctx context.Context, name string) (*UpgradeResult, *Error) {
+// is set) and lets them take over, then reports the adapters concerned. With retry,
+// the refusals of name's files are forgotten first.
+func (s *adapterSet) upgrade(ctx context.Context, name string, retry bool) (*UpgradeResult, *Error) {
 	var names []string
 	if name != "" {
 		if ref, err := discovery.ParseRef(name); err != nil || ref.Name != name {
 			return nil, newError(CodeInvalidParams, nil, "params: adapter %q is not an adapter name", name)
 		}
 		names = []string{name}
+	}
+	if retry {
+		if name == "" {
+			return nil, newError(CodeInvalidParams, nil, "params: retry needs an adapter name")
+		}
+		for _, rf := range s.reg.Retry(name) {
+			s.log.Info("refused adapter file to be tried again", "adapter", name, "version", rf.Version, "path", rf.Path)
+		}
 	}
 	if err := s.reg.Rescan(ctx, names...); err != nil {
 		if ctx.Err() != nil || errors.Is(err, runtime.ErrClosed) {
@@ -450,6 +467,12 @@ func mapError(err error, path, method string) *Error {
 	var ce *runtime.CallError
 	var oe *lifecycle.OpenError
 	var ve *wire.ViolationError
+	var rf *registry.RefusedError
+	if errors.As(err, &rf) {
+		// Before the lifecycle's errors: a restart refused is an *OpenError too.
+		d.Stage = stageRefused
+		return newError(CodeTransportError, d, "%s", refusedMessage(rf.Refusal))
+	}
 	if errors.As(err, &ve) {
 		d.Violation = ve.Kind.String()
 		if ve.Err != nil {

@@ -375,6 +375,13 @@ func (c *Client) Upgrade(ctx context.Context, name string) (*UpgradeResult, erro
 	return call[UpgradeResult](ctx, c, methodUpgrade, upgradeParams{Adapter: name}, nil)
 }
 
+// RetryUpgrade forgets the daemon's refusals of adapter name's files (see
+// [StatusResult].Refused), so that they may be started again, then does what
+// [Client.Upgrade] does for name.
+func (c *Client) RetryUpgrade(ctx context.Context, name string) (*UpgradeResult, error) {
+	return call[UpgradeResult](ctx, c, methodUpgrade, upgradeParams{Adapter: name, Retry: true}, nil)
+}
+
 // Send calls one adapter method through the daemon. A failed call is a *Error
 // whose CallDetails keep the adapter protocol's code and outcome.
 func (c *Client) Send(ctx context.Context, p SendParams) (*SendResult, error) {

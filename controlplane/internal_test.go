@@ -393,7 +393,7 @@ func TestRescanCallerGoneAfterScan(t *testing.T) {
 	scanWaitHook = func(done <-chan struct{}) { <-done }
 	t.Cleanup(func() { scanWaitHook = nil })
 	cfg := &ServerConfig{Dirs: []string{t.TempDir()}, RescanInterval: time.Nanosecond}
-	set := newAdapterSet(context.Background(), cfg, hclog.NewNullLogger())
+	set := newAdapterSet(context.Background(), cfg, hclog.NewNullLogger(), nil)
 	defer func() { _ = set.close(context.Background()) }()
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -414,7 +414,7 @@ func TestSharedScan(t *testing.T) {
 	base, stop := context.WithCancel(context.Background())
 	defer stop()
 	cfg := &ServerConfig{Dirs: []string{t.TempDir()}, RescanInterval: time.Minute}
-	set := newAdapterSet(base, cfg, hclog.NewNullLogger())
+	set := newAdapterSet(base, cfg, hclog.NewNullLogger(), nil)
 	defer func() { _ = set.close(context.Background()) }()
 	gone, cancel := context.WithCancel(context.Background())
 	cancel()

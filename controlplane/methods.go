@@ -52,7 +52,7 @@ func (c *serverConn) dispatch(env envelope) {
 	case methodUpgrade:
 		var p upgradeParams
 		if err = decodeParams(env.Params, &p); err == nil {
-			result, err = c.srv.set.upgrade(c.ctx, p.Adapter)
+			result, err = c.srv.set.upgrade(c.ctx, p.Adapter, p.Retry)
 		}
 	case methodDiscover:
 		result, err = c.handleDiscover(env)

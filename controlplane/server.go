@@ -87,6 +87,13 @@ type ServerConfig struct {
 	Listener net.Listener
 	// Monitor, if set, is attached to the daemon while it serves (see [Monitor]).
 	Monitor *Monitor
+	// StateDir, if set, is the absolute directory where the daemon keeps what must
+	// survive its restarts: the record of refused adapter files (registry.Refusal), so
+	// that a file refused once is not started after a restart either. It is created
+	// owner-only when first needed; a directory or file there that is not the
+	// daemon's user's own, is writable by group or others, or cannot be read as
+	// written keeps Serve from starting ([ErrState]). "" keeps the record in memory.
+	StateDir string
 }
 
 // defaultRestart is the adapters' restart policy when ServerConfig.Restart is nil:
@@ -141,6 +148,9 @@ type server struct {
 
 	refused atomic.Uint64
 	dropped atomic.Uint64
+	// refusedFiles is the record of refused adapter files loaded from StateDir,
+	// handed to the registry.
+	refusedFiles []registry.Refusal
 	remote  *remote // the TCP listener, or nil
 
 	mu    sync.Mutex
@@ -198,6 +208,13 @@ func newServer(cfg ServerConfig) (*server, error) {
 		log = hclog.NewNullLogger()
 	}
 	s := &server{cfg: cfg, log: log.Named("controlplane"), uid: os.Getuid(), conns: make(map[*serverConn]struct{})}
+	if cfg.StateDir != "" {
+		refused, err := loadRefused(cfg.StateDir)
+		if err != nil {
+			return nil, err
+		}
+		s.refusedFiles = refused
+	}
 	if cfg.Remote != nil {
 		r, err := newRemote(s, *cfg.Remote)
 		if err != nil {
@@ -250,7 +267,7 @@ func (s *server) serve(ctx context.Context) error {
 	// base ends when the daemon stops; it bounds adapter opens, which no client owns.
 	base, stop := context.WithCancel(context.WithoutCancel(ctx))
 	defer stop()
-	s.set = newAdapterSet(base, &s.cfg, s.log)
+	s.set = newAdapterSet(base, &s.cfg, s.log, s.refusedFiles)
 	sock := s.cfg.Socket
 	if sock == "" && local != nil {
 		sock = local.Addr().String() // a passed socket's own address

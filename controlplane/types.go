@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime/wire"
 )
 
@@ -173,6 +174,20 @@ type StatusResult struct {
 	Sweep SweepStatus `json:"sweep"`
 	// Remote reports the TCP listener, when the daemon has one.
 	Remote *RemoteStatus `json:"remote,omitempty"`
+	// Refused lists the adapter files refused (an upgrade to them failed, or a pin
+	// did not allow them), oldest first: none is started until a new file replaces
+	// it, its pin is removed, or Upgrade retries it. The record survives restarts of
+	// a daemon with a state directory.
+	Refused []RefusedStatus `json:"refused"`
+}
+
+// RefusedStatus is one refused adapter file (registry.Refusal: name, version, path,
+// size, mod_time, sha256, at, reason, pin) and the version serving its name.
+type RefusedStatus struct {
+	registry.Refusal
+	// Serving is the version serving the adapter's name instead: the one open, else
+	// the one a call by name would open; "" when none would.
+	Serving string `json:"serving"`
 }
 
 // AdapterStatus is one open adapter.
@@ -219,6 +234,9 @@ type upgradeParams struct {
 	// Adapter, when set, is the adapter name whose new versions are looked for; absent:
 	// every adapter open.
 	Adapter string `json:"adapter,omitempty"`
+	// Retry forgets the refusals of Adapter's files first, so that they are tried
+	// again (Adapter is then required).
+	Retry bool `json:"retry,omitempty"`
 }
 
 // UpgradeResult is the result of Upgrade: the status of the adapters concerned once

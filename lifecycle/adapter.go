@@ -32,6 +32,11 @@ type Config struct {
 	// start, restarts included, on the bytes that are executed (see
 	// platform.Config.Digest); a file that differs is not started.
 	Digest string
+	// Admit, if set, is asked before every start, restarts included: an error keeps
+	// the executable from being started (Open fails with an *OpenError at StageSpawn
+	// wrapping it; a restart so refused ends a Supervisor as a failed restart does).
+	// A host uses it to keep a file it refused from running by any path.
+	Admit func() error
 	// Args are passed verbatim as argv[1:].
 	Args []string
 	// Env is the adapter's whole environment; nil means an empty one. Nothing of the
@@ -202,6 +207,11 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	if err := proto.ValidateParams(cfg.Configuration); err != nil {
 		return nil, &OpenError{Path: cfg.Path, Stage: StageConfig, Err: fmt.Errorf("configuration: %w: %v", runtime.ErrInvalidParams, err)}
+	}
+	if cfg.Admit != nil {
+		if err := cfg.Admit(); err != nil {
+			return nil, &OpenError{Path: cfg.Path, Stage: StageSpawn, Err: err}
+		}
 	}
 	a := &Adapter{cfg: cfg, done: make(chan struct{}), ready: make(chan struct{})}
 	a.name = nameOf(&cfg)

@@ -41,7 +41,6 @@ type Handle struct {
 	mu       sync.Mutex
 	bound    []*contract.Service // contracts of the typed clients made on this handle
 	draining map[*gen]struct{}
-	refused  map[string]fileID // refused upgrade files by path: not tried again unchanged
 	upgrades int
 	upErr    error
 	retired  int   // restarts of the versions replaced

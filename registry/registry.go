@@ -81,6 +81,15 @@ type Config struct {
 	// of their adapter found by [Registry.Rescan] (see [Upgrade]); nil keeps each
 	// handle on the version it opened.
 	Upgrade *Upgrade
+	// Refused is the record of refused adapter files the host kept from an earlier
+	// run (see [Refusal]): none of them is started until a new file replaces it or
+	// [Registry.Retry] forgets it. Those whose file is gone, and those refused by a
+	// pin that the pins in force no longer refuse, are left out.
+	Refused []Refusal
+	// OnRefused, if set, is given the whole record each time it changes (a file
+	// refused, a refusal forgotten), in the order of the changes, for the host to
+	// keep it across restarts. It must not call the registry.
+	OnRefused func([]Refusal)
 }
 
 // errRegistryClosed is what a closed Registry returns.
@@ -106,6 +115,11 @@ type Registry struct {
 
 	logMu    sync.Mutex
 	rejected map[string]string // path -> reason and detail last logged
+
+	// The record of refused files (refusals.go): the one place every start asks.
+	refMu    sync.Mutex
+	refusals map[string]*refusal // by path
+	saveMu   sync.Mutex          // orders the record's hand-overs to OnRefused
 }
 
 // New returns a Registry. cfg may be nil.
@@ -118,6 +132,7 @@ func New(cfg *Config) *Registry {
 		r.cfg.Env = slices.Clone(cfg.Env)
 		r.cfg.Pins = maps.Clone(cfg.Pins)
 		r.cfg.Sandboxes = maps.Clone(cfg.Sandboxes)
+		r.cfg.Refused = slices.Clone(cfg.Refused)
 		if cfg.Upgrade != nil {
 			up := *cfg.Upgrade
 			up.Allowed = maps.Clone(up.Allowed)
@@ -129,6 +144,10 @@ func New(cfg *Config) *Registry {
 		r.log = hclog.NewNullLogger()
 	}
 	r.log = r.log.Named("registry")
+	if r.initRefusals(r.cfg.Refused) {
+		r.saveRefusals()
+	}
+	r.cfg.Refused = nil
 	r.res = r.cfg.Reservations
 	if r.res == nil {
 		r.res = new(lifecycle.Reservations)
@@ -259,6 +278,9 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 		find = func(res *discovery.Result) (discovery.Adapter, error) {
 			for _, a := range res.Adapters {
 				if a.Path == p {
+					if rf, refused := r.refusedFile(a.Path); refused {
+						return discovery.Adapter{}, &RefusedError{Refusal: rf}
+					}
 					return a, nil
 				}
 			}
@@ -270,14 +292,16 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 			return discovery.Adapter{}, err
 		}
 		opts := &discovery.SelectOptions{Prerelease: r.cfg.Prerelease}
-		find = func(res *discovery.Result) (discovery.Adapter, error) { return res.Select(parsed, opts) }
+		find = func(res *discovery.Result) (discovery.Adapter, error) { return r.selectAdmitted(res, parsed, opts) }
 	}
 	r.mu.Lock()
 	scan := r.scan
 	r.mu.Unlock()
 	if scan != nil {
-		if a, err := find(scan); err == nil {
-			return a, nil
+		a, err := find(scan)
+		var re *RefusedError
+		if err == nil || errors.As(err, &re) {
+			return a, err
 		}
 	}
 	scan, err := r.Discover(ctx)
@@ -285,6 +309,39 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 		return discovery.Adapter{}, err
 	}
 	return find(scan)
+}
+
+// selectAdmitted selects what ref names among the adapters of res that are not
+// refused files (see [Refusal]): the newest eligible version that is not refused. When
+// only refused files are eligible, the error is the newest one's *RefusedError.
+func (r *Registry) selectAdmitted(res *discovery.Result, ref discovery.Ref, opts *discovery.SelectOptions) (discovery.Adapter, error) {
+	var firstRefused *RefusedError
+	admitted := &discovery.Result{Rejected: res.Rejected, Adapters: make([]discovery.Adapter, 0, len(res.Adapters))}
+	for _, a := range res.Adapters {
+		if a.Name != ref.Name {
+			admitted.Adapters = append(admitted.Adapters, a) // for the names an error lists
+			continue
+		}
+		if rf, refused := r.refusedFile(a.Path); refused {
+			if _, err := (&discovery.Result{Adapters: []discovery.Adapter{a}}).Select(ref, opts); err == nil &&
+				(firstRefused == nil || refusalNewer(a, firstRefused.Refusal)) {
+				firstRefused = &RefusedError{Refusal: rf}
+			}
+			continue
+		}
+		admitted.Adapters = append(admitted.Adapters, a)
+	}
+	a, err := admitted.Select(ref, opts)
+	if err != nil && firstRefused != nil {
+		return discovery.Adapter{}, firstRefused
+	}
+	return a, err
+}
+
+// refusalNewer reports whether a is a newer version than the refused file rf.
+func refusalNewer(a discovery.Adapter, rf Refusal) bool {
+	v, err := version.NewVersion(rf.Version)
+	return err != nil || a.Version.GreaterThan(v)
 }
 
 // Open resolves ref, starts the adapter with the given configuration
@@ -326,6 +383,9 @@ func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Ha
 			return nil, err
 		}
 		path = p
+		if rf, refused := r.refusedFile(path); refused {
+			return nil, &RefusedError{Refusal: rf}
+		}
 	} else {
 		a, err := r.Lookup(ctx, ref)
 		if err != nil {
@@ -372,6 +432,7 @@ func (r *Registry) supervise(ctx context.Context, path, name, digest string, cfg
 		Path: path, Digest: digest, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
 		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
 		Reservations: r.res, OnExit: r.cfg.OnExit, Sandbox: r.sandboxOf(name),
+		Admit: func() error { return r.admit(path) },
 	}
 	r.observe(&lcfg)
 	return lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)

@@ -242,28 +242,12 @@ func (h *Handle) candidates(res *discovery.Result, pre bool) []discovery.Adapter
 		if _, err := (&discovery.Result{Adapters: []discovery.Adapter{a}}).Select(*h.ref, opts); err != nil {
 			continue
 		}
-		if h.knownRefused(a.Path) {
+		if _, refused := h.reg.refusedFile(a.Path); refused {
 			continue
 		}
 		out = append(out, a)
 	}
 	return out
-}
-
-// knownRefused reports whether path is a file refused before and unchanged since.
-func (h *Handle) knownRefused(path string) bool {
-	h.mu.Lock()
-	old, ok := h.refused[path]
-	h.mu.Unlock()
-	if !ok {
-		return false
-	}
-	id, _, err := statID(path)
-	if err != nil || id.size != old.size || id.mtime != old.mtime {
-		return false
-	}
-	sum, err := digest.FileAt(path)
-	return err == nil && sum == old.digest
 }
 
 // settled returns the identity of each of paths that is stable: an executable
@@ -449,11 +433,8 @@ func (h *Handle) report(cur *gen, a discovery.Adapter, id fileID, err error) {
 		r.log.Info("adapter upgraded: new calls go to the new version", "adapter", h.name, "from", ev.From, "to", ev.To, "path", a.Path)
 	} else {
 		ev.Err = &UpgradeError{Name: h.name, Version: ev.To, Path: a.Path, Err: err}
+		r.refuse(h.name, ev.To, a.Path, id, err)
 		h.mu.Lock()
-		if h.refused == nil {
-			h.refused = make(map[string]fileID)
-		}
-		h.refused[a.Path] = id
 		h.upErr = ev.Err
 		h.mu.Unlock()
 		r.log.Warn("adapter upgrade refused; the serving version stays", "adapter", h.name, "serving", ev.From, "refused", ev.To, "path", a.Path, "error", err)

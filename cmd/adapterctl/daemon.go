@@ -359,7 +359,13 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 			rs.Listen, rs.RefusedClients, rs.DroppedClients, rs.Reloads, rs.CertNotAfter.Format(time.RFC3339))
 	}
 	fmt.Fprintf(tw, "adapters\t%d open\n", len(r.Adapters))
+	if len(r.Refused) > 0 {
+		fmt.Fprintf(tw, "refused\t%d adapter file(s), not started until replaced or retried:\n", len(r.Refused))
+	}
 	if err := tw.Flush(); err != nil {
+		return finish(e, "status", err)
+	}
+	if err := printRefused(e.stdout, r.Refused); err != nil {
 		return finish(e, "status", err)
 	}
 	if len(r.Adapters) == 0 {

@@ -42,7 +42,7 @@ func exitStatus(err error) int {
 	case errors.As(err, &se):
 		return ExitUnverified
 	case errors.As(err, &de), errors.Is(err, controlplane.ErrSocketInUse), errors.Is(err, controlplane.ErrSocket),
-		errors.Is(err, errors.ErrUnsupported):
+		errors.Is(err, errors.ErrUnsupported), errors.Is(err, controlplane.ErrState):
 		return ExitBroken
 	case errors.As(err, &oe):
 		switch {

@@ -39,11 +39,18 @@ line says whether that was proven. With --json both lines are JSON objects:
 
 An adapter opened by name follows new versions of its major version dropped into its
 DIR (see 'adapterctl upgrade'); --upgrade-digest NAME=SHA256 pins NAME's upgrades to
-the files with the digests given.
+the files with the digests given. A new version refused (it failed to start, failed
+its handshake or catalog check, or its digest was not allowed) is not started by any
+path until a new file replaces it, 'adapterctl upgrade --retry NAME', or its pin is
+removed; the record is kept in --state-dir, so after a restart the version that
+served before is served again, and 'adapterctl status' says why. A state directory
+or file not owned by the daemon's user, or writable by group or others, or a corrupt
+one, keeps the daemon from starting (exit status 3).
 
 Exit status: 0 after a shutdown with every process tree verified gone; 4 when some
 could not be proven gone; 3 when the daemon could not start (the socket is in use by
-a running daemon, cannot be created, or daemons are unsupported on this OS); 5 when
+a running daemon, cannot be created, the state directory cannot be trusted, or
+daemons are unsupported on this OS); 5 when
 a DIR cannot be scanned; 2 for usage errors (also a --socket path that exists and is
 not a socket).
 ` + sandboxHelp + policyHelp
@@ -99,6 +106,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
 	o.sandbox.register(f)
 	policyFile := f.String("policy", "", "`FILE` giving each adapter its own sandbox (see below)")
+	stateFlag := f.String("state-dir", "", stateHelp)
 	dirs, isDone, status := f.parse(args)
 	if isDone {
 		return status
@@ -137,6 +145,10 @@ func serve(ctx context.Context, e *env, args []string) int {
 	if err != nil {
 		return fail(e, "serve", false, err, nil)
 	}
+	state, err := stateDir(*stateFlag, isSet(f, "state-dir"))
+	if err != nil {
+		return fail(e, "serve", false, err, nil)
+	}
 	if level != hclog.Off {
 		// The adapters' own loggers (plugin.Logger) at the daemon's level; their
 		// records are logged under the daemon's logger, named after each adapter.
@@ -155,7 +167,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	}
 	stderr := &lockedWriter{w: e.stderr}
 	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
-		Upgrade: &registry.Upgrade{Allowed: allowed},
+		Upgrade: &registry.Upgrade{Allowed: allowed}, StateDir: state,
 		Logger:  hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {
 		cfg.Stderr = stderr

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/limits"
@@ -20,6 +21,10 @@ or periodic rescan, waits until each new version took over or was refused, and s
 the adapters concerned: the version serving, the upgrades so far, the old versions
 still finishing calls, and why the last new version was refused. Exit status 1 when
 an adapter shown has a refused upgrade.
+
+A refused file is not started by any path (call by name, version or path,
+capabilities, restarts, daemon restarts) until a new file replaces it, its pin is
+removed, or --retry NAME forgets NAME's refusals and tries its newest version again.
 `
 
 // upgradeWait bounds the wait for Upgrade: the settle interval, then a new version's
@@ -28,7 +33,10 @@ const upgradeWait = 2*limits.CallDeadline + answerSlack
 
 func runUpgrade(ctx context.Context, e *env, args []string) int {
 	var o daemonOpts
-	pos, done, status := clientCommandArgs(e, "upgrade", "NAME", &o, nil, args)
+	var retry bool
+	pos, done, status := clientCommandArgs(e, "upgrade", "NAME", &o, func(f *flags) {
+		f.BoolVar(&retry, "retry", false, "forget the refusals of NAME's files first, so that they are tried again (needs NAME)")
+	}, args)
 	if done {
 		return status
 	}
@@ -36,9 +44,16 @@ func runUpgrade(ctx context.Context, e *env, args []string) int {
 	if len(pos) == 1 {
 		name = pos[0]
 	}
+	if retry && name == "" {
+		return fail(e, "upgrade", false, usagef("--retry needs the adapter NAME"), nil)
+	}
 	var r *controlplane.UpgradeResult
 	err := withDaemon(ctx, &o, upgradeWait, func(ctx context.Context, c *controlplane.Client) (err error) {
-		r, err = c.Upgrade(ctx, name)
+		if retry {
+			r, err = c.RetryUpgrade(ctx, name)
+		} else {
+			r, err = c.Upgrade(ctx, name)
+		}
 		return err
 	})
 	if err != nil {
@@ -93,6 +108,20 @@ func printAdapters(w io.Writer, adapters []controlplane.AdapterStatus) error {
 		if a.UpgradeError != "" {
 			ew.printf("  %s: upgrade refused, %s keeps serving: %s\n", a.Name, a.Version, a.UpgradeError)
 		}
+	}
+	return ew.err
+}
+
+// printRefused prints the refused adapter files of a status, one line each.
+func printRefused(w io.Writer, refused []controlplane.RefusedStatus) error {
+	ew := &errWriter{w: w}
+	for _, rf := range refused {
+		serving := "nothing serves " + rf.Name
+		if rf.Serving != "" {
+			serving = "serving " + rf.Serving
+		}
+		ew.printf("  %s %s refused at %s: %s; %s (%s; 'adapterctl upgrade --retry %s' tries it again)\n",
+			rf.Name, rf.Version, rf.At.UTC().Format(time.RFC3339), rf.Reason, serving, rf.Path, rf.Name)
 	}
 	return ew.err
 }
