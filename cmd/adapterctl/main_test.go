@@ -47,6 +47,9 @@ func TestMain(m *testing.M) {
 	for _, k := range []string{"NOTIFY_SOCKET", "LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAMES"} {
 		os.Unsetenv(k)
 	}
+	// serve keeps its record of refused adapter files in the test's own directory,
+	// never in the machine's default (/var/lib/adapterkit for root).
+	os.Setenv("STATE_DIRECTORY", filepath.Join(root, "state"))
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(root) }))
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/controlplane"
@@ -94,4 +95,63 @@ func upgradeDir(t *testing.T) (dir string, src []byte, install func(name string,
 		}
 	}
 	return dir, src, install
+}
+
+// A newer file refused (here by --upgrade-digest) stays refused across a restart of
+// serve with the same --state-dir: the version that served before serves again, and
+// status (human and JSON) says which file was refused, when, why, and what serves.
+// --retry tries it again; it needs NAME.
+func TestServeRestartKeepsRefusal(t *testing.T) {
+	dir, src, install := upgradeDir(t)
+	install(exe("echo_v1.2.0"), src)
+	state := filepath.Join(shortDir(t), "state")
+	sock := filepath.Join(shortDir(t), "ctl.sock")
+	args := []string{"--socket", sock, "--state-dir", state, "--upgrade-digest", "echo=" + strings.Repeat("ab", 32), dir}
+	d := startDaemon(t, sock, args...)
+	runCmd(t, "", "call", "--socket", sock, "echo", "example.echo.echo", `{}`).want(t, ExitOK, nil, nil)
+	install(exe("echo_v1.3.0"), append(slices.Clone(src), "unlisted"...))
+	runCmd(t, "", "upgrade", "--socket", sock, "echo").want(t, ExitFailed, []string{"1.2.0 keeps serving", "SHA-256"}, nil)
+	if r := d.stop(t); r.code != ExitOK {
+		t.Fatalf("serve: exit %d\n%s", r.code, r.stderr)
+	}
+
+	startDaemon(t, sock, args...)
+	refusedLine := regexp.MustCompile(`echo 1\.3\.0 refused at [0-9TZ:-]+: .*SHA-256.*; serving 1\.2\.0 \(`)
+	st := runCmd(t, "", "status", "--socket", sock)
+	if !refusedLine.MatchString(st.stdout) || !strings.Contains(st.stdout, "upgrade --retry echo") {
+		t.Fatalf("status after a restart:\n%s", st.stdout)
+	}
+	var js controlplane.StatusResult
+	decodeStrict(t, runCmd(t, "", "status", "--json", "--socket", sock).stdout, &js)
+	if len(js.Refused) != 1 || js.Refused[0].Version != "1.3.0" || js.Refused[0].Serving != "1.2.0" || !js.Refused[0].Pin ||
+		js.Refused[0].Path != filepath.Join(dir, exe("echo_v1.3.0")) {
+		t.Fatalf("status --json refused: %+v", js.Refused)
+	}
+	runCmd(t, "", "call", "--socket", sock, "echo", "example.echo.echo", `{}`).want(t, ExitOK, nil, nil)
+	if st := runCmd(t, "", "status", "--socket", sock); !regexp.MustCompile(`echo +1\.2\.0 +running`).MatchString(st.stdout) {
+		t.Fatalf("after a restart the call did not go to 1.2.0:\n%s", st.stdout)
+	}
+	r := runCmd(t, "", "call", "--socket", sock, "echo@1.3.0", "example.echo.echo", `{}`)
+	if r.code == ExitOK || !strings.Contains(r.stderr, "refused at") {
+		t.Fatalf("call echo@1.3.0: exit %d\n%s", r.code, r.stderr)
+	}
+
+	runCmd(t, "", "upgrade", "--socket", sock, "--retry").want(t, ExitUsage, nil, []string{"--retry needs the adapter NAME"})
+	runCmd(t, "", "upgrade", "--socket", sock, "--retry", "echo").want(t, ExitFailed, []string{"1.2.0 keeps serving", "SHA-256"}, nil)
+	runCmd(t, "", "serve", "--socket", sock+"2", "--state-dir", "", dir).want(t, ExitUsage, nil, []string{"--state-dir needs a directory"})
+}
+
+// A state file serve cannot trust keeps it from starting: exit status 3, and a
+// message naming the file and why.
+func TestServeRefusesUntrustedState(t *testing.T) {
+	state := shortDir(t)
+	if err := os.WriteFile(filepath.Join(state, "refused.json"), []byte(`{"version":1,"refused":[]}`), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(state, "refused.json"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(shortDir(t), "ctl.sock")
+	runCmd(t, "", "serve", "--socket", sock, "--state-dir", state, goodDir).want(t, ExitBroken, nil,
+		[]string{filepath.Join(state, "refused.json"), "writable by group or others"})
 }
