@@ -26,16 +26,42 @@ const upgradesEnv = "ADAPTERKIT_SOAK_UPGRADES"
 
 // daemon is an `adapterctl serve` process of a test.
 type daemon struct {
-	cmd    *exec.Cmd
-	sock   string
-	stderr *testkit.Buffer
-	c      *controlplane.Client
+	cmd     *exec.Cmd
+	sock    string
+	stderr  *testkit.Buffer
+	c       *controlplane.Client
+	exited  chan error
+	stopped bool
 }
 
-// startDaemon runs `adapterctl serve --socket S DIR` with env and dials it; the test's
-// cleanup stops it with SIGTERM and requires exit status 0 (every adapter verified
-// gone).
-func startDaemon(t *testing.T, dir string, env []string) *daemon {
+// stop closes the client and stops the daemon with SIGTERM, requiring exit status 0
+// (every adapter verified gone); once.
+func (d *daemon) stop(t *testing.T) {
+	t.Helper()
+	if d.stopped {
+		return
+	}
+	d.stopped = true
+	if d.c != nil {
+		_ = d.c.Close()
+	}
+	_ = d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-d.exited:
+		if err != nil {
+			t.Errorf("adapterctl serve: %v\n%s", err, d.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = d.cmd.Process.Kill()
+		t.Errorf("adapterctl serve did not stop within 30 s of SIGTERM\n%s", d.stderr.String())
+	}
+}
+
+// startDaemon runs `adapterctl serve --socket S --state-dir STATE DIR` with env (and
+// any further serve arguments) and dials it, with a state directory of the test's
+// own; the test's cleanup stops it with SIGTERM and requires exit status 0 (every
+// adapter verified gone).
+func startDaemon(t *testing.T, dir string, env []string, extra ...string) *daemon {
 	t.Helper()
 	ctl := buildBinT(t, "cmd/adapterctl")
 	sockDir, err := os.MkdirTemp("", "akup")
@@ -44,32 +70,18 @@ func startDaemon(t *testing.T, dir string, env []string) *daemon {
 	}
 	t.Cleanup(func() { _ = os.RemoveAll(sockDir) })
 	d := &daemon{sock: filepath.Join(sockDir, "s"), stderr: new(testkit.Buffer)}
-	args := []string{"serve", "--socket", d.sock}
+	args := []string{"serve", "--socket", d.sock, "--state-dir", filepath.Join(sockDir, "state")}
 	for _, kv := range env {
 		args = append(args, "--env", kv)
 	}
-	d.cmd = exec.Command(ctl, append(args, dir)...)
+	d.cmd = exec.Command(ctl, append(append(args, extra...), dir)...)
 	d.cmd.Stderr = d.stderr
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- d.cmd.Wait() }()
-	t.Cleanup(func() {
-		if d.c != nil {
-			_ = d.c.Close()
-		}
-		_ = d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("adapterctl serve: %v\n%s", err, d.stderr.String())
-			}
-		case <-time.After(30 * time.Second):
-			_ = d.cmd.Process.Kill()
-			t.Errorf("adapterctl serve did not stop within 30 s of SIGTERM\n%s", d.stderr.String())
-		}
-	})
+	d.exited = make(chan error, 1)
+	go func() { d.exited <- d.cmd.Wait() }()
+	t.Cleanup(func() { d.stop(t) })
 	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		c, err := controlplane.Dial(ctx, d.sock)
