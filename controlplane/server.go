@@ -151,7 +151,7 @@ type server struct {
 	// refusedFiles is the record of refused adapter files loaded from StateDir,
 	// handed to the registry.
 	refusedFiles []registry.Refusal
-	remote  *remote // the TCP listener, or nil
+	remote       *remote // the TCP listener, or nil
 
 	mu    sync.Mutex
 	conns map[*serverConn]struct{}

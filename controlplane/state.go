@@ -36,7 +36,7 @@ const maxStateFile = 4 << 20
 
 // stateDoc is the state file: the record of refused adapter files (registry.Refusal).
 type stateDoc struct {
-	Version int               `json:"version"`
+	Version int                `json:"version"`
 	Refused []registry.Refusal `json:"refused"`
 }
 

@@ -311,39 +311,6 @@ func (r *Registry) Lookup(ctx context.Context, ref string) (discovery.Adapter, e
 	return find(scan)
 }
 
-// selectAdmitted selects what ref names among the adapters of res that are not
-// refused files (see [Refusal]): the newest eligible version that is not refused. When
-// only refused files are eligible, the error is the newest one's *RefusedError.
-func (r *Registry) selectAdmitted(res *discovery.Result, ref discovery.Ref, opts *discovery.SelectOptions) (discovery.Adapter, error) {
-	var firstRefused *RefusedError
-	admitted := &discovery.Result{Rejected: res.Rejected, Adapters: make([]discovery.Adapter, 0, len(res.Adapters))}
-	for _, a := range res.Adapters {
-		if a.Name != ref.Name {
-			admitted.Adapters = append(admitted.Adapters, a) // for the names an error lists
-			continue
-		}
-		if rf, refused := r.refusedFile(a.Path); refused {
-			if _, err := (&discovery.Result{Adapters: []discovery.Adapter{a}}).Select(ref, opts); err == nil &&
-				(firstRefused == nil || refusalNewer(a, firstRefused.Refusal)) {
-				firstRefused = &RefusedError{Refusal: rf}
-			}
-			continue
-		}
-		admitted.Adapters = append(admitted.Adapters, a)
-	}
-	a, err := admitted.Select(ref, opts)
-	if err != nil && firstRefused != nil {
-		return discovery.Adapter{}, firstRefused
-	}
-	return a, err
-}
-
-// refusalNewer reports whether a is a newer version than the refused file rf.
-func refusalNewer(a discovery.Adapter, rf Refusal) bool {
-	v, err := version.NewVersion(rf.Version)
-	return err != nil || a.Version.GreaterThan(v)
-}
-
 // Open resolves ref, starts the adapter with the given configuration
 // (nil, a JSON object as json.RawMessage or []byte, or any value that encodes to a JSON
 // object), performs the handshake and returns a Handle. The adapter runs under the

@@ -37,8 +37,10 @@ import (
 // deadline, at most the call deadline), and the old process tree is then closed and
 // verified gone. A new version that fails to start, fails the handshake, breaks a
 // contract or is not allowed by a pin is closed, the old one keeps serving, and the
-// refusal is logged, kept in [Handle.Upgrades] and told to OnUpgrade; the same file
-// (path, size, modification time and SHA-256) is not tried again.
+// refusal is logged, kept in [Handle.Upgrades] and told to OnUpgrade, and recorded
+// (see [Refusal], [Registry.Refused]): the same file (path, size, modification time
+// and SHA-256) is not tried again, nor started by any other path, until it is
+// replaced or [Registry.Retry] forgets it.
 type Upgrade struct {
 	// Allowed maps an adapter name to the hex SHA-256 digests its new versions may
 	// have. A pinned adapter — its name is listed here, or its path is pinned in

@@ -168,7 +168,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	stderr := &lockedWriter{w: e.stderr}
 	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
 		Upgrade: &registry.Upgrade{Allowed: allowed}, StateDir: state,
-		Logger:  hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {
 		cfg.Stderr = stderr
 	}
