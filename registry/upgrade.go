@@ -306,8 +306,8 @@ func (h *Handle) upgrade(ctx context.Context, cands []discovery.Adapter, stable 
 			continue
 		}
 		err := h.takeOver(ctx, cur, a, id)
-		if err != nil && ctx.Err() != nil {
-			return // closed meanwhile: not the new version's fault
+		if err != nil && (ctx.Err() != nil || errors.Is(err, runtime.ErrClosed)) {
+			return // closed meanwhile: not the new version's fault, nothing to record
 		}
 		h.report(cur, a, id, err)
 		if err == nil {
