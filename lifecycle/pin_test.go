@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,4 +86,48 @@ func TestPinCheckedAtRestart(t *testing.T) {
 	if s.Current() != nil || s.Stats().Restarts != 1 {
 		t.Fatalf("current %v, restarts %d: want none running after one refused restart", s.Current(), s.Stats().Restarts)
 	}
+}
+
+// Config.Admit is asked before every start: refused at the first start, Open fails
+// at stage spawn with its error and nothing runs; refused at a restart, the adapter
+// is not restarted and calls fail with ErrGaveUp and the same error.
+func TestAdmitAskedAtEveryStart(t *testing.T) {
+	errNo := errors.New("not admitted")
+	_, err := lifecycle.Open(ctxT(t), lifecycle.Config{Path: self(t), Env: env("normal"), Admit: func() error { return errNo }})
+	var oe *lifecycle.OpenError
+	if !errors.As(err, &oe) || oe.Stage != lifecycle.StageSpawn || !errors.Is(err, errNo) {
+		t.Fatalf("Open refused by Admit = %v, want an *OpenError at stage spawn", err)
+	}
+
+	var refuse atomic.Bool
+	asked := atomic.Int32{}
+	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("normal"), Admit: func() error {
+		asked.Add(1)
+		if refuse.Load() {
+			return errNo
+		}
+		return nil
+	}}, lifecycle.RestartPolicy{MaxRestarts: -1, Backoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	refuse.Store(true)
+	pid := s.Current().Pid()
+	_, _ = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":3}`))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err = s.Call(ctxT(t), "test.proc.ping", nil)
+		if errors.Is(err, lifecycle.ErrGaveUp) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !errors.Is(err, lifecycle.ErrGaveUp) || !errors.Is(err, errNo) {
+		t.Fatalf("call after a refused restart: %v", err)
+	}
+	if n := asked.Load(); n != 2 {
+		t.Fatalf("Admit asked %d times, want 2 (the start and the restart)", n)
+	}
+	goneNow(t, pid)
 }

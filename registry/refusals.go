@@ -244,6 +244,9 @@ func (r *Registry) saveRefusals() {
 // refused files (see [Refusal]): the newest eligible version that is not refused. When
 // only refused files are eligible, the error is the newest one's *RefusedError.
 func (r *Registry) selectAdmitted(res *discovery.Result, ref discovery.Ref, opts *discovery.SelectOptions) (discovery.Adapter, error) {
+	if !r.anyRecorded(res, ref.Name) {
+		return res.Select(ref, opts) // the common case: nothing of the name was refused
+	}
 	var firstRefused *RefusedError
 	admitted := &discovery.Result{Rejected: res.Rejected, Adapters: make([]discovery.Adapter, 0, len(res.Adapters))}
 	for _, a := range res.Adapters {
@@ -265,6 +268,21 @@ func (r *Registry) selectAdmitted(res *discovery.Result, ref discovery.Ref, opts
 		return discovery.Adapter{}, firstRefused
 	}
 	return a, err
+}
+
+// anyRecorded reports whether a file of adapter name in res has a refusal recorded.
+func (r *Registry) anyRecorded(res *discovery.Result, name string) bool {
+	r.refMu.Lock()
+	defer r.refMu.Unlock()
+	if len(r.refusals) == 0 {
+		return false
+	}
+	for _, a := range res.Adapters {
+		if a.Name == name && r.refusals[a.Path] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // refusalNewer reports whether a is a newer version than the refused file rf.
