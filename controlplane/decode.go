@@ -137,6 +137,9 @@ func decodeAnswer(body []byte) (envelope, error) {
 			if err := codec.DecodeValue(m[envError].Value(body), env.Error, codec.IgnoreUnknown); err != nil {
 				return fail("error: %v", err)
 			}
+			if env.Error.Code == "" {
+				return fail("an error without a code")
+			}
 		}
 	default:
 		return fail("kind %q: a daemon sends responses and events", kind)

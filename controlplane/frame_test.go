@@ -126,6 +126,13 @@ func TestFramingViolations(t *testing.T) {
 		{"request with result", `{"id":"` + id + `","kind":"request","method":"Ping","result":{}}`, id},
 		{"params not an object", `{"id":"` + id + `","kind":"request","method":"Ping","params":[]}`, id},
 		{"method not a string", `{"id":"` + id + `","kind":"request","method":1}`, id},
+		{"method twice", `{"id":"` + id + `","kind":"request","method":"Ping","method":"Version"}`, id},
+		{"kind twice", `{"id":"` + id + `","kind":"request","kind":"request","method":"Ping"}`, id},
+		{"params twice", `{"id":"` + id + `","kind":"request","method":"Ping","params":{},"params":null}`, id},
+		{"method in another case", `{"id":"` + id + `","kind":"request","Method":"Ping"}`, id},
+		{"invalid UTF-8", `{"id":"` + id + `","kind":"request","method":"Ping","params":{"a":"` + "\xff" + `"}}`, ""},
+		{"nested name in another case", `{"id":"` + id + `","kind":"request","method":"Discover","params":{"Timeout_ms":5}}`, id},
+		{"nested field twice", `{"id":"` + id + `","kind":"request","method":"Discover","params":{"timeout_ms":5,"timeout_ms":6}}`, id},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r.t = t
