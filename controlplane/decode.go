@@ -50,7 +50,7 @@ func scanEnvelope(body []byte, o *proto.Object) (echo string, err *Error) {
 	switch {
 	case o.Duplicate != "":
 		return echo, newError(CodeInvalidParams, nil, "envelope field %q given twice", o.Duplicate)
-	case o.Unknown != "":
+	case o.HasUnknown:
 		return echo, newError(CodeInvalidParams, nil, "unknown envelope field %q (names match exactly, letter case included)", o.Unknown)
 	}
 	return echo, nil
@@ -187,7 +187,7 @@ func decodeSend(params []byte) (w sendWire, perr *Error) {
 	switch {
 	case o.Duplicate != "":
 		return w, newError(CodeInvalidParams, nil, "params: field %q given twice", o.Duplicate)
-	case o.Unknown != "":
+	case o.HasUnknown:
 		return w, newError(CodeInvalidParams, nil, "params: unknown field %q (names match exactly, letter case included)", o.Unknown)
 	}
 	m := o.Members

@@ -26,8 +26,11 @@ type Object struct {
 	Members []Span
 	// Duplicate is the name of the first member given twice, or "".
 	Duplicate string
-	// Unknown is the name of the first member that is none of names, or "".
+	// Unknown is the name of the first member that is none of names (which may be "":
+	// see HasUnknown).
 	Unknown string
+	// HasUnknown reports whether a member is none of names.
+	HasUnknown bool
 }
 
 // ScanObject applies the adapter protocol's envelope rules to p as a whole (R2, A2): p
@@ -46,7 +49,7 @@ func ScanObject(p []byte, names []string, o *Object) error {
 	} else {
 		o.Members = make([]Span, len(names))
 	}
-	o.Duplicate, o.Unknown = "", ""
+	o.Duplicate, o.Unknown, o.HasUnknown = "", "", false
 	err := walkObject(p, func(key []byte, escaped bool, start, end int, kind byte) error {
 		i := -1
 		if escaped {
@@ -56,8 +59,8 @@ func ScanObject(p []byte, names []string, o *Object) error {
 		}
 		switch {
 		case i < 0:
-			if o.Unknown == "" {
-				o.Unknown = keyString(key, escaped)
+			if !o.HasUnknown {
+				o.Unknown, o.HasUnknown = keyString(key, escaped), true
 			}
 		case o.Members[i].Kind != 0:
 			if o.Duplicate == "" {

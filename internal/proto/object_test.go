@@ -35,6 +35,7 @@ func TestScanObject(t *testing.T) {
 		{"once", `{"id":1,"id":2}`, true, "id", "", "1", "", ""},
 		{"once", `{"kind":"a","\u006bind":"b"}`, true, "kind", "", "", `"a"`, ""},
 		{"known fields", `{"id":1,"x":2,"y":3}`, true, "", "x", "1", "", ""},
+		{"known fields", `{"":1,"id":2}`, true, "", "", "2", "", ""},
 		{"spans", `{"params":{"a":[1,2]},"kind":null}`, true, "", "", "", "null", `{"a":[1,2]}`},
 	} {
 		var o proto.Object
@@ -86,7 +87,7 @@ func FuzzScanObject(f *testing.F) {
 		dec := json.NewDecoder(bytes.NewReader(in))
 		_, _ = dec.Token()
 		seen := map[string]bool{}
-		dup, unknown := "", ""
+		dup, unknown, hasUnknown := "", "", false
 		for dec.More() {
 			tok, _ := dec.Token()
 			name := tok.(string)
@@ -98,8 +99,8 @@ func FuzzScanObject(f *testing.F) {
 			}
 			switch {
 			case !known:
-				if unknown == "" {
-					unknown = name
+				if !hasUnknown {
+					unknown, hasUnknown = name, true
 				}
 			case seen[name]:
 				if dup == "" {
@@ -109,7 +110,7 @@ func FuzzScanObject(f *testing.F) {
 				seen[name] = true
 			}
 		}
-		if dup != o.Duplicate || unknown != o.Unknown {
+		if dup != o.Duplicate || unknown != o.Unknown || hasUnknown != o.HasUnknown {
 			t.Fatalf("%q: dup %q unknown %q, want %q %q", in, o.Duplicate, o.Unknown, dup, unknown)
 		}
 		for i, n := range names {
@@ -121,4 +122,26 @@ func FuzzScanObject(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUnknownFieldWithoutName: a member named "" is an unknown field like any other
+// (R12), in the adapter protocol's envelopes and in ScanObject's objects; it was once
+// taken because "" also meant "no unknown field seen".
+func TestUnknownFieldWithoutName(t *testing.T) {
+	for _, in := range []string{
+		`{"type":"result","v":1,"id":2,"value":1,"":0}`,
+		`{"":{},"type":"error","v":1,"id":2,"code":"failed","message":"x"}`,
+	} {
+		var ee *proto.EnvelopeError
+		if _, err := proto.DecodeAdapterMessage([]byte(in)); !errors.As(err, &ee) || ee.Reason != "unknown field" || ee.Field != "" {
+			t.Errorf("DecodeAdapterMessage(%s) = %v, want an unknown field", in, err)
+		}
+	}
+	if _, err := proto.DecodeHostMessage([]byte(`{"type":"cancel","v":1,"id":2,"":null}`)); err == nil {
+		t.Error("DecodeHostMessage took a member named \"\"")
+	}
+	var o proto.Object
+	if err := proto.ScanObject([]byte(`{"":1,"id":2}`), []string{"id"}, &o); err != nil || !o.HasUnknown || o.Unknown != "" {
+		t.Errorf("ScanObject: %v, unknown %q (%v)", err, o.Unknown, o.HasUnknown)
+	}
 }
