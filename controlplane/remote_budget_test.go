@@ -121,3 +121,27 @@ func TestRemoteReadBudget(t *testing.T) {
 	}
 	<-c.Done()
 }
+
+// TestLimitsByRole: the bounds follow what the role may call: only a client that may
+// Send gets the frame cap and the large budget.
+func TestLimitsByRole(t *testing.T) {
+	big := connLimits{frame: maxFrame, budget: connBudget, requests: maxConnRequests}
+	small := connLimits{frame: maxSmallBody, budget: readBudget, requests: readRequests}
+	for _, tc := range []struct {
+		p    perms
+		want connLimits
+	}{
+		{ownerPerms, big},
+		{perms{role: RoleCall}, big},
+		{perms{role: RoleLogs}, small},
+		{perms{role: RoleRead}, small},
+		{perms{role: "unknown"}, small},
+	} {
+		if got := limitsFor(tc.p); got != tc.want {
+			t.Errorf("%+v: %+v, want %+v", tc.p, got, tc.want)
+		}
+	}
+	if readBudget+maxSmallBody != 80<<10 {
+		t.Errorf("a read connection holds up to %d bytes; the docs say 80 KiB", readBudget+maxSmallBody)
+	}
+}
