@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 )
@@ -169,9 +170,9 @@ func (c *Client) read() {
 			c.fail(err)
 			return
 		}
-		var env envelope
-		if err := json.Unmarshal(body, &env); err != nil || (env.Kind != kindResponse && env.Kind != kindEvent) {
-			c.fail(fmt.Errorf("%w: frame body is not a response or event envelope", ErrProtocol))
+		env, err := decodeAnswer(body)
+		if err != nil {
+			c.fail(err)
 			return
 		}
 		if env.ID == "" && env.Error != nil {
@@ -334,7 +335,7 @@ func call[T any](ctx context.Context, c *Client, method string, params any, onEv
 		return nil, err
 	}
 	out := new(T)
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := codec.DecodeValue(raw, out, codec.IgnoreUnknown); err != nil {
 		return nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
 	}
 	return out, nil
@@ -397,7 +398,7 @@ func (c *Client) Discover(ctx context.Context, timeout time.Duration, onEvent fu
 	}
 	_, err := c.Call(ctx, methodDiscover, discoverParams{TimeoutMS: timeout.Milliseconds()}, func(raw json.RawMessage) error {
 		var ev DiscoverEvent
-		if err := json.Unmarshal(raw, &ev); err != nil {
+		if err := codec.DecodeValue(raw, &ev, codec.IgnoreUnknown); err != nil {
 			return fmt.Errorf("%w: Discover event: %v", ErrProtocol, err)
 		}
 		return onEvent(ev)

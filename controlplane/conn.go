@@ -35,7 +35,9 @@ type serverConn struct {
 
 	mu      sync.Mutex
 	ids     map[string]struct{} // requests under way
-	pending int                 // bytes of the request bodies under way (connBudget)
+	pending int                 // bytes of the request bodies under way (lim.budget)
+
+	lim connLimits // what its requests may hold (set by run, from perm)
 
 	perm   perms    // what the client may do (set before run)
 	remote *remote  // the TCP listener it came from, or nil (Unix socket)
@@ -47,7 +49,7 @@ type serverConn struct {
 
 func newServerConn(parent context.Context, s *server, nc net.Conn) *serverConn {
 	c := &serverConn{srv: s, nc: nc, out: make(chan []byte, sendQueue), dead: make(chan struct{}),
-		sem: make(chan struct{}, maxConnRequests), ids: make(map[string]struct{})}
+		ids: make(map[string]struct{})}
 	c.ctx, c.cancel = context.WithCancel(parent)
 	return c
 }
@@ -93,6 +95,8 @@ func (c *serverConn) terminate(dropped bool) {
 // run serves the connection until the client leaves, is dropped, breaks framing,
 // or the daemon stops; then it waits for its handlers and flushes their answers.
 func (c *serverConn) run() {
+	c.lim = limitsFor(c.perm)
+	c.sem = make(chan struct{}, c.lim.requests)
 	writerDone := make(chan struct{})
 	go func() {
 		defer close(writerDone)
@@ -110,7 +114,7 @@ func (c *serverConn) run() {
 
 // read reads requests until the stream ends or breaks.
 func (c *serverConn) read() {
-	fr := frameReader{r: c.nc}
+	fr := frameReader{r: c.nc, max: c.lim.frame}
 	for {
 		body, err := fr.read()
 		if err != nil {
@@ -118,9 +122,8 @@ func (c *serverConn) read() {
 			if errors.As(err, &fe) && errors.Is(fe, ErrFrameTooLarge) {
 				// The body is never read, so the stream cannot be followed further:
 				// answer frame_too_large, then close.
-				c.srv.log.Warn("client sent an oversized frame; closing", "size", fe.Length)
-				c.respond("", nil, newError(CodeFrameTooLarge, map[string]any{"size": fe.Length},
-					"frame of %d bytes exceeds the %d-byte cap", fe.Length, maxFrame))
+				c.srv.log.Warn("client sent an oversized frame; closing", "size", fe.Length, "max", fe.Max)
+				c.respond("", nil, c.tooLarge(fe.Length, fe.Max))
 			} else if !errors.Is(err, io.EOF) && c.ctx.Err() == nil {
 				c.srv.log.Debug("client connection ended", "error", err)
 			}
@@ -132,11 +135,19 @@ func (c *serverConn) read() {
 			c.respond(echo, nil, perr)
 			continue
 		}
+		if env.Method != methodSend && len(body) > maxSmallBody {
+			// Its params are a few bytes by nature: a large body is padding, held for
+			// as long as the request runs (a Discover: up to ten minutes).
+			c.respond(env.ID, nil, newError(CodeFrameTooLarge, map[string]any{"size": len(body), "max": maxSmallBody, "method": env.Method},
+				"request of %d bytes refused: a %s request is at most %d bytes (only Send carries large params)",
+				len(body), env.Method, maxSmallBody))
+			continue
+		}
 		if !c.reserve(len(body)) {
 			// The connection stays usable: its requests under way still hold the budget.
-			c.respond(env.ID, nil, newError(CodeFrameTooLarge, map[string]any{"size": len(body), "budget": connBudget},
+			c.respond(env.ID, nil, newError(CodeFrameTooLarge, map[string]any{"size": len(body), "budget": c.lim.budget},
 				"request of %d bytes refused: this connection's requests under way already hold %d of its %d-byte budget",
-				len(body), c.held(), connBudget))
+				len(body), c.held(), c.lim.budget))
 			continue
 		}
 		if !c.begin(env.ID) {
@@ -167,12 +178,54 @@ func (c *serverConn) read() {
 // request beyond it is answered frame_too_large, and the connection stays usable.
 const connBudget = 2 * maxFrame
 
+// maxSmallBody caps the body of a request for any method but Send: their params are a
+// few bytes by nature ({"timeout_ms": N}, {"adapter": NAME}), so a larger body is
+// refused (frame_too_large, the connection stays) rather than held while the request
+// runs. It is also the frame cap of a client whose role allows no Send.
+const maxSmallBody = 16 << 10
+
+// The bounds of a remote client whose role allows no Send (read, logs): what its
+// requests and its unfinished frame can hold is at most readBudget + maxSmallBody
+// (80 KiB) per connection, so at most 224 × 80 KiB = 17.5 MiB for the remote slots of
+// the default MaxClients (256, an eighth kept for the socket).
+const (
+	readBudget   = 4 * maxSmallBody // bytes of request bodies under way
+	readRequests = 16               // requests under way
+)
+
+// connLimits are what one connection's requests may hold.
+type connLimits struct {
+	frame    int // the cap on one frame's body
+	budget   int // bytes of the request bodies under way
+	requests int // requests under way
+}
+
+// limitsFor returns the bounds of a connection with permissions p: the owner and
+// role call may Send (params up to the frame cap); roles read and logs call only
+// methods whose params are a few bytes, so their frames, budget and requests under way
+// are small and every remote slot together stays bounded.
+func limitsFor(p perms) connLimits {
+	if p.allows(methodSend) {
+		return connLimits{frame: maxFrame, budget: connBudget, requests: maxConnRequests}
+	}
+	return connLimits{frame: maxSmallBody, budget: readBudget, requests: readRequests}
+}
+
+// tooLarge is the answer to a frame whose length is above the connection's cap.
+func (c *serverConn) tooLarge(size uint64, max int) *Error {
+	if max < maxFrame {
+		return newError(CodeFrameTooLarge, map[string]any{"size": size, "max": max, "role": c.perm.role},
+			"frame of %d bytes exceeds the %d-byte cap of role %s, which calls no method taking large params", size, max, c.perm.role)
+	}
+	return newError(CodeFrameTooLarge, map[string]any{"size": size}, "frame of %d bytes exceeds the %d-byte cap", size, maxFrame)
+}
+
 // reserve counts n bytes against the connection's budget, if they fit. A request
-// alone never exceeds it (a frame is at most maxFrame).
+// alone never exceeds it (a frame is at most the connection's cap).
 func (c *serverConn) reserve(n int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pending+n > connBudget {
+	if c.pending+n > c.lim.budget {
 		return false
 	}
 	c.pending += n

@@ -14,8 +14,10 @@
 //	res, err := c.Send(ctx, controlplane.SendParams{Adapter: "thermometer",
 //		Method: "example.device.read", Params: json.RawMessage(`{"probe":"inlet"}`)})
 //
-// Frames are a 4-byte big-endian length and a JSON envelope of at most 16 MiB; every
-// request gets exactly one response, and Discover streams events before it. The
+// Frames are a 4-byte big-endian length and a JSON envelope of at most 16 MiB, decoded
+// by the adapter protocol's strict rules (one object of valid UTF-8, exact field names,
+// none twice, none unknown, at every level of params); every request gets exactly one
+// response, and Discover streams events before it. The
 // methods are Ping, Version, Capabilities, Discover, Send and Status ([Client] has one
 // method each; the types of this package are their params and results). A failed
 // request is an [*Error] whose [Code] [CodeOf] reads; a failed Send carries what the

@@ -1,14 +1,13 @@
 package controlplane
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
-	"strings"
+
+	"github.com/adapterkit/adapterkit/codec"
 )
 
 // envKind is the kind of an envelope.
@@ -101,7 +100,7 @@ func (e *Error) CallDetails() (d CallDetails, ok bool) {
 	if len(e.Details) == 0 {
 		return d, false
 	}
-	if err := json.Unmarshal(e.Details, &d); err != nil {
+	if err := codec.DecodeValue(e.Details, &d, codec.IgnoreUnknown); err != nil {
 		return CallDetails{}, false
 	}
 	return d, true
@@ -180,113 +179,6 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// envelope field names, for the strict decoder.
-var envelopeFields = map[string]bool{"id": true, "kind": true, "method": true,
-	"params": true, "result": true, "error": true}
-
-// maxEchoedID bounds an invalid id echoed back in an error response.
-const maxEchoedID = 128
-
-// decodeRequest decodes a request body strictly. On failure it returns an
-// invalid_params *Error and the id to answer with: the body's id when it is a JSON
-// string of reasonable length (even if not a UUID v4), else "".
-func decodeRequest(body []byte) (envelope, string, *Error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
-		return envelope{}, "", newError(CodeInvalidParams, nil, "frame body is not one JSON object")
-	}
-	echo := ""
-	var id string
-	if raw, ok := fields["id"]; ok && json.Unmarshal(raw, &id) == nil && len(id) <= maxEchoedID {
-		echo = id
-	}
-	for k := range fields {
-		if !envelopeFields[k] {
-			return envelope{}, echo, newError(CodeInvalidParams, nil, "unknown envelope field %q", k)
-		}
-	}
-	var env envelope
-	if err := json.Unmarshal(body, &env); err != nil {
-		return envelope{}, echo, newError(CodeInvalidParams, nil, "envelope does not match the schema: %v", err)
-	}
-	switch {
-	case !validID(env.ID):
-		return envelope{}, echo, newError(CodeInvalidParams, nil, "id %q is not a UUID v4", env.ID)
-	case env.Kind != kindRequest:
-		return envelope{}, echo, newError(CodeInvalidParams, nil, "kind %q: a client sends only requests", env.Kind)
-	case env.Method == "":
-		return envelope{}, echo, newError(CodeInvalidParams, nil, "request without a method")
-	case fields["result"] != nil || fields["error"] != nil:
-		return envelope{}, echo, newError(CodeInvalidParams, nil, "a request carries no result or error")
-	}
-	if p := bytes.TrimSpace(env.Params); len(p) > 0 && p[0] != '{' && !bytes.Equal(p, []byte("null")) {
-		return envelope{}, echo, newError(CodeInvalidParams, nil, "params must be a JSON object")
-	}
-	return env, echo, nil
-}
-
-// decodeParams decodes params strictly into v: unknown fields are refused, and
-// absent or null params decode as {}.
-func decodeParams(params json.RawMessage, v any) *Error {
-	p := bytes.TrimSpace(params)
-	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
-		p = []byte("{}")
-	}
-	if err := exactFields(p, v); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(p))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return newError(CodeInvalidParams, nil, "params: %v", err)
-	}
-	if dec.More() {
-		return newError(CodeInvalidParams, nil, "params: trailing data")
-	}
-	return nil
-}
-
 // ErrProtocol is the cause of a connection a [Client] ended because the daemon
 // broke the protocol (a body that is not an envelope, a frame over the cap).
 var ErrProtocol = errors.New("controlplane: daemon broke the protocol")
-
-// exactFields refuses params whose top-level field names are not exactly those of
-// the struct v points to (encoding/json would match them ignoring case), or that
-// give a field twice. Malformed JSON is left to the decoder to report.
-func exactFields(p []byte, v any) *Error {
-	t := reflect.TypeOf(v).Elem()
-	known := make(map[string]bool, t.NumField())
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name == "" {
-			name = t.Field(i).Name
-		}
-		if name != "-" {
-			known[name] = true
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(p))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	seen := make(map[string]bool)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		name, _ := tok.(string)
-		switch {
-		case !known[name]:
-			return newError(CodeInvalidParams, nil, "params: unknown field %q", name)
-		case seen[name]:
-			return newError(CodeInvalidParams, nil, "params: field %q given twice", name)
-		}
-		seen[name] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil
-		}
-	}
-	return nil
-}

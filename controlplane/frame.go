@@ -21,13 +21,22 @@ const headerSize = limits.FrameHeaderSize
 // before a frame is io.EOF. The body grows as its bytes arrive: a peer that announces
 // 16 MiB and then stalls costs what it sent, not what it announced.
 type frameReader struct {
-	r  io.Reader
-	wr *proto.Reader
+	r io.Reader
+	// max lowers the cap for this stream (a remote client whose role needs no large
+	// request); 0 means maxFrame. A cap at most the adapter protocol's (4 MiB) is
+	// allocated at the announced length once the header is read, so it bounds what an
+	// unfinished frame pins.
+	max int
+	wr  *proto.Reader
 }
 
 func (f *frameReader) read() ([]byte, error) {
 	if f.wr == nil {
-		f.wr = proto.NewReaderConfig(f.r, proto.ReaderConfig{Max: maxFrame, AllowEmpty: true})
+		m := f.max
+		if m <= 0 || m > maxFrame {
+			m = maxFrame
+		}
+		f.wr = proto.NewReaderConfig(f.r, proto.ReaderConfig{Max: m, AllowEmpty: true})
 	}
 	return f.wr.ReadFrame()
 }

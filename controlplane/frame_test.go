@@ -126,6 +126,13 @@ func TestFramingViolations(t *testing.T) {
 		{"request with result", `{"id":"` + id + `","kind":"request","method":"Ping","result":{}}`, id},
 		{"params not an object", `{"id":"` + id + `","kind":"request","method":"Ping","params":[]}`, id},
 		{"method not a string", `{"id":"` + id + `","kind":"request","method":1}`, id},
+		{"method twice", `{"id":"` + id + `","kind":"request","method":"Ping","method":"Version"}`, id},
+		{"kind twice", `{"id":"` + id + `","kind":"request","kind":"request","method":"Ping"}`, id},
+		{"params twice", `{"id":"` + id + `","kind":"request","method":"Ping","params":{},"params":null}`, id},
+		{"method in another case", `{"id":"` + id + `","kind":"request","Method":"Ping"}`, id},
+		{"invalid UTF-8", `{"id":"` + id + `","kind":"request","method":"Ping","params":{"a":"` + "\xff" + `"}}`, ""},
+		{"nested name in another case", `{"id":"` + id + `","kind":"request","method":"Discover","params":{"Timeout_ms":5}}`, id},
+		{"nested field twice", `{"id":"` + id + `","kind":"request","method":"Discover","params":{"timeout_ms":5,"timeout_ms":6}}`, id},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r.t = t
@@ -208,15 +215,15 @@ func TestIDs(t *testing.T) {
 
 // TestConnBudget: the bodies of one connection's requests under way share a budget
 // of twice the frame cap (a request keeps its params for its whole life): a third
-// 12 MiB Discover while two run is answered frame_too_large with its id, and the
+// 12 MiB Send while two run is answered frame_too_large with its id, and the
 // connection stays usable. (That the budget comes back as requests end is what every
 // connection making more than 32 MiB of requests in its life relies on.)
 func TestConnBudget(t *testing.T) {
-	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t, "echo_v1.2.0")}})
 	r := dialRaw(t, sock)
 	_ = r.nc.SetDeadline(time.Now().Add(3 * time.Minute)) // 36 MiB of JSON to decode, under -race
 	padded := func(id string) []byte {
-		b := []byte(`{"id":"` + id + `","kind":"request","method":"Discover","params":{"timeout_ms":600000}`)
+		b := []byte(`{"id":"` + id + `","kind":"request","method":"Send","params":{"adapter":"echo","method":"example.echo.sleep","params":{"ms":20000}}`)
 		b = append(b, bytes.Repeat([]byte{' '}, 12<<20)...)
 		return append(b, '}')
 	}
@@ -224,6 +231,41 @@ func TestConnBudget(t *testing.T) {
 	r.writeFrame(padded(newID()))
 	r.writeFrame(padded(newID()))
 	r.writeFrame(padded(c))
-	r.wantError(r.read(), c, CodeFrameTooLarge) // the first two stream no event: the directory is empty
+	r.wantError(r.read(), c, CodeFrameTooLarge) // the first two sleep
 	r.ping()
+}
+
+// TestSmallMethodsSmallBodies: a request of any method but Send is at most 16 KiB (its
+// params are a few bytes by nature); a larger one is answered frame_too_large with its
+// own id and the connection stays usable, instead of the body being held while the
+// request runs (a Discover: up to ten minutes).
+func TestSmallMethodsSmallBodies(t *testing.T) {
+	sock := startServer(t, ServerConfig{Dirs: []string{adapterDir(t)}})
+	r := dialRaw(t, sock)
+	for _, m := range []string{methodPing, methodVersion, methodCapabilities, methodStatus, methodDiscover, methodUpgrade, "Frobnicate"} {
+		t.Run(m, func(t *testing.T) {
+			r.t = t
+			id := newID()
+			head := `{"id":"` + id + `","kind":"request","method":"` + m + `","params":{}`
+			big := append([]byte(head), bytes.Repeat([]byte{' '}, 1<<20)...)
+			r.writeFrame(append(big, '}'))
+			env := r.read()
+			r.wantError(env, id, CodeFrameTooLarge)
+			var d struct {
+				Size, Max int
+				Method    string
+			}
+			if err := json.Unmarshal(env.Error.Details, &d); err != nil || d.Max != maxSmallBody || d.Method != m || d.Size != len(big)+1 {
+				t.Fatalf("details %s (%v)", env.Error.Details, err)
+			}
+			r.ping()
+		})
+	}
+	// At the cap, a body is taken.
+	id := newID()
+	head := `{"id":"` + id + `","kind":"request","method":"Ping"`
+	r.writeFrame(append(append([]byte(head), bytes.Repeat([]byte{' '}, maxSmallBody-len(head)-1)...), '}'))
+	if env := r.read(); env.ID != id || env.Error != nil {
+		t.Fatalf("a Ping of %d bytes: %+v", maxSmallBody, env)
+	}
 }

@@ -68,17 +68,18 @@ func (c *serverConn) dispatch(env envelope) {
 	c.respond(env.ID, result, err)
 }
 
-// sendWire is SendParams as decoded, to tell absent fields from empty ones.
+// sendWire is SendParams as decoded (decodeSend), to tell absent fields from empty
+// ones: Params is nil when absent, the text "null" when null.
 type sendWire struct {
-	Adapter   *string   `json:"adapter"`
-	Method    *string   `json:"method"`
-	Params    rawParams `json:"params"`
-	TimeoutMS *int64    `json:"timeout_ms"`
+	Adapter   *string
+	Method    *string
+	Params    []byte
+	TimeoutMS *int64
 }
 
 func (c *serverConn) handleSend(env envelope) (any, *Error) {
-	var w sendWire
-	if err := decodeParams(env.Params, &w); err != nil {
+	w, err := decodeSend(env.Params)
+	if err != nil {
 		return nil, err
 	}
 	lim := c.srv.cfg.Limits
@@ -87,33 +88,25 @@ func (c *serverConn) handleSend(env envelope) (any, *Error) {
 		return nil, newError(CodeInvalidParams, nil, "params: adapter is required")
 	case w.Method == nil || *w.Method == "":
 		return nil, newError(CodeInvalidParams, nil, "params: method is required")
-	case string(w.Params.raw) != "null" && !rawObject(w.Params.raw):
+	case string(w.Params) != "null" && !rawObject(w.Params):
 		return nil, newError(CodeInvalidParams, nil, "params: params must be a JSON object")
 	// Bounds are compared in milliseconds: converted first, a huge value would wrap.
 	case w.TimeoutMS != nil && (*w.TimeoutMS < 0 || *w.TimeoutMS > bound.Call(lim).Milliseconds()):
 		return nil, newError(CodeInvalidParams, nil, "params: timeout_ms must be from 0 to %d", bound.Call(lim).Milliseconds())
 	}
-	if string(w.Params.raw) == "null" {
-		w.Params.raw = nil // null params stand for {}, as absent ones do
+	if string(w.Params) == "null" {
+		w.Params = nil // null params stand for {}, as absent ones do
 	}
 	timeout := bound.Call(lim)
 	if w.TimeoutMS != nil && *w.TimeoutMS > 0 {
 		timeout = time.Duration(*w.TimeoutMS) * time.Millisecond
 	}
-	p := SendParams{Adapter: *w.Adapter, Method: *w.Method, Params: w.Params.raw}
+	p := SendParams{Adapter: *w.Adapter, Method: *w.Method, Params: w.Params}
 	res, err := c.srv.set.send(c.ctx, p, timeout)
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
-}
-
-// rawParams keeps a JSON value as it is, telling an absent one (nil) from null.
-type rawParams struct{ raw []byte }
-
-func (r *rawParams) UnmarshalJSON(b []byte) error {
-	r.raw = append([]byte(nil), b...)
-	return nil
 }
 
 type discoverWire struct {

@@ -127,6 +127,7 @@ type raw struct {
 	have    uint8
 	spans   [8]span
 	unknown string
+	hasUnk  bool // unknown is set (an unknown member may be named "")
 	dup     string
 	long    []LongString // the long strings of the whole payload
 }
@@ -229,8 +230,8 @@ func (r *raw) member(p, key []byte, escaped bool, start, end int, kind byte) {
 		bit, ok = fieldNames[string(key)] // no allocation: map lookup by converted bytes
 	}
 	if !ok {
-		if r.unknown == "" {
-			r.unknown = keyString(key, escaped)
+		if !r.hasUnk {
+			r.unknown, r.hasUnk = keyString(key, escaped), true
 		}
 		return
 	}
@@ -314,7 +315,7 @@ func decode(p []byte, allowed func(Type) bool) (Message, error) {
 	if r.dup != "" {
 		return fail("duplicate field", r.dup)
 	}
-	if r.unknown != "" {
+	if r.hasUnk {
 		return fail("unknown field", r.unknown)
 	}
 	want := required[m.Type]
