@@ -24,15 +24,17 @@ import (
 // control), so that a refusal is the sandbox's and not the attack's own failure.
 // TestContainAsNobody runs them all again as an ordinary user.
 
-// isolations are the ways lifecycle contains the tree: a PID namespace hides the host,
-// the other two let the adapter name it.
-var isolations = []struct {
+// containIsolations are the ways lifecycle contains the tree: a PID namespace hides the host,
+// the others let the adapter name it; without user namespaces (a host where they are
+// refused) a root host still gets a PID namespace, an ordinary user none.
+var containIsolations = []struct {
 	name string
 	iso  platform.Isolation
 }{
 	{"auto", platform.IsolationAuto},
 	{"no PID namespace", platform.IsolationNoPIDNamespace},
 	{"process group", platform.IsolationProcessGroup},
+	{"no user namespace", platform.IsolationNoUserNamespace},
 }
 
 const refusedEPERM = "operation not permitted"
@@ -130,7 +132,7 @@ func TestContainFilesAndSockets(t *testing.T) {
 		{"adapterctl check", false, func() hostRun { return w.check(t, w.hostile, a, false) }},
 		{"registry", false, func() hostRun { return w.registered(t, "hostile", a, nil) }},
 	}
-	for _, is := range isolations {
+	for _, is := range containIsolations {
 		runs = append(runs,
 			containRun{"lifecycle, " + is.name, true, func() hostRun { return w.direct(t, w.hostile, a, sb, is.iso) }},
 			containRun{"lifecycle, " + is.name, false, func() hostRun { return w.direct(t, w.hostile, a, nil, is.iso) }})
@@ -161,7 +163,7 @@ func TestContainHostSignals(t *testing.T) {
 	expect(t, "adapterctl serve --policy", w.served(t, "hostile", parent), parent, true)
 	expect(t, "adapterctl check --sandbox", w.check(t, w.hostile, parent, true), parent, true)
 	expect(t, "registry", w.registered(t, "hostile", here, w.sandbox()), here, true)
-	for _, is := range isolations {
+	for _, is := range containIsolations {
 		expect(t, "lifecycle, "+is.name, w.direct(t, w.hostile, here, w.sandbox(), is.iso), here, true)
 	}
 
@@ -193,7 +195,7 @@ func TestContainInterpreterGrants(t *testing.T) {
 	sandboxed("adapterctl serve --policy", w.served(t, "hostileenv", a))
 	sandboxed("adapterctl check --sandbox", w.check(t, w.script, a, true))
 	sandboxed("registry", w.registered(t, "hostileenv", a, sb))
-	for _, is := range isolations {
+	for _, is := range containIsolations {
 		sandboxed("lifecycle, "+is.name, w.direct(t, w.script, a, sb, is.iso))
 	}
 	expect(t, "adapterctl call", w.call(t, w.script, a, false), a, false)
