@@ -126,16 +126,19 @@ func socketRules(s *Sandbox) []argRule {
 		a.jump(bpfJeq, 0, "allow", "")
 		a.jump(bpfJeq, unix.IPPROTO_TCP, "allow", "deny")
 	}}}
-	if !s.UnixSockets {
-		rules = append(rules, argRule{unix.SYS_SOCKETPAIR, "socketpair", func(a *bpfAsm) {
-			a.stmt(bpfLdAbsW, argOff(0))
-			a.jump(bpfJeq, unix.AF_UNIX, "", "deny")
-			a.stmt(bpfLdAbsW, argOff(1))
-			a.stmt(bpfAnd, sockTypeMask)
-			a.jump(bpfJeq, unix.SOCK_STREAM, "allow", "deny")
-		}})
-	}
-	return rules
+	// socketpair: AF_UNIX only (AF_TIPC has pairs too); without UnixSockets a stream
+	// pair only, as a connected stream socket cannot be re-addressed.
+	return append(rules, argRule{unix.SYS_SOCKETPAIR, "socketpair", func(a *bpfAsm) {
+		a.stmt(bpfLdAbsW, argOff(0))
+		if s.UnixSockets {
+			a.jump(bpfJeq, unix.AF_UNIX, "allow", "deny")
+			return
+		}
+		a.jump(bpfJeq, unix.AF_UNIX, "", "deny")
+		a.stmt(bpfLdAbsW, argOff(1))
+		a.stmt(bpfAnd, sockTypeMask)
+		a.jump(bpfJeq, unix.SOCK_STREAM, "allow", "deny")
+	}})
 }
 
 // listenDenied reports whether s refuses listen(2) outright: unless the whole network

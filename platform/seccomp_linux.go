@@ -49,8 +49,8 @@ import (
 //     does not govern, so executing one would escape the exec rules;
 //   - sockets outside the network grant (without Sandbox.Network): socket(2) creates
 //     only AF_UNIX (with UnixSockets) and, with ConnectPorts, TCP stream sockets of
-//     AF_INET and AF_INET6 (protocol 0 or IPPROTO_TCP); socketpair(2) only an AF_UNIX
-//     stream pair unless UnixSockets (a datagram pair can sendto any pathname socket);
+//     AF_INET and AF_INET6 (protocol 0 or IPPROTO_TCP); socketpair(2) only AF_UNIX pairs,
+//     and stream ones unless UnixSockets (a datagram pair can sendto any pathname socket);
 //     listen(2) only with UnixSockets and no ConnectPorts, where no TCP socket can
 //     exist (listen on an unbound TCP socket binds a port on every address, and
 //     Landlock governs bind, not listen). The protocol check matters: Landlock's TCP

@@ -377,6 +377,14 @@ var scSocketCases = []scCase{
 	{"socketpair AF_UNIX seqpacket", "none", unix.EPERM, "ok", pairOf(unix.SOCK_SEQPACKET)},
 	{"socketpair AF_UNIX dgram", "unix", 0, "ok", pairOf(unix.SOCK_DGRAM)},
 	{"socketpair AF_UNIX dgram", "tcp", unix.EPERM, "ok", pairOf(unix.SOCK_DGRAM)},
+	{"socketpair AF_TIPC", "unix", unix.EPERM, "any", func(*scEnv) error {
+		fds, err := unix.Socketpair(unix.AF_TIPC, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+		if err == nil {
+			unix.Close(fds[0])
+			unix.Close(fds[1])
+		}
+		return err
+	}},
 	{"socket AF_UNIX", "none", unix.EPERM, "ok", func(*scEnv) error { return socketThen(unix.AF_UNIX, unix.SOCK_STREAM, 0, nil) }},
 	{"socket AF_INET stream", "tcp", 0, "ok", func(*scEnv) error { return socketThen(unix.AF_INET, unix.SOCK_STREAM, 0, nil) }},
 	{"socket AF_INET6 stream tcp", "tcp", 0, "ok", func(*scEnv) error {
