@@ -143,7 +143,8 @@ func TestContainFilesAndSockets(t *testing.T) {
 	}
 }
 
-// Attack 2: no signal and no prlimit reaches the host's threads. adapterctl is a host
+// Attack 2: no signal, prlimit, priority, affinity or I/O priority change reaches the
+// host's threads. adapterctl is a host
 // that may die: the adapter sends its parent SIGSTOP, then SIGKILL, to every thread
 // it can find. This test process is the host of lifecycle and registry: there the
 // adapter sends signal 0, which the kernel checks exactly as any other signal. A PID
@@ -152,16 +153,26 @@ func TestContainHostSignals(t *testing.T) {
 	w := newContainWorld(t)
 	const refusedSig = "reached none|unreachable"
 	refusedLimit := refusedEPERM + "|unreachable"
-	parent := []hostileAttempt{
+	limits := []hostileAttempt{
 		{"prlimit", "parent", refusedLimit},
+		{"renice", "parent", refusedLimit},
+		{"affinity", "parent", refusedLimit},
+		{"ioprio", "parent", refusedLimit},
+	}
+	signals := []hostileAttempt{
 		{"tgkill", "parent:" + strconv.Itoa(int(syscall.SIGSTOP)), refusedSig},
 		{"tgkill", "parent:" + strconv.Itoa(int(syscall.SIGKILL)), refusedSig},
 	}
 	self := strconv.Itoa(os.Getpid())
-	here := []hostileAttempt{{"prlimit", self, refusedLimit}, {"tgkill", self + ":0", refusedSig}}
-	expect(t, "adapterctl call --sandbox", w.call(t, w.hostile, parent, true), parent, true)
-	expect(t, "adapterctl serve --policy", w.served(t, "hostile", parent), parent, true)
-	expect(t, "adapterctl check --sandbox", w.check(t, w.hostile, parent, true), parent, true)
+	here := []hostileAttempt{
+		{"prlimit", self, refusedLimit}, {"renice", self, refusedLimit}, {"affinity", self, refusedLimit},
+		{"ioprio", self, refusedLimit}, {"tgkill", self + ":0", refusedSig},
+	}
+	for _, parent := range [][]hostileAttempt{limits, signals} { // a host killed by signals says nothing of limits
+		expect(t, "adapterctl call --sandbox", w.call(t, w.hostile, parent, true), parent, true)
+		expect(t, "adapterctl serve --policy", w.served(t, "hostile", parent), parent, true)
+		expect(t, "adapterctl check --sandbox", w.check(t, w.hostile, parent, true), parent, true)
+	}
 	expect(t, "registry", w.registered(t, "hostile", here, w.sandbox()), here, true)
 	for _, is := range containIsolations {
 		expect(t, "lifecycle, "+is.name, w.direct(t, w.hostile, here, w.sandbox(), is.iso), here, true)

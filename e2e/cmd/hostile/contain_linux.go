@@ -59,6 +59,11 @@ func containOp(a Attempt) (detail string, handled bool, err error) {
 			}
 			err = unreachable(err, pid)
 		}
+	case "renice", "affinity", "ioprio": // PID or parent: rewrite its priority, CPU affinity or I/O priority (to what it is)
+		var pid int
+		if pid, err = targetPid(a.Arg); err == nil {
+			err = unreachable(rewriteSched(a.Op, pid), pid)
+		}
 	case "listen": // listen on a TCP socket without bind: the kernel picks a port on every address
 		detail, err = listenUnbound()
 	case "dgram": // a datagram socket pair, then sendto a pathname datagram socket
@@ -82,6 +87,34 @@ func fresh(dir, name string) string {
 	p := filepath.Join(dir, name)
 	_ = os.Remove(p)
 	return p
+}
+
+// rewriteSched reads a scheduling property of pid and sets it to the same value: the
+// kernel checks the permission either way.
+func rewriteSched(op string, pid int) error {
+	switch op {
+	case "renice":
+		prio, err := unix.Getpriority(unix.PRIO_PROCESS, pid)
+		if err != nil {
+			return err
+		}
+		return unix.Setpriority(unix.PRIO_PROCESS, pid, 20-prio) // getpriority's 40..1 is nice -20..19
+	case "affinity":
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(pid, &set); err != nil {
+			return err
+		}
+		return unix.SchedSetaffinity(pid, &set)
+	}
+	const whoProcess = 1 // IOPRIO_WHO_PROCESS
+	prio, _, e := unix.Syscall(unix.SYS_IOPRIO_GET, whoProcess, uintptr(pid), 0)
+	if e == 0 {
+		_, _, e = unix.Syscall(unix.SYS_IOPRIO_SET, whoProcess, uintptr(pid), prio)
+	}
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 func hasSetID(path string) error {

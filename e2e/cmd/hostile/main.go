@@ -23,7 +23,8 @@
 //   - tgkill PID:SIG (or parent:SIG): send SIG to every thread of a process, found in
 //     /proc or, where /proc is closed, by probing thread ids; "unreachable" when a PID
 //     namespace hides the process;
-//   - prlimit PID (or parent): rewrite that process's RLIMIT_CORE;
+//   - prlimit PID (or parent): rewrite that process's RLIMIT_CORE; renice, affinity,
+//     ioprio PID (or parent): its priority, CPU affinity, I/O priority (each to what it is);
 //   - listen: listen on a TCP socket without bind (detail: the port the kernel chose);
 //   - dgram PATH: socketpair(AF_UNIX, SOCK_DGRAM), then sendto the datagram socket PATH;
 //   - udp HOST:PORT: send a UDP datagram.
