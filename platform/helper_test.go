@@ -205,11 +205,18 @@ func runHelper(mode string, args []string) int {
 		}
 		fmt.Println("survived", len(hoard))
 	default:
+		if h := osHelpers[mode]; h != nil {
+			return h(args)
+		}
 		fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
 		return 2
 	}
 	return 0
 }
+
+// osHelpers are the helper modes of one operating system's tests, registered by their
+// files' init functions.
+var osHelpers = map[string]func(args []string) int{}
 
 // blockForever blocks the helper until a signal ends it. A bare `select {}` does not:
 // when no other goroutine can run, the Go runtime reports "all goroutines are asleep"

@@ -89,8 +89,8 @@ type Supervision struct {
 	// not be enforced. Empty when nothing was dropped.
 	Dropped []Dropped
 	// Sandbox describes the sandbox in force, e.g. "landlock v7: fs, tcp, scope;
-	// seccomp: 56 syscalls denied, sockets none; net none"; "" when the adapter was
-	// started without one ([Config].Sandbox nil).
+	// seccomp: 79 syscalls denied, 21 checked by argument, sockets none; net none"; ""
+	// when the adapter was started without one ([Config].Sandbox nil).
 	Sandbox string
 }
 

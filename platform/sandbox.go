@@ -20,8 +20,10 @@ import (
 // /sbin, /lib*, a few files under /etc, /dev/zero and the random devices); read and write
 // /dev/null and a private temporary directory, created for the adapter, named by TMPDIR in
 // its environment (unless Config.Env sets TMPDIR) and removed when it is reaped. It has
-// no network and may create no Unix socket (socketpair(2) keeps working), and the system
-// calls listed in SECURITY.md are refused. The fields add to that.
+// no network and may create no Unix socket (an AF_UNIX stream pair from socketpair(2)
+// keeps working), may change no file's mode, owner, times or extended attributes and
+// create no set-user-ID or set-group-ID file, and the system calls listed in SECURITY.md
+// are refused. The fields add to that.
 //
 // Enforcement (Linux): Landlock for files, TCP ports, abstract Unix sockets and signals;
 // a seccomp filter for socket families and the refused system calls; both applied, with

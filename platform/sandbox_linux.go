@@ -113,7 +113,7 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	}
 	if scErr == nil {
 		p.filter, p.mech = filter, p.mech|MechSeccomp
-		parts = append(parts, fmt.Sprintf("seccomp: %d syscalls denied, sockets %s", ndenied, socketsString(s)))
+		parts = append(parts, fmt.Sprintf("seccomp: %d syscalls denied, %d checked by argument, sockets %s", ndenied, len(argRules(s)), socketsString(s)))
 	} else {
 		p.dropped = append(p.dropped, Dropped{Mechanism: MechSeccomp, Reason: scErr.Error() + ": socket families and the refused system calls are not filtered"})
 	}

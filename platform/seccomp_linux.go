@@ -8,11 +8,27 @@ import (
 )
 
 // The seccomp filter of a sandboxed adapter is built by hand from unix.SockFilter: it
-// is a straight list of comparisons (a few dozen instructions), which needs no
+// is a straight list of comparisons (a few hundred instructions), which needs no
 // assembler library. It refuses (EPERM) what Landlock does not govern:
 //
 //   - other processes' memory and execution: ptrace, process_vm_readv/writev,
-//     pidfd_getfd (Landlock also scopes ptrace; this refuses it outright);
+//     pidfd_getfd, kcmp, process_madvise (Landlock also scopes ptrace; this refuses
+//     them outright);
+//   - any change of a file's mode, owner, times or extended attributes: the chmod,
+//     chown and utime families, the setxattr/removexattr families (and their *at forms)
+//     and file_setattr, and the FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR ioctls (chattr).
+//     Landlock has no right for these, and seccomp cannot see which file a call names,
+//     so they are refused everywhere, the write grants and the private temporary
+//     directory included (see SECURITY.md);
+//   - creating a file with the set-user-ID or set-group-ID bit: open, openat and creat
+//     with O_CREAT or O_TMPFILE and a mode with 06000, mkdir/mkdirat and mknod/mknodat
+//     with one (seccomp_args_linux.go); openat2, whose flags and mode sit in a structure
+//     seccomp cannot read, fails with ENOSYS, which every caller treats as "use openat";
+//   - system calls that name another process without a permission check Landlock
+//     hooks: prlimit64, sched_setaffinity, sched_setparam, sched_setscheduler,
+//     sched_setattr, migrate_pages and move_pages unless the pid is 0 (the caller),
+//     setpriority unless PRIO_PROCESS of 0, ioprio_set unless IOPRIO_WHO_PROCESS of 0.
+//     Signals (kill, tgkill, pidfd_send_signal) are Landlock's signal scope's;
 //   - the mount table and namespaces: mount, umount2, pivot_root, the new mount API
 //     (fsopen, fsconfig, fsmount, fspick, move_mount, open_tree, open_tree_attr,
 //     mount_setattr), unshare, setns, chroot — a new namespace from inside is refused
@@ -31,15 +47,21 @@ import (
 //     _sysctl, uselib, nfsservctl, lookup_dcookie);
 //   - memfd_create without MFD_NOEXEC_SEAL: a memfd lives on an internal mount Landlock
 //     does not govern, so executing one would escape the exec rules;
-//   - socket(2) outside the network grant: without Sandbox.Network only AF_UNIX (with
-//     UnixSockets) and, with ConnectPorts, TCP stream sockets of AF_INET and AF_INET6
-//     (protocol 0 or IPPROTO_TCP) may be created; socketpair(2) is not filtered. The
-//     protocol check matters: Landlock's TCP rules do not govern MPTCP sockets
-//     (IPPROTO_MPTCP), which Go's net.Listen even tries first; with that protocol
-//     refused, the program falls back to TCP and Landlock decides.
+//   - sockets outside the network grant (without Sandbox.Network): socket(2) creates
+//     only AF_UNIX (with UnixSockets) and, with ConnectPorts, TCP stream sockets of
+//     AF_INET and AF_INET6 (protocol 0 or IPPROTO_TCP); socketpair(2) only AF_UNIX pairs,
+//     and stream ones unless UnixSockets (a datagram pair can sendto any pathname socket);
+//     listen(2) only with UnixSockets and no ConnectPorts, where no TCP socket can
+//     exist (listen on an unbound TCP socket binds a port on every address, and
+//     Landlock governs bind, not listen). The protocol check matters: Landlock's TCP
+//     rules do not govern MPTCP sockets (IPPROTO_MPTCP), which Go's net.Listen even
+//     tries first; with that protocol refused, the program falls back to TCP and
+//     Landlock decides. UDP, raw, SCTP and ICMP sockets are never created.
 //
 // System calls of another architecture's ABI (x32 on amd64) are refused with ENOSYS;
-// a process of another audit architecture is killed.
+// a process of another audit architecture is killed. Arguments are compared in their
+// low 32 bits: every argument checked is an int, unsigned int or mode_t, which the
+// kernel truncates to those bits itself.
 
 // deniedSyscall is one system call the filter refuses.
 type deniedSyscall struct {
@@ -51,6 +73,13 @@ type deniedSyscall struct {
 var commonDenied = []deniedSyscall{
 	{unix.SYS_PTRACE, "ptrace"}, {unix.SYS_PROCESS_VM_READV, "process_vm_readv"},
 	{unix.SYS_PROCESS_VM_WRITEV, "process_vm_writev"}, {unix.SYS_PIDFD_GETFD, "pidfd_getfd"},
+	{unix.SYS_KCMP, "kcmp"}, {unix.SYS_PROCESS_MADVISE, "process_madvise"},
+	{unix.SYS_FCHMOD, "fchmod"}, {unix.SYS_FCHMODAT, "fchmodat"}, {unix.SYS_FCHMODAT2, "fchmodat2"},
+	{unix.SYS_FCHOWN, "fchown"}, {unix.SYS_FCHOWNAT, "fchownat"}, {unix.SYS_UTIMENSAT, "utimensat"},
+	{unix.SYS_SETXATTR, "setxattr"}, {unix.SYS_LSETXATTR, "lsetxattr"}, {unix.SYS_FSETXATTR, "fsetxattr"},
+	{unix.SYS_REMOVEXATTR, "removexattr"}, {unix.SYS_LREMOVEXATTR, "lremovexattr"},
+	{unix.SYS_FREMOVEXATTR, "fremovexattr"}, {unix.SYS_SETXATTRAT, "setxattrat"},
+	{unix.SYS_REMOVEXATTRAT, "removexattrat"}, {unix.SYS_FILE_SETATTR, "file_setattr"},
 	{unix.SYS_MOUNT, "mount"}, {unix.SYS_UMOUNT2, "umount2"}, {unix.SYS_PIVOT_ROOT, "pivot_root"},
 	{unix.SYS_FSOPEN, "fsopen"}, {unix.SYS_FSCONFIG, "fsconfig"}, {unix.SYS_FSMOUNT, "fsmount"},
 	{unix.SYS_FSPICK, "fspick"}, {unix.SYS_MOVE_MOUNT, "move_mount"}, {unix.SYS_OPEN_TREE, "open_tree"},
@@ -75,6 +104,7 @@ const (
 	bpfLdAbsW  = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
 	bpfJeq     = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
 	bpfJset    = unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K
+	bpfJa      = unix.BPF_JMP | unix.BPF_JA
 	bpfAnd     = unix.BPF_ALU | unix.BPF_AND | unix.BPF_K
 	bpfRet     = unix.BPF_RET | unix.BPF_K
 	seccompArg = 16 // offset of args[0] in struct seccomp_data (low 32 bits first: little endian)
@@ -89,6 +119,7 @@ const (
 type bpfAsm struct {
 	ins    []unix.SockFilter
 	jumps  map[int][2]string
+	far    map[int]string // unconditional jumps: their 32-bit offset is in K
 	labels map[string]int
 }
 
@@ -106,9 +137,22 @@ func (a *bpfAsm) jump(code uint16, k uint32, jt, jf string) {
 	a.stmt(code, k)
 }
 
+// ja appends an unconditional jump to label.
+func (a *bpfAsm) ja(label string) {
+	if a.far == nil {
+		a.far = map[int]string{}
+	}
+	a.far[len(a.ins)] = label
+	a.stmt(bpfJa, 0)
+}
+
+// label names the next instruction; a name is defined once.
 func (a *bpfAsm) label(name string) {
 	if a.labels == nil {
 		a.labels = map[string]int{}
+	}
+	if _, dup := a.labels[name]; dup {
+		panic("seccomp filter: label " + name + " defined twice")
 	}
 	a.labels[name] = len(a.ins)
 }
@@ -131,16 +175,35 @@ func (a *bpfAsm) build() ([]unix.SockFilter, error) {
 			}
 		}
 	}
+	for i, l := range a.far {
+		to, ok := a.labels[l]
+		if !ok || to <= i {
+			return nil, fmt.Errorf("seccomp filter: jump from %d to %q is not forward", i, l)
+		}
+		a.ins[i].K = uint32(to - i - 1)
+	}
+	if len(a.ins) > unix.BPF_MAXINSNS {
+		return nil, fmt.Errorf("seccomp filter: %d instructions, more than %d", len(a.ins), unix.BPF_MAXINSNS)
+	}
 	return a.ins, nil
 }
 
 // seccompFilter builds the filter for s, and returns it with the number of system calls
-// it refuses outright.
+// it refuses outright (argRules(s) lists those it checks by argument).
+//
+// The layout keeps every conditional jump within its 255 instructions: the refused
+// numbers first, each jumping to the EPERM just after them (an unconditional jump,
+// whose offset has 32 bits, leads over it); then one comparison per argument-checked
+// number, each jumping to its checks, which end at the shared returns.
 func seccompFilter(s *Sandbox) ([]unix.SockFilter, int, error) {
 	if auditArch == 0 {
 		return nil, 0, fmt.Errorf("no seccomp filter is defined for this architecture")
 	}
 	denied := append(append([]deniedSyscall(nil), commonDenied...), archDenied...)
+	if listenDenied(s) {
+		denied = append(denied, deniedSyscall{unix.SYS_LISTEN, "listen"})
+	}
+	rules := argRules(s)
 	var a bpfAsm
 	a.stmt(bpfLdAbsW, 4) // arch
 	a.jump(bpfJeq, auditArch, "", "kill")
@@ -149,39 +212,19 @@ func seccompFilter(s *Sandbox) ([]unix.SockFilter, int, error) {
 		a.jump(bpfJset, x32Bit, "nosys", "")
 	}
 	for _, d := range denied {
-		a.jump(bpfJeq, uint32(d.nr), "deny", "")
+		a.jump(bpfJeq, uint32(d.nr), "denied", "")
 	}
-	a.jump(bpfJeq, unix.SYS_MEMFD_CREATE, "memfd", "")
-	if !s.Network {
-		a.jump(bpfJeq, unix.SYS_SOCKET, "socket", "")
+	a.ja("checked")
+	a.label("denied")
+	a.stmt(bpfRet, retEPERM)
+	a.label("checked")
+	for _, r := range rules {
+		a.jump(bpfJeq, uint32(r.nr), "check "+r.name, "")
 	}
 	a.stmt(bpfRet, retAllow)
-
-	a.label("memfd")
-	a.stmt(bpfLdAbsW, seccompArg+8) // flags
-	a.jump(bpfJset, unix.MFD_NOEXEC_SEAL, "allow", "deny")
-
-	if !s.Network {
-		a.label("socket")
-		a.stmt(bpfLdAbsW, seccompArg) // domain
-		unixTo := "deny"
-		if s.UnixSockets {
-			unixTo = "allow"
-		}
-		a.jump(bpfJeq, unix.AF_UNIX, unixTo, "")
-		if len(s.ConnectPorts) > 0 {
-			a.jump(bpfJeq, unix.AF_INET, "tcp", "")
-			a.jump(bpfJeq, unix.AF_INET6, "tcp", "deny")
-			a.label("tcp")
-			a.stmt(bpfLdAbsW, seccompArg+8) // type, with SOCK_NONBLOCK/SOCK_CLOEXEC
-			a.stmt(bpfAnd, 0xf)             // SOCK_TYPE_MASK
-			a.jump(bpfJeq, unix.SOCK_STREAM, "", "deny")
-			a.stmt(bpfLdAbsW, seccompArg+16) // protocol
-			a.jump(bpfJeq, 0, "allow", "")
-			a.jump(bpfJeq, unix.IPPROTO_TCP, "allow", "deny")
-		} else {
-			a.stmt(bpfRet, retEPERM)
-		}
+	for _, r := range rules {
+		a.label("check " + r.name)
+		r.emit(&a)
 	}
 	a.label("allow")
 	a.stmt(bpfRet, retAllow)

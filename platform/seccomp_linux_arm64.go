@@ -8,7 +8,11 @@ const auditArch = unix.AUDIT_ARCH_AARCH64
 // x32Bit is zero: arm64 has no second system call numbering.
 const x32Bit = 0
 
-// archDenied are arm64's legacy system calls (see seccomp_linux.go).
+// archDenied are arm64's legacy system calls (see seccomp_linux.go). arm64 has only the
+// *at forms of the file calls, which commonDenied and commonArgRules cover.
 var archDenied = []deniedSyscall{
 	{unix.SYS_NFSSERVCTL, "nfsservctl"}, {unix.SYS_LOOKUP_DCOOKIE, "lookup_dcookie"},
 }
+
+// archArgRules is empty: see archDenied.
+var archArgRules []argRule

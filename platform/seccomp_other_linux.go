@@ -9,3 +9,5 @@ const auditArch = 0
 const x32Bit = 0
 
 var archDenied []deniedSyscall
+
+var archArgRules []argRule

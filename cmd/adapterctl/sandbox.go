@@ -19,12 +19,14 @@ read its own directory and the system locations programs need (/usr, /bin, /sbin
 /lib*, a few /etc files), execute only itself, its interpreter (a #! line is followed,
 through /usr/bin/env NAME to the NAME on the adapter's PATH) and the dynamic loader,
 read and write /dev/null and a private temporary directory ($TMPDIR, removed with it),
-and it has no network and no Unix sockets. Each --allow-* adds a grant:
+and it has no network and no Unix sockets; it may change no file's mode, owner,
+times or extended attributes, even in its grants. Each --allow-* adds a grant:
   --allow-read PATH    read PATH (a file, or a directory and everything beneath)
   --allow-write PATH   read and write PATH (create, remove, rename beneath it)
   --allow-exec PATH    execute PATH (with its interpreter and loader)
   --allow-net none|all|PORT[,PORT...]   no network (default), all of it, or TCP
-                       connections to these ports on any address (no bind, no UDP)
+                       connections to these ports on any address (no bind, no
+                       listen, no UDP)
   --allow-unix         create Unix sockets: any pathname socket it can name becomes
                        reachable, the daemon's control socket included
 An interpreter installed outside /usr gets its installation prefix (the parent of its

@@ -11,13 +11,34 @@
 //   - unix PATH: connect to a pathname Unix socket;
 //   - exec PROGRAM: run PROGRAM with no arguments (it must exit 0);
 //   - signal PID: send signal 0 to a process (existence and permission check);
-//   - ptrace PID: attach to a process with ptrace, then detach.
+//   - ptrace PID: attach to a process with ptrace, then detach;
 //
-// The e2e sandbox tests call it with and without a sandbox.
+// and (Linux) the attacks on containment itself, each reporting in detail what a
+// success achieved:
+//
+//   - chmod-suid FILE, chown FILE, utimes FILE, setxattr FILE: change a file's mode
+//     (set-user-ID), owner (to the adapter's own uid), times or extended attributes;
+//   - create-suid DIR, copy-suid DIR, mknod-suid DIR: make a set-user-ID file in DIR by
+//     open(O_CREAT, 04755), by copying /usr/bin/id and chmod 4755, or by mknod;
+//   - tgkill PID:SIG (or parent:SIG): send SIG to every thread of a process, found in
+//     /proc or, where /proc is closed, by probing thread ids; "unreachable" when a PID
+//     namespace hides the process;
+//   - prlimit PID (or parent): rewrite that process's RLIMIT_CORE; renice, affinity,
+//     ioprio PID (or parent): its priority, CPU affinity, I/O priority (each to what it is);
+//   - listen: listen on a TCP socket without bind (detail: the port the kernel chose);
+//   - dgram PATH: socketpair(AF_UNIX, SOCK_DGRAM), then sendto the datagram socket PATH;
+//   - udp HOST:PORT: send a UDP datagram.
+//
+// With HOSTILE_ATTEMPTS set (the params' JSON) and HOSTILE_REPORT naming a file, it
+// tries them as it starts, before it speaks the protocol, and writes the result there:
+// that is how a host which never calls it (adapterctl check) is attacked too.
+//
+// The e2e sandbox and containment tests call it with and without a sandbox.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -38,10 +59,11 @@ type Attempt struct {
 
 // Outcome is what happened to one attempt.
 type Outcome struct {
-	Op    string `json:"op"`
-	Arg   string `json:"arg"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
+	Op     string `json:"op"`
+	Arg    string `json:"arg"`
+	OK     bool   `json:"ok"`
+	Error  string `json:"error,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Params and Result of test.hostile.try.
@@ -59,7 +81,14 @@ var (
 	try     = contract.NewMethod[Params, Result](service, "try")
 )
 
-func attempt(a Attempt) error {
+func attempt(a Attempt) (string, error) {
+	if detail, ok, err := containOp(a); ok {
+		return detail, err
+	}
+	return "", attemptBasic(a)
+}
+
+func attemptBasic(a Attempt) error {
 	switch a.Op {
 	case "read":
 		_, err := os.ReadFile(a.Arg)
@@ -103,15 +132,37 @@ func run(_ context.Context, p Params) (Result, error) {
 	var r Result
 	for _, a := range p.Attempts {
 		o := Outcome{Op: a.Op, Arg: a.Arg, OK: true}
-		if err := attempt(a); err != nil {
+		detail, err := attempt(a)
+		if err != nil {
 			o.OK, o.Error = false, err.Error()
 		}
+		o.Detail = detail
 		r.Outcomes = append(r.Outcomes, o)
 	}
 	return r, nil
 }
 
+// atStart runs the attempts of HOSTILE_ATTEMPTS and writes the result to
+// HOSTILE_REPORT, when both are set.
+func atStart() {
+	params, report := os.Getenv("HOSTILE_ATTEMPTS"), os.Getenv("HOSTILE_REPORT")
+	if params == "" || report == "" {
+		return
+	}
+	var p Params
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile: HOSTILE_ATTEMPTS:", err)
+		os.Exit(2)
+	}
+	r, _ := run(context.Background(), p)
+	b, _ := json.Marshal(r)
+	if err := os.WriteFile(report, b, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "hostile: HOSTILE_REPORT:", err)
+	}
+}
+
 func main() {
+	atStart()
 	svc := plugin.ServiceOf(service)
 	plugin.Implement(svc, try, run)
 	plugin.Main(&plugin.Adapter{Services: []*plugin.Service{svc}})
