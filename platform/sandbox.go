@@ -74,3 +74,19 @@ func (s *Sandbox) validate() error {
 	}
 	return nil
 }
+
+// SandboxError reports that a sandboxed start failed in the launcher stage (Linux):
+// after the fork, while the sandbox was being applied to the new process or the adapter
+// executed under it. Step names what failed ("enforcing the Landlock ruleset",
+// "installing the seccomp filter", "executing the adapter", ...); Err is the cause, and
+// errors.Is matches the kernel's errno through it. The adapter never ran. Start returns
+// it inside a [*LaunchError], which also matches [ErrStart].
+type SandboxError struct {
+	Step string
+	Err  error
+}
+
+func (e *SandboxError) Error() string { return "sandbox launcher: " + e.Step + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *SandboxError) Unwrap() error { return e.Err }

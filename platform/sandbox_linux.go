@@ -3,13 +3,11 @@ package platform
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,38 +15,42 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// How a sandbox is applied to the adapter only. Landlock domains and seccomp filters
-// belong to a thread and are inherited by every process that thread forks; Go runs no
-// code of ours between fork and exec. So a new goroutine locks itself to its OS thread,
-// sets no_new_privs, enforces the Landlock ruleset and installs the seccomp filter on
-// that thread alone (neither call is given a flag that would synchronize other threads),
-// and then starts the adapter with os.StartProcess — syscall.forkExec issues the clone
-// from the calling thread, so the child inherits exactly that thread's restrictions.
-// The goroutine never unlocks: when it returns, the runtime ends the thread instead of
-// handing it to other goroutines. It returns only after the adapter is reaped, because
-// the adapter's parent-death signal follows the thread that forked it. While it is
-// locked, the runtime creates any new thread it needs from its unrestricted template
-// thread, not from this one, so no host goroutine ever runs on a restricted thread.
-// A re-executed helper (runc init, docker's reexec) was not chosen: a library cannot
-// assume its host binary cooperates when re-executed, and a separate helper binary
-// would have to be installed beside every host.
+// How a sandbox is applied to the adapter only. Landlock domains, seccomp filters,
+// no_new_privs and capabilities belong to a thread and pass to the program it executes;
+// Go runs no code of ours between fork and exec. So a sandboxed start executes, instead
+// of the adapter, a short-lived launcher stage: the host's own binary (/proc/self/exe),
+// recognised by this package's init from a private argv (launcher_linux.go). The
+// spawner thread forks it exactly as it forks an unsandboxed adapter — same namespaces,
+// cgroup (v2 or v1), process group and parent-death signal — and the launcher, on its
+// main thread, drops every capability (bounding set and secure bits included), sets
+// no_new_privs, enforces the Landlock ruleset the host built and passed as a descriptor,
+// marks every descriptor but the adapter's close-on-exec, installs the seccomp filter
+// and executes the adapter, which so keeps the launcher's pid and parent. A failed step
+// is written to a close-on-exec status pipe the host reads until its end (Go's own exec
+// does the same), and Start returns it as a *SandboxError.
 //
-// The restricted thread forks with the namespaces of the supervision attempt but writes
-// no uid/gid mapping: Go writes /proc/PID/uid_map from the forking thread, which may no
-// longer open /proc. A sandboxed adapter in a user namespace therefore sees itself as
-// 65534 (its real uid still decides file access), and prefers a user namespace even
-// when the host is root, so that it holds no capability over the host's resources.
+// No thread of the host is ever restricted, so none shares the adapter's Landlock
+// domain: Landlock's signal scope keeps the adapter from signalling any of them, and
+// each adapter has a domain of its own. Because the forking thread is unrestricted, a
+// sandboxed adapter in a user namespace gets the same identity mapping as any other
+// (it sees its real uid and gid); the capabilities that a root host's adapter holds in
+// that namespace are dropped by the launcher with the rest.
+//
+// The launcher costs one more exec of the host binary per sandboxed start (measured by
+// BenchmarkStartContained); an unsandboxed start does not use it. A separate helper
+// binary was not chosen: it would have to be installed beside every host.
 
 // sandboxPlan is what one sandboxed start enforces, prepared before the fork.
 type sandboxPlan struct {
-	rules   *ruleset         // nil: no Landlock
-	filter  []unixSockFilter // nil: no seccomp
-	tmp     string           // the private temporary directory
-	env     []string         // the adapter's environment, with TMPDIR
-	mech    Mechanism        // MechLandlock and/or MechSeccomp
-	desc    string           // what is enforced, for Supervision.Sandbox
-	dropped []Dropped        // what is not, with BestEffort
-	reaped  chan struct{}    // closed when the adapter is reaped
+	rulesFile *os.File         // the Landlock ruleset; nil: no Landlock
+	filter    []unixSockFilter // nil: no seccomp
+	spec      *os.File         // the launch specification, once written (launch_linux.go)
+	tmp       string           // the private temporary directory
+	env       []string         // the adapter's environment, with TMPDIR
+	mech      Mechanism        // MechLandlock and/or MechSeccomp
+	desc      string           // what is enforced, for Supervision.Sandbox
+	derived   []string         // grants derived from the executable, for Supervision.Derived
+	dropped   []Dropped        // what is not, with BestEffort
 }
 
 type unixSockFilter = unix.SockFilter
@@ -57,7 +59,7 @@ type unixSockFilter = unix.SockFilter
 // cannot be enforced.
 func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	s := cfg.Sandbox
-	p := &sandboxPlan{reaped: make(chan struct{})}
+	p := &sandboxPlan{}
 	var missing, llGaps []string // everything not enforceable; the Landlock features among it
 	abi, llErr := landlockABI()
 	tcp := !s.Network && abi >= 4
@@ -95,10 +97,12 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	}
 	var parts []string
 	if llErr == nil {
-		if p.rules, err = buildRuleset(cfg, abi, tcp, scope, p.tmp, execs, reads); err != nil {
+		rules, err := buildRuleset(cfg, abi, tcp, scope, p.tmp, execs, reads)
+		if err != nil {
 			p.release()
 			return nil, err
 		}
+		p.rulesFile = os.NewFile(uintptr(rules.fd), "landlock-ruleset")
 		p.mech |= MechLandlock
 		feats := []string{"fs"}
 		if tcp {
@@ -323,97 +327,21 @@ func interpretersOf(path, envPath string) ([]string, error) {
 	return nil, fmt.Errorf("%s: #!%s %s: %s is not on the adapter's PATH (%s)", path, interp, name, name, envPath)
 }
 
-// restrictThread applies the plan to the calling thread, which must be locked and never
-// run anything else afterwards.
-func (p *sandboxPlan) restrictThread() error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("setting no_new_privs: %w", err)
-	}
-	if p.rules != nil {
-		if err := p.rules.restrictSelf(); err != nil {
-			return err
-		}
-	}
-	if p.filter != nil {
-		if err := installSeccomp(p.filter); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// spawnSandboxed runs start on a new OS thread restricted by p (see the comment at the
-// top of this file). On success the thread lives until p.reaped is closed.
-func spawnSandboxed(ctx context.Context, p *sandboxPlan, start func() (*os.Process, error)) (*os.Process, error) {
-	type reply struct {
-		proc *os.Process
-		err  error
-	}
-	ch := make(chan reply, 1)
-	go offMainThread(func() {
-		err := p.restrictThread()
-		var proc *os.Process
-		if err == nil {
-			proc, err = start()
-		}
-		ch <- reply{proc, err}
-		if err == nil {
-			<-p.reaped // the adapter's parent-death signal is tied to this thread
-		}
-	})
-	select {
-	case r := <-ch:
-		return r.proc, r.err
-	case <-ctx.Done():
-		// The fork is not interruptible; wait for it, and end what it started.
-		r := <-ch
-		if r.err == nil {
-			_ = r.proc.Kill()
-			_, _ = r.proc.Wait()
-			close(p.reaped)
-		}
-		return nil, ctx.Err()
-	}
-}
-
-// offMainThread runs body on a goroutine locked to an OS thread other than the main
-// one, and never unlocks it: the runtime ends that thread when body returns. The main
-// thread is excluded because the runtime never ends it (a goroutine exiting locked to
-// it wedges it instead), so a restriction applied to it would stay for the host's life.
-// While this goroutine holds the main thread locked, the one it starts cannot run there.
-func offMainThread(body func()) {
-	runtime.LockOSThread()
-	if unix.Gettid() != unix.Getpid() {
-		body()
-		return // still locked: the thread ends
-	}
-	moved := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked
-		close(moved)
-		body()
-	}()
-	<-moved
-	runtime.UnlockOSThread()
-}
-
-// closeRules releases the ruleset once no more forks will use it.
+// closeRules closes the ruleset and the launch specification once no more launchers
+// will be started with them.
 func (p *sandboxPlan) closeRules() {
-	if p.rules != nil {
-		p.rules.close()
-		p.rules = nil
+	for _, f := range []**os.File{&p.rulesFile, &p.spec} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
 }
 
-// release removes the temporary directory and lets the restricted thread end; called
-// once the adapter is reaped (or was never started).
+// release removes the temporary directory; called once the adapter is reaped (or was
+// never started).
 func (p *sandboxPlan) release() {
 	p.closeRules()
-	select {
-	case <-p.reaped:
-	default:
-		close(p.reaped)
-	}
 	if p.tmp != "" {
 		_ = os.RemoveAll(p.tmp)
 	}

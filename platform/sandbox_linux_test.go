@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -153,17 +154,17 @@ func seccompThreads(t *testing.T) (filtered, nnp int) {
 	return filtered, nnp
 }
 
-// A sandbox restricts only the thread that forks the adapter: every other thread of
-// the host keeps its permissions while the adapter runs, and the restricted thread ends
-// once the adapter is reaped.
+// A sandbox restricts the adapter only, never a thread of the host (the launcher
+// stage restricts itself): every thread of the host keeps its permissions while the
+// adapter runs, and after.
 func TestSandboxHostThreadsUnrestricted(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "outside")
 	if err := os.WriteFile(outside, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tree := startHelper(t, Config{Sandbox: &Sandbox{}}, "block")
-	if f, n := seccompThreads(t); f != 1 || n != 1 {
-		t.Errorf("while the adapter runs: %d threads filtered, %d with no_new_privs; want exactly the forking thread", f, n)
+	if f, n := seccompThreads(t); f != 0 || n != 0 {
+		t.Errorf("while the adapter runs: %d threads filtered, %d with no_new_privs; want none", f, n)
 	}
 	// Many goroutines, each on a thread of its own, do what the sandbox refuses.
 	var wg sync.WaitGroup
@@ -331,18 +332,14 @@ func TestSandboxPinned(t *testing.T) {
 	}
 }
 
-// A sandboxed start does not use the cgroup v1 fallback for Resources (it moves the
-// forking thread between the host's cgroups); where that fallback was the way, LimitErr
-// names the limit and says why.
-func TestSandboxResourcesWithoutV1(t *testing.T) {
-	tree := startHelper(t, Config{Sandbox: &Sandbox{}, Resources: Resources{MaxProcesses: 64}}, "block")
-	err := tree.LimitErr()
-	if err == nil {
-		t.Log("a cgroup v2 with the pids controller applied the limit")
-		return
-	}
-	if !errors.Is(err, ErrLimitUnsupported) || !strings.Contains(err.Error(), "not used for a sandboxed adapter") {
-		t.Errorf("LimitErr: %v", err)
+// A sandboxed start applies Resources exactly as an unsandboxed one does, the cgroup
+// v1 fallback included: the launcher is forked by the same unrestricted spawner thread.
+func TestSandboxResources(t *testing.T) {
+	res := Resources{MaxProcesses: 64}
+	plain := startHelper(t, Config{Resources: res}, "block")
+	tree := startHelper(t, Config{Sandbox: &Sandbox{}, Resources: res}, "block")
+	if got, want := fmt.Sprint(tree.LimitErr()), fmt.Sprint(plain.LimitErr()); got != want {
+		t.Errorf("sandboxed LimitErr %s; unsandboxed %s", got, want)
 	}
 }
 

@@ -1,0 +1,367 @@
+package platform
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The launcher stage of a sandboxed start (see the comment at the top of
+// sandbox_linux.go). The host forks a child on its spawner thread, unrestricted and in
+// the adapter's namespaces and cgroup, and that child executes the host's own binary
+// (/proc/self/exe) with launcherArg0 as argv[0], launcherArg1 as argv[1] and these
+// descriptors:
+//
+//	0, 1, 2  the adapter's standard files
+//	3        a pinned script's sealed copy (pin_linux.go), or closed
+//	4        the launch specification (a memfd, encodeLaunch)
+//	5        the Landlock ruleset, or closed
+//	6        the status pipe's write end
+//	7        a pinned native executable's sealed copy, or closed
+//
+// This package's init recognises that invocation before any other code of the host
+// reads its arguments, applies the sandbox to its own (main) thread and executes the
+// adapter from that thread, so the adapter's pid, parent and parent-death signal are the
+// launcher's. Nothing else of the host runs: only the package initialisers that Go runs
+// before this one (this package's dependencies and, in import path order, packages that
+// do not depend on it).
+const (
+	launcherArg0 = "adapterkit-sandbox-launcher"
+	launcherArg1 = "launch-v1"
+
+	launchFdScript = 3
+	launchFdSpec   = 4
+	launchFdRules  = 5
+	launchFdStatus = 6
+	launchFdExe    = 7
+
+	launchMagic = "adapterkit launch v1\n"
+	// launchSpecMax bounds the specification the launcher reads (argv and environment
+	// are bounded by the kernel's ARG_MAX, well below it).
+	launchSpecMax = 64 << 20
+)
+
+// Secure bits (linux/securebits.h) the launcher sets and locks: uid 0 gains no
+// capability by executing a program, and no capability may be raised into the ambient
+// set again.
+const (
+	secbitNoRoot               = 1 << 0
+	secbitNoRootLocked         = 1 << 1
+	secbitNoSetuidFixup        = 1 << 2
+	secbitNoSetuidFixupLocked  = 1 << 3
+	secbitKeepCapsLocked       = 1 << 5
+	secbitNoCapAmbientRaise    = 1 << 6
+	secbitNoCapAmbientRaiseLck = 1 << 7
+	launcherSecureBits         = secbitNoRoot | secbitNoRootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
+		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLck
+)
+
+func init() {
+	if len(os.Args) == 2 && os.Args[0] == launcherArg0 && os.Args[1] == launcherArg1 {
+		os.Exit(runLauncher())
+	}
+}
+
+// launchSpec is what the launcher needs besides its descriptors.
+type launchSpec struct {
+	path   string   // what to execute
+	argv   []string // the adapter's argv
+	env    []string // the adapter's environment
+	filter []unix.SockFilter
+	rules  bool // descriptor 5 holds a Landlock ruleset
+	script bool // descriptor 3 is a pinned script the adapter keeps
+}
+
+// encodeLaunch serialises s: the magic line, the two flags, then length-prefixed
+// strings and the filter's instructions.
+func encodeLaunch(s *launchSpec) []byte {
+	b := []byte(launchMagic)
+	flags := uint32(0)
+	if s.rules {
+		flags |= 1
+	}
+	if s.script {
+		flags |= 2
+	}
+	b = binary.BigEndian.AppendUint32(b, flags)
+	str := func(v string) {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+		b = append(b, v...)
+	}
+	list := func(l []string) {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(l)))
+		for _, v := range l {
+			str(v)
+		}
+	}
+	str(s.path)
+	list(s.argv)
+	list(s.env)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(s.filter)))
+	for _, f := range s.filter {
+		b = binary.BigEndian.AppendUint16(b, f.Code)
+		b = append(b, f.Jt, f.Jf)
+		b = binary.BigEndian.AppendUint32(b, f.K)
+	}
+	return b
+}
+
+var errLaunchSpec = errors.New("malformed launch specification")
+
+// decodeLaunch is encodeLaunch's inverse; it refuses anything else.
+func decodeLaunch(b []byte) (*launchSpec, error) {
+	rest, ok := cutPrefix(b, launchMagic)
+	if !ok {
+		return nil, errLaunchSpec
+	}
+	u32 := func() (uint32, bool) {
+		if len(rest) < 4 {
+			return 0, false
+		}
+		v := binary.BigEndian.Uint32(rest)
+		rest = rest[4:]
+		return v, true
+	}
+	str := func() (string, bool) {
+		n, ok := u32()
+		if !ok || uint64(n) > uint64(len(rest)) {
+			return "", false
+		}
+		v := string(rest[:n])
+		rest = rest[n:]
+		return v, true
+	}
+	list := func() ([]string, bool) {
+		n, ok := u32()
+		if !ok || uint64(n) > uint64(len(rest))/4 {
+			return nil, false
+		}
+		l := make([]string, 0, n)
+		for range n {
+			v, ok := str()
+			if !ok {
+				return nil, false
+			}
+			l = append(l, v)
+		}
+		return l, true
+	}
+	s := &launchSpec{}
+	flags, ok1 := u32()
+	s.rules, s.script = flags&1 != 0, flags&2 != 0
+	var ok2, ok3, ok4 bool
+	s.path, ok2 = str()
+	s.argv, ok3 = list()
+	s.env, ok4 = list()
+	n, ok5 := u32()
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || flags&^3 != 0 || uint64(n)*8 != uint64(len(rest)) || n > 0xffff {
+		return nil, errLaunchSpec
+	}
+	for range n {
+		s.filter = append(s.filter, unix.SockFilter{
+			Code: binary.BigEndian.Uint16(rest), Jt: rest[2], Jf: rest[3], K: binary.BigEndian.Uint32(rest[4:]),
+		})
+		rest = rest[8:]
+	}
+	return s, nil
+}
+
+func cutPrefix(b []byte, p string) ([]byte, bool) {
+	if len(b) < len(p) || string(b[:len(p)]) != p {
+		return nil, false
+	}
+	return b[len(p):], true
+}
+
+// launchStatus is one failed step of the launcher as it reports it on the status pipe:
+// the step, the error's text and its errno in decimal (0 when it is none), separated by
+// NULs.
+func launchStatus(step string, err error) []byte {
+	var no syscall.Errno
+	errors.As(err, &no)
+	return []byte(step + "\x00" + err.Error() + "\x00" + strconv.Itoa(int(no)))
+}
+
+// parseLaunchStatus turns what the status pipe held into a *SandboxError.
+func parseLaunchStatus(b []byte) error {
+	f := strings.SplitN(string(b), "\x00", 3)
+	if len(f) != 3 || f[0] == "" {
+		return &SandboxError{Step: "the launcher stage", Err: fmt.Errorf("unreadable status %q", b)}
+	}
+	n, err := strconv.Atoi(f[2])
+	if err != nil {
+		return &SandboxError{Step: "the launcher stage", Err: fmt.Errorf("unreadable status %q", b)}
+	}
+	return &SandboxError{Step: f[0], Err: &launchCause{msg: f[1], no: syscall.Errno(n)}}
+}
+
+// launchCause is the launcher's error as the host receives it: its text, and the errno
+// errors.Is matches.
+type launchCause struct {
+	msg string
+	no  syscall.Errno
+}
+
+func (e *launchCause) Error() string { return e.msg }
+
+func (e *launchCause) Unwrap() error {
+	if e.no == 0 {
+		return nil
+	}
+	return e.no
+}
+
+// runLauncher is the launcher stage. It returns (an exit status) only on failure, after
+// reporting the failed step on the status pipe.
+func runLauncher() int {
+	fail := func(step string, err error) int {
+		rec := launchStatus(step, err)
+		for len(rec) > 0 {
+			n, werr := unix.Write(launchFdStatus, rec)
+			if werr == unix.EINTR {
+				continue
+			}
+			if werr != nil || n <= 0 {
+				break
+			}
+			rec = rec[n:]
+		}
+		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", launcherArg0, step, err)
+		return 127
+	}
+	// Package initialisation runs on the main thread, locked to it: every step below
+	// restricts that thread, the one that executes the adapter.
+	if unix.Gettid() != unix.Getpid() {
+		return fail("checking the launcher runs on its main thread", unix.EINVAL)
+	}
+	spec, err := readLaunchSpec()
+	if err != nil {
+		return fail("reading the launch specification", err)
+	}
+	if err := keepParentDeathSignal(); err != nil {
+		return fail("keeping the parent-death signal", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fail("dropping capabilities", err)
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fail("setting no_new_privs", err)
+	}
+	if spec.rules {
+		if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, launchFdRules, 0, 0); e != 0 {
+			return fail("enforcing the Landlock ruleset", e)
+		}
+	}
+	first := uint(launchFdScript)
+	if spec.script {
+		first = launchFdScript + 1
+	}
+	// Everything past the adapter's own descriptors closes at the exec: the launch
+	// specification, the ruleset, the status pipe (its end-of-file tells the host the
+	// exec succeeded), and whatever this process opened meanwhile.
+	if err := unix.CloseRange(first, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		return fail("marking the launcher's descriptors close-on-exec", err)
+	}
+	if spec.filter != nil {
+		if err := installSeccomp(spec.filter); err != nil {
+			if u := errors.Unwrap(err); u != nil {
+				err = u
+			}
+			return fail("installing the seccomp filter", err)
+		}
+	}
+	err = unix.Exec(spec.path, spec.argv, spec.env)
+	return fail("executing the adapter", err)
+}
+
+// readLaunchSpec reads and decodes descriptor 4.
+func readLaunchSpec() (*launchSpec, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(launchFdSpec, &st); err != nil {
+		return nil, err
+	}
+	if st.Size <= 0 || st.Size > launchSpecMax {
+		return nil, errLaunchSpec
+	}
+	b := make([]byte, st.Size)
+	for off := 0; off < len(b); {
+		n, err := unix.Pread(launchFdSpec, b[off:], int64(off))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, errLaunchSpec
+		}
+		off += n
+	}
+	return decodeLaunch(b)
+}
+
+// keepParentDeathSignal sets the parent-death signal again: executing the host's binary
+// clears it when that exec changes credentials (a set-uid host, or one with file
+// capabilities). Should the forking thread have ended before, the status pipe's reader
+// is gone with it, and the launcher stops rather than start an orphan.
+func keepParentDeathSignal() error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return err
+	}
+	fds := []unix.PollFd{{Fd: launchFdStatus, Events: unix.POLLOUT}}
+	for {
+		_, err := unix.Poll(fds, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if fds[0].Revents&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
+			return errors.New("the host is gone")
+		}
+		return nil
+	}
+}
+
+// dropCapabilities leaves the calling thread with no capability, and with no way to
+// gain one by executing a program: the bounding set dropped and the secure bits locked
+// (when the thread may: CAP_SETPCAP), the ambient set cleared, and the effective,
+// permitted and inheritable sets emptied. A thread without CAP_SETPCAP holds no
+// capability worth dropping from the bounding set: with no_new_privs (set next) it can
+// gain none by exec either.
+func dropCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	if data[unix.CAP_SETPCAP/32].Effective&(1<<(unix.CAP_SETPCAP%32)) != 0 {
+		if err := unix.Prctl(unix.PR_SET_SECUREBITS, launcherSecureBits, 0, 0, 0); err != nil {
+			return fmt.Errorf("locking the secure bits: %w", err)
+		}
+		for c := 0; ; c++ {
+			err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+			if err == unix.EINVAL {
+				break // past the kernel's last capability
+			}
+			if err != nil {
+				return fmt.Errorf("dropping capability %d from the bounding set: %w", c, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clearing the ambient set: %w", err)
+	}
+	data = [2]unix.CapUserData{}
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return err
+	}
+	return nil
+}
