@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -84,10 +85,11 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	if len(missing) > 0 && !s.BestEffort {
 		return nil, fmt.Errorf("%w: the sandbox cannot be enforced: %s (Sandbox.BestEffort starts the adapter without it)", errors.ErrUnsupported, strings.Join(missing, "; "))
 	}
-	execs, reads, err := execChain(cfg)
+	execs, reads, derived, err := execChain(cfg)
 	if err != nil {
 		return nil, err
 	}
+	p.derived = derived
 	if p.tmp, err = os.MkdirTemp("", "adapterkit-sandbox-"); err != nil {
 		return nil, fmt.Errorf("creating the sandbox's temporary directory: %w", err)
 	}
@@ -198,72 +200,164 @@ func buildRuleset(cfg *Config, abi int, tcp, scope bool, tmp string, execs, read
 	return r, nil
 }
 
+// chainLink is one program of an adapter's exec chain.
+type chainLink struct {
+	path   string
+	policy bool // named by the configuration: the adapter itself, a Sandbox.Exec program
+	onPath bool // found by env(1)'s search of the adapter's PATH for a bare name
+}
+
 // execChain lists the programs the adapter must be able to execute — itself, the
 // interpreters of its "#!" line (through /usr/bin/env), the dynamic loaders they name —
 // and the installation prefixes of interpreters kept outside the system directories.
 // Programs granted by Sandbox.Exec get their interpreters and loaders the same way.
-func execChain(cfg *Config) (execs, reads []string, err error) {
+//
+// What the adapter's own file names can only choose among what the host already
+// trusts, so that a "#!" line cannot widen the grants: an interpreter or loader that is
+// not granted by Sandbox.Exec must be a system program (systemProgram), or the start is
+// refused; and an installation prefix becomes readable only for an interpreter that
+// env(1) found by its bare name on the adapter's PATH (Config.Env, the host's choice),
+// never for a path written in the file. derived lists what was granted that way.
+func execChain(cfg *Config) (execs, reads, derived []string, err error) {
 	envPath := "/bin:/usr/bin" // what env(1) searches when PATH is not set
 	for _, kv := range cfg.env() {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			envPath = v
 		}
 	}
-	queue := []string{cfg.Path}
+	queue := []chainLink{{path: cfg.Path, policy: true}}
 	for _, p := range cfg.Sandbox.Exec {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			queue = append(queue, p)
+			queue = append(queue, chainLink{path: p, policy: true})
 		}
 	}
 	for n := 0; len(queue) > 0; n++ {
-		path := queue[0]
+		link := queue[0]
 		queue = queue[1:]
 		if n > 8+len(cfg.Sandbox.Exec) {
-			return nil, nil, fmt.Errorf("%w: sandbox: more than 8 interpreters chained from %s", ErrInvalidConfig, cfg.Path)
+			return nil, nil, nil, fmt.Errorf("%w: sandbox: more than 8 interpreters chained from %s", ErrInvalidConfig, cfg.Path)
 		}
-		if slices.Contains(execs, path) {
+		if slices.Contains(execs, link.path) {
 			continue
 		}
-		execs = append(execs, path)
-		real, rerr := filepath.EvalSymlinks(path)
-		if rerr == nil && real != path {
-			execs = append(execs, real)
+		real, rerr := filepath.EvalSymlinks(link.path)
+		if rerr != nil {
+			real = link.path // the ruleset refuses it below, naming it
 		}
-		if rerr == nil && n > 0 {
-			if prefix := interpreterPrefix(real); prefix != "" {
-				reads = append(reads, prefix)
+		granted := link.policy || underAny(cfg.Sandbox.Exec, link.path) || underAny(cfg.Sandbox.Exec, real)
+		sysErr := systemProgram(real)
+		if !granted && sysErr != nil {
+			return nil, nil, nil, fmt.Errorf("%w: sandbox: %s is named as an interpreter or loader, and %v: "+
+				"a sandbox derives grants for system programs only (grant it with Sandbox.Exec)", ErrInvalidConfig, link.path, sysErr)
+		}
+		for _, p := range []string{link.path, real} {
+			if !slices.Contains(execs, p) {
+				execs = append(execs, p)
+				if !granted {
+					derived = append(derived, "exec "+p)
+				}
 			}
 		}
-		next, ierr := interpretersOf(path, envPath)
+		if link.onPath && sysErr == nil {
+			if prefix := interpreterPrefix(real); prefix != "" && !slices.Contains(reads, prefix) {
+				reads = append(reads, prefix)
+				derived = append(derived, "read "+prefix)
+			}
+		}
+		next, ierr := interpretersOf(link.path, envPath)
 		if ierr != nil {
-			return nil, nil, fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, ierr)
+			return nil, nil, nil, fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, ierr)
 		}
 		queue = append(queue, next...)
 	}
-	return execs, reads, nil
+	return execs, reads, derived, nil
+}
+
+// underAny reports whether path is one of dirs or beneath one.
+func underAny(dirs []string, path string) bool {
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		if path == d || strings.HasPrefix(path, d+"/") || d == "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// systemProgram says why the program at real (symbolic links resolved) is not one no
+// user but root could have placed or changed: it and every directory above it must be
+// owned by root and writable by no group or other user, and it must be a regular file
+// everyone may read and execute — so a "#!" line naming a private file (a key, a
+// user's script) gets no grant for it.
+func systemProgram(real string) error {
+	fi, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok || !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", real)
+	case st.Uid != 0:
+		return fmt.Errorf("%s is owned by uid %d, not root", real, st.Uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%s is writable by its group or others", real)
+	case st.Mode&0o005 != 0o005:
+		return fmt.Errorf("%s is not readable and executable by everyone", real)
+	}
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		var ds unix.Stat_t
+		if err := unix.Stat(dir, &ds); err != nil {
+			return &os.PathError{Op: "stat", Path: dir, Err: err}
+		}
+		if ds.Uid != 0 || ds.Mode&0o022 != 0 {
+			return fmt.Errorf("its directory %s is not owned by root or is writable by others", dir)
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
 }
 
 // interpreterPrefix is the installation prefix of an interpreter in a "bin" directory
-// outside the system directories (pyenv, nvm, /opt/...): the parent of that "bin".
+// outside the system directories (pyenv, nvm, /opt/...): the parent of that "bin". It
+// is never "/", "/usr", "/usr/local", "/home", "/root" or a user's home directory.
 func interpreterPrefix(real string) string {
 	dir := filepath.Dir(real)
 	if filepath.Base(dir) != "bin" {
 		return ""
 	}
 	prefix := filepath.Dir(dir)
-	for _, sys := range []string{"/", "/usr", "/usr/local"} {
+	for _, sys := range []string{"/", "/usr", "/usr/local", "/home", "/root"} {
 		if prefix == sys {
 			return ""
 		}
 	}
+	if isHomeDir(prefix) {
+		return ""
+	}
 	return prefix
+}
+
+// isHomeDir reports whether dir is the home directory of an account in /etc/passwd.
+func isHomeDir(dir string) bool {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Split(line, ":"); len(f) >= 6 && filepath.Clean(f[5]) == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // interpretersOf reads the start of the executable at path and returns what the kernel
 // will execute for it: for a "#!" script its interpreter (and, for "/usr/bin/env NAME",
-// also the program NAME names on envPath, as env(1) finds it); for a dynamically linked
-// ELF file its loader (PT_INTERP).
-func interpretersOf(path, envPath string) ([]string, error) {
+// also the program NAME names: a path as it is, a bare name on envPath, as env(1) finds
+// it); for a dynamically linked ELF file its loader (PT_INTERP).
+func interpretersOf(path, envPath string) ([]chainLink, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -288,7 +382,7 @@ func interpretersOf(path, envPath string) ([]string, error) {
 				if _, err := prog.ReadAt(b, 0); err != nil {
 					return nil, fmt.Errorf("%s: PT_INTERP: %w", path, err)
 				}
-				return []string{string(bytes.TrimRight(b, "\x00"))}, nil
+				return []chainLink{{path: string(bytes.TrimRight(b, "\x00"))}}, nil
 			}
 		}
 		return nil, nil
@@ -306,14 +400,14 @@ func interpretersOf(path, envPath string) ([]string, error) {
 	}
 	interp := fields[0]
 	if filepath.Base(interp) != "env" || len(fields) < 2 {
-		return []string{interp}, nil
+		return []chainLink{{path: interp}}, nil
 	}
 	name := fields[1]
 	if strings.HasPrefix(name, "-") {
 		return nil, fmt.Errorf("%s: #!%s %s: env options are not followed; name the interpreter directly or grant it with Sandbox.Exec", path, interp, name)
 	}
 	if strings.Contains(name, "/") {
-		return []string{interp, name}, nil
+		return []chainLink{{path: interp}, {path: name}}, nil
 	}
 	for _, dir := range filepath.SplitList(envPath) {
 		if dir == "" {
@@ -321,7 +415,7 @@ func interpretersOf(path, envPath string) ([]string, error) {
 		}
 		cand := filepath.Join(dir, name)
 		if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return []string{interp, cand}, nil
+			return []chainLink{{path: interp}, {path: cand, onPath: true}}, nil
 		}
 	}
 	return nil, fmt.Errorf("%s: #!%s %s: %s is not on the adapter's PATH (%s)", path, interp, name, name, envPath)
