@@ -24,6 +24,7 @@ import (
 //	5        the Landlock ruleset, or closed
 //	6        the status pipe's write end
 //	7        a pinned native executable's sealed copy, or closed
+//	8        the hold pipe's read end, or closed
 //
 // This package's init recognises that invocation before any other code of the host
 // reads its arguments, applies the sandbox to its own (main) thread and executes the
@@ -40,6 +41,13 @@ const (
 	launchFdRules  = 5
 	launchFdStatus = 6
 	launchFdExe    = 7
+	launchFdHold   = 8
+
+	// launchReady is the byte the launcher writes to the status pipe once the sandbox
+	// is applied, right before it executes the adapter (after waiting on the hold pipe
+	// when the specification says so): a status pipe that ends without it means the
+	// launcher died on its way.
+	launchReady = 0x01
 
 	launchMagic = "adapterkit launch v1\n"
 	// launchSpecMax bounds the specification the launcher reads (argv and environment
@@ -76,6 +84,7 @@ type launchSpec struct {
 	filter []unix.SockFilter
 	rules  bool // descriptor 5 holds a Landlock ruleset
 	script bool // descriptor 3 is a pinned script the adapter keeps
+	hold   bool // wait for a byte on descriptor 8 between ready and the exec
 }
 
 // encodeLaunch serialises s: the magic line, the two flags, then length-prefixed
@@ -88,6 +97,9 @@ func encodeLaunch(s *launchSpec) []byte {
 	}
 	if s.script {
 		flags |= 2
+	}
+	if s.hold {
+		flags |= 4
 	}
 	b = binary.BigEndian.AppendUint32(b, flags)
 	str := func(v string) {
@@ -154,13 +166,13 @@ func decodeLaunch(b []byte) (*launchSpec, error) {
 	}
 	s := &launchSpec{}
 	flags, ok1 := u32()
-	s.rules, s.script = flags&1 != 0, flags&2 != 0
+	s.rules, s.script, s.hold = flags&1 != 0, flags&2 != 0, flags&4 != 0
 	var ok2, ok3, ok4 bool
 	s.path, ok2 = str()
 	s.argv, ok3 = list()
 	s.env, ok4 = list()
 	n, ok5 := u32()
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || flags&^3 != 0 || uint64(n)*8 != uint64(len(rest)) || n > 0xffff {
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || flags&^7 != 0 || uint64(n)*8 != uint64(len(rest)) || n > 0xffff {
 		return nil, errLaunchSpec
 	}
 	for range n {
@@ -221,17 +233,7 @@ func (e *launchCause) Unwrap() error {
 // reporting the failed step on the status pipe.
 func runLauncher() int {
 	fail := func(step string, err error) int {
-		rec := launchStatus(step, err)
-		for len(rec) > 0 {
-			n, werr := unix.Write(launchFdStatus, rec)
-			if werr == unix.EINTR {
-				continue
-			}
-			if werr != nil || n <= 0 {
-				break
-			}
-			rec = rec[n:]
-		}
+		_ = writeAll(launchFdStatus, launchStatus(step, err))
 		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", launcherArg0, step, err)
 		return 127
 	}
@@ -276,8 +278,39 @@ func runLauncher() int {
 			return fail("installing the seccomp filter", err)
 		}
 	}
+	if err := writeAll(launchFdStatus, []byte{launchReady}); err != nil {
+		return 127 // the host stopped reading: it is gone, or gave up on this start
+	}
+	if spec.hold {
+		var b [1]byte
+		n, err := unix.Read(launchFdHold, b[:])
+		for err == unix.EINTR {
+			n, err = unix.Read(launchFdHold, b[:])
+		}
+		if n != 1 {
+			return 127 // the host closed the pipe instead: it gave up on this start
+		}
+	}
 	err = unix.Exec(spec.path, spec.argv, spec.env)
 	return fail("executing the adapter", err)
+}
+
+// writeAll writes b to fd.
+func writeAll(fd int, b []byte) error {
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return unix.EIO
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // readLaunchSpec reads and decodes descriptor 4.

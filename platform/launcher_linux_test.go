@@ -427,3 +427,50 @@ func FuzzDecodeLaunch(f *testing.F) {
 		}
 	})
 }
+
+// benchmarkStart starts, and ends, the "block" helper with cfg b.N times: the cost of a
+// start as the host pays it, launcher stage included.
+func benchmarkStart(b *testing.B, cfg Config) {
+	cfg.Path, cfg.Args, cfg.Env = mustExecutable(), []string{helperArg, "block"}, []string{"GORACE=atexit_sleep_ms=0"}
+	ctx := context.Background()
+	for b.Loop() {
+		tree, err := Start(ctx, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tree.Stdin().Close()
+		<-tree.Exited()
+		if err := tree.Verify(ctx); err != nil && mechanismProves(tree.Supervision().Mechanism) {
+			b.Fatal(err)
+		}
+		tree.Close()
+	}
+}
+
+func BenchmarkStartUncontained(b *testing.B) { benchmarkStart(b, Config{}) }
+
+func BenchmarkStartContained(b *testing.B) { benchmarkStart(b, Config{Sandbox: &Sandbox{}}) }
+
+// Resources.MaxProcesses holds exactly for a sandboxed adapter, however low: the
+// launcher's threads get room of their own, and the limit is lowered before the
+// adapter runs: the shell (which gives up at a refused fork) forks once under 2, twice
+// under 3, never under 1.
+func TestSandboxProcessLimitExact(t *testing.T) {
+	for _, n := range []int{1, 2, 3} {
+		cfg := Config{Path: "/bin/sh", Args: []string{"-c", "echo start; /bin/true && echo forked; /bin/true | /bin/true && echo piped"},
+			Sandbox: &Sandbox{Exec: []string{"/bin/true"}}, Resources: Resources{MaxProcesses: n}}
+		tree, err := Start(ctxBound(t), cfg)
+		if err != nil {
+			t.Fatalf("MaxProcesses %d: %v", n, err)
+		}
+		out, _ := io.ReadAll(tree.Stdout())
+		shutdown(t, tree)
+		if tree.LimitErr() != nil {
+			t.Skipf("the process limit is not applied here: %v", tree.LimitErr())
+		}
+		want := map[int]string{1: "start\n", 2: "start\nforked\n", 3: "start\nforked\npiped\n"}[n]
+		if string(out) != want {
+			t.Errorf("MaxProcesses %d: the adapter said %q, want %q", n, out, want)
+		}
+	}
+}

@@ -236,7 +236,11 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 	}
 	exe := execPath(cfg, attr) // a pinned start executes its hashed descriptor (pin_linux.go)
 	if plan != nil {
-		return startLaunched(ctx, cfg, plan, v1, exe, argv, attr)
+		var acg *cgroup
+		if a.cgroup {
+			acg = cg
+		}
+		return startLaunched(ctx, cfg, plan, acg, v1, exe, argv, attr)
 	}
 	return spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
