@@ -6,11 +6,11 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -335,8 +335,15 @@ func TestSandboxResources(t *testing.T) {
 	res := Resources{MaxProcesses: 64}
 	plain := startHelper(t, Config{Resources: res}, "block")
 	tree := startHelper(t, Config{Sandbox: &Sandbox{}, Resources: res}, "block")
-	if got, want := fmt.Sprint(tree.LimitErr()), fmt.Sprint(plain.LimitErr()); got != want {
-		t.Errorf("sandboxed LimitErr %s; unsandboxed %s", got, want)
+	limits := func(err error) []string {
+		var le *LimitError
+		if errors.As(err, &le) {
+			return le.Limits
+		}
+		return nil
+	}
+	if got, want := limits(tree.LimitErr()), limits(plain.LimitErr()); !slices.Equal(got, want) {
+		t.Errorf("sandboxed LimitErr %v; unsandboxed %v", tree.LimitErr(), plain.LimitErr())
 	}
 }
 
