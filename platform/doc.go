@@ -40,14 +40,15 @@
 // filter, no capabilities); SECURITY.md in the repository says what it grants and what
 // it cannot. The sandbox is applied by a launcher stage, never by a thread of the host:
 // the host's own binary, re-executed through /proc/self/exe with the private argv
-// "adapterkit-sandbox-launcher launch-v1" and the launch descriptors 4 to 8, which this
-// package's init recognises before any other code of the host reads its arguments. It
+// "adapterkit-sandbox-launcher launch-v1" and the launch descriptors 4 to 8, which the
+// init of the internal package it imports for that (internal/launch, with few
+// dependencies, so Go initialises it early) recognises before main runs. It
 // drops every capability, sets no_new_privs, enforces the Landlock ruleset, installs the
 // seccomp filter, closes every descriptor but the adapter's, and executes the adapter
 // in its place; a step that fails is a [*SandboxError] from Start. Consequences for a
 // host binary: it must stay executable through /proc/self/exe (/proc mounted), and the
-// package initialisers Go runs before this package's (its dependencies, and packages
-// that do not import it whose import path sorts first) run in the launcher too, with
+// package initialisers Go runs before that one (its standard-library dependencies, and
+// packages that do not import it and that Go orders first) run in the launcher too, with
 // the adapter's standard files: they must not write to standard output or have effects
 // outside the process. Invoked by hand with that argv and without the descriptors, the
 // binary reports a malformed specification and exits with status 127. An unsandboxed

@@ -10,10 +10,12 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/launch"
 )
 
 // launcherExe is what a sandboxed start executes first: the host's own binary, which
-// becomes the launcher stage (launcher_linux.go) and then the adapter.
+// becomes the launcher stage (package internal/launch) and then the adapter.
 const launcherExe = "/proc/self/exe"
 
 // launchStatusMax bounds what the host reads from the status pipe.
@@ -40,11 +42,11 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 	if cfg.pin != nil && cfg.pin.sealed && cfg.pin.child == nil {
 		// A pinned native executable: the host's close-on-exec descriptor does not
 		// survive the launcher's own exec, so it is passed as fd 7.
-		exeFile, exe = cfg.pin.extra, "/proc/self/fd/"+strconv.Itoa(launchFdExe)
+		exeFile, exe = cfg.pin.extra, "/proc/self/fd/"+strconv.Itoa(launch.FdExe)
 	}
 	maxProcs := cfg.Resources.MaxProcesses
-	spec, err := plan.specFile(&launchSpec{path: exe, argv: argv, env: plan.env, filter: plan.filter,
-		rules: plan.rulesFile != nil, script: len(attr.Files) > launchFdScript, hold: maxProcs > 0})
+	spec, err := plan.specFile(&launch.Spec{Path: exe, Argv: argv, Env: plan.env, Filter: plan.filter,
+		Rules: plan.rulesFile != nil, Script: len(attr.Files) > launch.FdScript, Hold: maxProcs > 0})
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +72,7 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 		}
 	}
 	files := append([]*os.File(nil), attr.Files...)
-	for len(files) < launchFdSpec {
+	for len(files) < launch.FdSpec {
 		files = append(files, nil)
 	}
 	files = append(files, spec, plan.rulesFile, w, exeFile, holdR)
@@ -82,7 +84,7 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 	proc, err := spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
 		return v1.fork(func() (*os.Process, error) {
-			return os.StartProcess(launcherExe, []string{launcherArg0, launcherArg1}, &lattr)
+			return os.StartProcess(launcherExe, []string{launch.Arg0, launch.Arg1}, &lattr)
 		})
 	})
 	w.Close()
@@ -139,7 +141,7 @@ func awaitLaunch(ctx context.Context, r *os.File, ready func() error) error {
 		return readErr(err)
 	}
 	var head []byte
-	if first[0] == launchReady {
+	if first[0] == launch.Ready {
 		if err := ready(); err != nil {
 			return err
 		}
@@ -153,12 +155,13 @@ func awaitLaunch(ctx context.Context, r *os.File, ready func() error) error {
 	if len(head) == 0 && len(rest) == 0 {
 		return nil // ready, then the end of file: the exec closed the pipe
 	}
-	return parseLaunchStatus(append(head, rest...))
+	step, cause := launch.ParseStatus(append(head, rest...))
+	return &SandboxError{Step: step, Err: cause}
 }
 
 // specFile writes s into a memory file for the launcher (once per plan: every attempt
 // of a start passes the same one).
-func (p *sandboxPlan) specFile(s *launchSpec) (*os.File, error) {
+func (p *sandboxPlan) specFile(s *launch.Spec) (*os.File, error) {
 	if p.spec != nil {
 		return p.spec, nil
 	}
@@ -170,7 +173,7 @@ func (p *sandboxPlan) specFile(s *launchSpec) (*os.File, error) {
 		return nil, fmt.Errorf("creating the launch specification: %w", err)
 	}
 	f := os.NewFile(uintptr(fd), "adapterkit-launch")
-	if _, err := f.Write(encodeLaunch(s)); err != nil {
+	if _, err := f.Write(launch.Encode(s)); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("writing the launch specification: %w", err)
 	}

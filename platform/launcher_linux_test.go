@@ -10,13 +10,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/launch"
 )
 
 // launchTestArg in argv[1] runs one of this file's helper modes (argv[2]).
@@ -401,15 +405,15 @@ func TestSandboxNoDescriptorLeaks(t *testing.T) {
 
 // The launch specification decodes to what was encoded, and nothing else decodes.
 func TestLaunchSpecRoundTrip(t *testing.T) {
-	s := &launchSpec{path: "/a", argv: []string{"/a", "x y", ""}, env: []string{"A=1"},
-		filter: []unix.SockFilter{{Code: 1, Jt: 2, Jf: 3, K: 4}}, rules: true, script: true}
-	got, err := decodeLaunch(encodeLaunch(s))
+	s := &launch.Spec{Path: "/a", Argv: []string{"/a", "x y", ""}, Env: []string{"A=1"},
+		Filter: []unix.SockFilter{{Code: 1, Jt: 2, Jf: 3, K: 4}}, Rules: true, Script: true, Hold: true}
+	got, err := launch.Decode(launch.Encode(s))
 	if err != nil || fmt.Sprint(*got) != fmt.Sprint(*s) {
 		t.Fatalf("decoded %+v, %v; want %+v", got, err, s)
 	}
-	b := encodeLaunch(s)
+	b := launch.Encode(s)
 	for _, bad := range [][]byte{nil, b[:len(b)-1], append(slices.Clone(b), 0), []byte("x" + string(b))} {
-		if _, err := decodeLaunch(bad); err == nil {
+		if _, err := launch.Decode(bad); err == nil {
 			t.Errorf("decoded %q", bad)
 		}
 	}
@@ -418,21 +422,25 @@ func TestLaunchSpecRoundTrip(t *testing.T) {
 // FuzzDecodeLaunch: any bytes decode to a specification or an error, never a panic or
 // an allocation a length field claims beyond the input.
 func FuzzDecodeLaunch(f *testing.F) {
-	f.Add(encodeLaunch(&launchSpec{path: "/a", argv: []string{"/a"}, filter: []unix.SockFilter{{K: 1}}}))
-	f.Add([]byte(launchMagic + "\x00\x00\x00\x00\xff\xff\xff\xff"))
+	f.Add(launch.Encode(&launch.Spec{Path: "/a", Argv: []string{"/a"}, Filter: []unix.SockFilter{{K: 1}}}))
+	f.Add([]byte(launch.Magic + "\x00\x00\x00\x00\xff\xff\xff\xff"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := decodeLaunch(b)
-		if err == nil && !slices.Equal(encodeLaunch(s), b) {
+		s, err := launch.Decode(b)
+		if err == nil && !slices.Equal(launch.Encode(s), b) {
 			t.Fatalf("%q decoded to %+v, which encodes differently", b, s)
 		}
 	})
 }
 
 // benchmarkStart starts, and ends, the "block" helper with cfg b.N times: the cost of a
-// start as the host pays it, launcher stage included.
+// start as the host pays it, launcher stage included. child-cpu-ms/op is the CPU time
+// of the adapter's process, the launcher's included (it is the same process), which
+// a loaded machine does not inflate as it does the time per start.
 func benchmarkStart(b *testing.B, cfg Config) {
 	cfg.Path, cfg.Args, cfg.Env = mustExecutable(), []string{helperArg, "block"}, []string{"GORACE=atexit_sleep_ms=0"}
 	ctx := context.Background()
+	var cpu time.Duration
+	defer func() { b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "child-cpu-ms/op") }()
 	for b.Loop() {
 		tree, err := Start(ctx, cfg)
 		if err != nil {
@@ -440,6 +448,7 @@ func benchmarkStart(b *testing.B, cfg Config) {
 		}
 		tree.Stdin().Close()
 		<-tree.Exited()
+		cpu += tree.ExitState().UserTime() + tree.ExitState().SystemTime()
 		if err := tree.Verify(ctx); err != nil && mechanismProves(tree.Supervision().Mechanism) {
 			b.Fatal(err)
 		}
@@ -473,4 +482,38 @@ func TestSandboxProcessLimitExact(t *testing.T) {
 			t.Errorf("MaxProcesses %d: the adapter said %q, want %q", n, out, want)
 		}
 	}
+}
+
+// installSeccomp restricts the calling thread only: a thread that installed the filter
+// is refused what it refuses, while the other threads of the process are not.
+func TestInstallSeccompThreadOnly(t *testing.T) {
+	prog, _, err := seccompFilter(&Sandbox{})
+	if err != nil {
+		t.Skip(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the restricted thread ends with this goroutine
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			done <- err
+			return
+		}
+		if err := installSeccomp(prog); err != nil {
+			done <- err
+			return
+		}
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		done <- err
+	}()
+	if err := <-done; !errors.Is(err, unix.EPERM) {
+		t.Fatalf("the filtered thread's socket: %v, want EPERM", err)
+	}
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		t.Fatalf("another thread was filtered too: %v", err)
+	}
+	unix.Close(fd)
 }

@@ -1,4 +1,4 @@
-package platform
+package launch
 
 import (
 	"encoding/binary"
@@ -8,51 +8,43 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// The launcher stage of a sandboxed start (see the comment at the top of
-// sandbox_linux.go). The host forks a child on its spawner thread, unrestricted and in
-// the adapter's namespaces and cgroup, and that child executes the host's own binary
-// (/proc/self/exe) with launcherArg0 as argv[0], launcherArg1 as argv[1] and these
-// descriptors:
+// The launch protocol. The host forks a child on its spawner thread, unrestricted and
+// in the adapter's namespaces and cgroup, and that child executes the host's own binary
+// (/proc/self/exe) with Arg0 as argv[0], Arg1 as argv[1] and these descriptors:
 //
 //	0, 1, 2  the adapter's standard files
-//	3        a pinned script's sealed copy (pin_linux.go), or closed
-//	4        the launch specification (a memfd, encodeLaunch)
+//	3        a pinned script's sealed copy, or closed
+//	4        the launch specification (a memfd, Encode)
 //	5        the Landlock ruleset, or closed
 //	6        the status pipe's write end
 //	7        a pinned native executable's sealed copy, or closed
 //	8        the hold pipe's read end, or closed
-//
-// This package's init recognises that invocation before any other code of the host
-// reads its arguments, applies the sandbox to its own (main) thread and executes the
-// adapter from that thread, so the adapter's pid, parent and parent-death signal are the
-// launcher's. Nothing else of the host runs: only the package initialisers that Go runs
-// before this one (this package's dependencies and, in import path order, packages that
-// do not depend on it).
 const (
-	launcherArg0 = "adapterkit-sandbox-launcher"
-	launcherArg1 = "launch-v1"
+	Arg0 = "adapterkit-sandbox-launcher"
+	Arg1 = "launch-v1"
 
-	launchFdScript = 3
-	launchFdSpec   = 4
-	launchFdRules  = 5
-	launchFdStatus = 6
-	launchFdExe    = 7
-	launchFdHold   = 8
+	FdScript = 3
+	FdSpec   = 4
+	FdRules  = 5
+	FdStatus = 6
+	FdExe    = 7
+	FdHold   = 8
 
-	// launchReady is the byte the launcher writes to the status pipe once the sandbox
+	// Ready is the byte the launcher writes to the status pipe once the sandbox
 	// is applied, right before it executes the adapter (after waiting on the hold pipe
 	// when the specification says so): a status pipe that ends without it means the
 	// launcher died on its way.
-	launchReady = 0x01
+	Ready = 0x01
 
-	launchMagic = "adapterkit launch v1\n"
-	// launchSpecMax bounds the specification the launcher reads (argv and environment
+	Magic = "adapterkit launch v1\n"
+	// specMax bounds the specification the launcher reads (argv and environment
 	// are bounded by the kernel's ARG_MAX, well below it).
-	launchSpecMax = 64 << 20
+	specMax = 64 << 20
 )
 
 // Secure bits (linux/securebits.h) the launcher sets and locks: uid 0 gains no
@@ -71,34 +63,34 @@ const (
 )
 
 func init() {
-	if len(os.Args) == 2 && os.Args[0] == launcherArg0 && os.Args[1] == launcherArg1 {
-		os.Exit(runLauncher())
+	if len(os.Args) == 2 && os.Args[0] == Arg0 && os.Args[1] == Arg1 {
+		os.Exit(run())
 	}
 }
 
-// launchSpec is what the launcher needs besides its descriptors.
-type launchSpec struct {
-	path   string   // what to execute
-	argv   []string // the adapter's argv
-	env    []string // the adapter's environment
-	filter []unix.SockFilter
-	rules  bool // descriptor 5 holds a Landlock ruleset
-	script bool // descriptor 3 is a pinned script the adapter keeps
-	hold   bool // wait for a byte on descriptor 8 between ready and the exec
+// Spec is what the launcher needs besides its descriptors.
+type Spec struct {
+	Path   string   // what to execute
+	Argv   []string // the adapter's argv
+	Env    []string // the adapter's environment
+	Filter []unix.SockFilter
+	Rules  bool // descriptor 5 holds a Landlock ruleset
+	Script bool // descriptor 3 is a pinned script the adapter keeps
+	Hold   bool // wait for a byte on descriptor 8 between ready and the exec
 }
 
-// encodeLaunch serialises s: the magic line, the two flags, then length-prefixed
+// Encode serialises s: the magic line, the two flags, then length-prefixed
 // strings and the filter's instructions.
-func encodeLaunch(s *launchSpec) []byte {
-	b := []byte(launchMagic)
+func Encode(s *Spec) []byte {
+	b := []byte(Magic)
 	flags := uint32(0)
-	if s.rules {
+	if s.Rules {
 		flags |= 1
 	}
-	if s.script {
+	if s.Script {
 		flags |= 2
 	}
-	if s.hold {
+	if s.Hold {
 		flags |= 4
 	}
 	b = binary.BigEndian.AppendUint32(b, flags)
@@ -112,11 +104,11 @@ func encodeLaunch(s *launchSpec) []byte {
 			str(v)
 		}
 	}
-	str(s.path)
-	list(s.argv)
-	list(s.env)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(s.filter)))
-	for _, f := range s.filter {
+	str(s.Path)
+	list(s.Argv)
+	list(s.Env)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(s.Filter)))
+	for _, f := range s.Filter {
 		b = binary.BigEndian.AppendUint16(b, f.Code)
 		b = append(b, f.Jt, f.Jf)
 		b = binary.BigEndian.AppendUint32(b, f.K)
@@ -124,13 +116,13 @@ func encodeLaunch(s *launchSpec) []byte {
 	return b
 }
 
-var errLaunchSpec = errors.New("malformed launch specification")
+var errSpec = errors.New("malformed launch specification")
 
-// decodeLaunch is encodeLaunch's inverse; it refuses anything else.
-func decodeLaunch(b []byte) (*launchSpec, error) {
-	rest, ok := cutPrefix(b, launchMagic)
+// Decode is Encode's inverse; it refuses anything else.
+func Decode(b []byte) (*Spec, error) {
+	rest, ok := cutPrefix(b, Magic)
 	if !ok {
-		return nil, errLaunchSpec
+		return nil, errSpec
 	}
 	u32 := func() (uint32, bool) {
 		if len(rest) < 4 {
@@ -164,19 +156,19 @@ func decodeLaunch(b []byte) (*launchSpec, error) {
 		}
 		return l, true
 	}
-	s := &launchSpec{}
+	s := &Spec{}
 	flags, ok1 := u32()
-	s.rules, s.script, s.hold = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	s.Rules, s.Script, s.Hold = flags&1 != 0, flags&2 != 0, flags&4 != 0
 	var ok2, ok3, ok4 bool
-	s.path, ok2 = str()
-	s.argv, ok3 = list()
-	s.env, ok4 = list()
+	s.Path, ok2 = str()
+	s.Argv, ok3 = list()
+	s.Env, ok4 = list()
 	n, ok5 := u32()
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || flags&^7 != 0 || uint64(n)*8 != uint64(len(rest)) || n > 0xffff {
-		return nil, errLaunchSpec
+		return nil, errSpec
 	}
 	for range n {
-		s.filter = append(s.filter, unix.SockFilter{
+		s.Filter = append(s.Filter, unix.SockFilter{
 			Code: binary.BigEndian.Uint16(rest), Jt: rest[2], Jf: rest[3], K: binary.BigEndian.Uint32(rest[4:]),
 		})
 		rest = rest[8:]
@@ -191,50 +183,66 @@ func cutPrefix(b []byte, p string) ([]byte, bool) {
 	return b[len(p):], true
 }
 
-// launchStatus is one failed step of the launcher as it reports it on the status pipe:
+// status is one failed step of the launcher as it reports it on the status pipe:
 // the step, the error's text and its errno in decimal (0 when it is none), separated by
 // NULs.
-func launchStatus(step string, err error) []byte {
+func status(step string, err error) []byte {
 	var no syscall.Errno
 	errors.As(err, &no)
 	return []byte(step + "\x00" + err.Error() + "\x00" + strconv.Itoa(int(no)))
 }
 
-// parseLaunchStatus turns what the status pipe held into a *SandboxError.
-func parseLaunchStatus(b []byte) error {
+// ParseStatus reads a failed step's report from what the status pipe held: the step and
+// the cause, whose Unwrap gives the errno (nil when the report held none).
+func ParseStatus(b []byte) (step string, cause error) {
 	f := strings.SplitN(string(b), "\x00", 3)
-	if len(f) != 3 || f[0] == "" {
-		return &SandboxError{Step: "the launcher stage", Err: fmt.Errorf("unreadable status %q", b)}
+	n, err := 0, error(nil)
+	if len(f) == 3 {
+		n, err = strconv.Atoi(f[2])
 	}
-	n, err := strconv.Atoi(f[2])
-	if err != nil {
-		return &SandboxError{Step: "the launcher stage", Err: fmt.Errorf("unreadable status %q", b)}
+	if len(f) != 3 || f[0] == "" || err != nil {
+		return "the launcher stage", fmt.Errorf("unreadable status %q", b)
 	}
-	return &SandboxError{Step: f[0], Err: &launchCause{msg: f[1], no: syscall.Errno(n)}}
+	return f[0], &Cause{msg: f[1], no: syscall.Errno(n)}
 }
 
-// launchCause is the launcher's error as the host receives it: its text, and the errno
+// Cause is the launcher's error as the host receives it: its text, and the errno
 // errors.Is matches.
-type launchCause struct {
+type Cause struct {
 	msg string
 	no  syscall.Errno
 }
 
-func (e *launchCause) Error() string { return e.msg }
+func (e *Cause) Error() string { return e.msg }
 
-func (e *launchCause) Unwrap() error {
+// Unwrap returns the errno, or nil.
+func (e *Cause) Unwrap() error {
 	if e.no == 0 {
 		return nil
 	}
 	return e.no
 }
 
-// runLauncher is the launcher stage. It returns (an exit status) only on failure, after
+// InstallFilter installs prog as a seccomp filter on the calling thread only (no
+// TSYNC); no_new_privs must be set on the thread first.
+func InstallFilter(prog []unix.SockFilter) error {
+	if len(prog) == 0 {
+		return errors.New("installing the seccomp filter: empty program")
+	}
+	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp)))
+	if e != 0 {
+		return fmt.Errorf("installing the seccomp filter: %w", e)
+	}
+	return nil
+}
+
+// run is the launcher stage. It returns (an exit status) only on failure, after
 // reporting the failed step on the status pipe.
-func runLauncher() int {
+func run() int {
 	fail := func(step string, err error) int {
-		_ = writeAll(launchFdStatus, launchStatus(step, err))
-		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", launcherArg0, step, err)
+		_ = writeAll(FdStatus, status(step, err))
+		fmt.Fprintf(os.Stderr, "%s: %s: %v\n", Arg0, step, err)
 		return 127
 	}
 	// Package initialisation runs on the main thread, locked to it: every step below
@@ -242,7 +250,7 @@ func runLauncher() int {
 	if unix.Gettid() != unix.Getpid() {
 		return fail("checking the launcher runs on its main thread", unix.EINVAL)
 	}
-	spec, err := readLaunchSpec()
+	spec, err := readSpec()
 	if err != nil {
 		return fail("reading the launch specification", err)
 	}
@@ -255,14 +263,14 @@ func runLauncher() int {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("setting no_new_privs", err)
 	}
-	if spec.rules {
-		if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, launchFdRules, 0, 0); e != 0 {
+	if spec.Rules {
+		if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, FdRules, 0, 0); e != 0 {
 			return fail("enforcing the Landlock ruleset", e)
 		}
 	}
-	first := uint(launchFdScript)
-	if spec.script {
-		first = launchFdScript + 1
+	first := uint(FdScript)
+	if spec.Script {
+		first = FdScript + 1
 	}
 	// Everything past the adapter's own descriptors closes at the exec: the launch
 	// specification, the ruleset, the status pipe (its end-of-file tells the host the
@@ -270,28 +278,28 @@ func runLauncher() int {
 	if err := unix.CloseRange(first, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail("marking the launcher's descriptors close-on-exec", err)
 	}
-	if spec.filter != nil {
-		if err := installSeccomp(spec.filter); err != nil {
+	if spec.Filter != nil {
+		if err := InstallFilter(spec.Filter); err != nil {
 			if u := errors.Unwrap(err); u != nil {
 				err = u
 			}
 			return fail("installing the seccomp filter", err)
 		}
 	}
-	if err := writeAll(launchFdStatus, []byte{launchReady}); err != nil {
+	if err := writeAll(FdStatus, []byte{Ready}); err != nil {
 		return 127 // the host stopped reading: it is gone, or gave up on this start
 	}
-	if spec.hold {
+	if spec.Hold {
 		var b [1]byte
-		n, err := unix.Read(launchFdHold, b[:])
+		n, err := unix.Read(FdHold, b[:])
 		for err == unix.EINTR {
-			n, err = unix.Read(launchFdHold, b[:])
+			n, err = unix.Read(FdHold, b[:])
 		}
 		if n != 1 {
 			return 127 // the host closed the pipe instead: it gave up on this start
 		}
 	}
-	err = unix.Exec(spec.path, spec.argv, spec.env)
+	err = unix.Exec(spec.Path, spec.Argv, spec.Env)
 	return fail("executing the adapter", err)
 }
 
@@ -313,18 +321,18 @@ func writeAll(fd int, b []byte) error {
 	return nil
 }
 
-// readLaunchSpec reads and decodes descriptor 4.
-func readLaunchSpec() (*launchSpec, error) {
+// readSpec reads and decodes descriptor 4.
+func readSpec() (*Spec, error) {
 	var st unix.Stat_t
-	if err := unix.Fstat(launchFdSpec, &st); err != nil {
+	if err := unix.Fstat(FdSpec, &st); err != nil {
 		return nil, err
 	}
-	if st.Size <= 0 || st.Size > launchSpecMax {
-		return nil, errLaunchSpec
+	if st.Size <= 0 || st.Size > specMax {
+		return nil, errSpec
 	}
 	b := make([]byte, st.Size)
 	for off := 0; off < len(b); {
-		n, err := unix.Pread(launchFdSpec, b[off:], int64(off))
+		n, err := unix.Pread(FdSpec, b[off:], int64(off))
 		if err == unix.EINTR {
 			continue
 		}
@@ -332,11 +340,11 @@ func readLaunchSpec() (*launchSpec, error) {
 			return nil, err
 		}
 		if n == 0 {
-			return nil, errLaunchSpec
+			return nil, errSpec
 		}
 		off += n
 	}
-	return decodeLaunch(b)
+	return Decode(b)
 }
 
 // keepParentDeathSignal sets the parent-death signal again: executing the host's binary
@@ -347,7 +355,7 @@ func keepParentDeathSignal() error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
 		return err
 	}
-	fds := []unix.PollFd{{Fd: launchFdStatus, Events: unix.POLLOUT}}
+	fds := []unix.PollFd{{Fd: FdStatus, Events: unix.POLLOUT}}
 	for {
 		_, err := unix.Poll(fds, 0)
 		if err == unix.EINTR {
