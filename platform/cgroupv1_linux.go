@@ -139,6 +139,9 @@ type v1Limits struct {
 	mem, pids *cgroup // nil when not used
 	memBytes  int64
 	maxProcs  int
+	// launcherRoom is added to maxProcs after the fork when the child is a launcher
+	// stage, which lowers it to maxProcs before the adapter runs (launch_linux.go).
+	launcherRoom int
 
 	reasons []string // why limits were not applied
 	inside  bool     // the child was born inside mem and pids
@@ -265,7 +268,7 @@ func (v *v1Limits) fork(start func() (*os.Process, error)) (*os.Process, error) 
 	var errs []error
 	if err == nil && v.pids != nil {
 		// Lowered while the thread still counts: the tree never exceeds maxProcs.
-		errs = append(errs, writeExisting(v.pids.file("pids.max"), strconv.Itoa(v.maxProcs)))
+		errs = append(errs, writeExisting(v.pids.file("pids.max"), strconv.Itoa(v.maxProcs+v.launcherRoom)))
 	}
 	stuck := false
 	if lerr := leave(); lerr != nil {

@@ -139,13 +139,4 @@ func (r *ruleset) addConnectPort(port uint16) error {
 	return nil
 }
 
-// restrictSelf enforces the ruleset on the calling thread only (no TSYNC flag).
-func (r *ruleset) restrictSelf() error {
-	_, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(r.fd), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("enforcing the Landlock ruleset: %w", e)
-	}
-	return nil
-}
-
 func (r *ruleset) close() { unix.Close(r.fd) }

@@ -92,6 +92,11 @@ type Supervision struct {
 	// seccomp: 79 syscalls denied, 21 checked by argument, sockets none; net none"; ""
 	// when the adapter was started without one ([Config].Sandbox nil).
 	Sandbox string
+	// Derived lists what a sandbox grants beyond its policy because the adapter needs it
+	// to run, found at start-up from the executable and the adapter's PATH: "exec P" for
+	// an interpreter or dynamic loader, "read D" for an interpreter's installation
+	// prefix (see [Sandbox]). Empty without a sandbox.
+	Derived []string
 }
 
 // Dropped is one mechanism not in effect for a tree, and why.
@@ -109,7 +114,11 @@ func (s Supervision) String() string {
 	var b strings.Builder
 	b.WriteString(s.Mechanism.String())
 	if s.Sandbox != "" {
-		b.WriteString(" [sandbox " + s.Sandbox + "]")
+		b.WriteString(" [sandbox " + s.Sandbox)
+		if len(s.Derived) > 0 {
+			b.WriteString("; derived: " + strings.Join(s.Derived, ", "))
+		}
+		b.WriteString("]")
 	}
 	for i, d := range s.Dropped {
 		if i == 0 {

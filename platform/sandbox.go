@@ -13,9 +13,8 @@ import (
 //
 // A non-nil Sandbox always grants the default policy: the adapter may read its
 // executable's directory; execute itself, its interpreter (a "#!" line is followed,
-// through "/usr/bin/env NAME" to the program NAME finds on the adapter's PATH, and an
-// interpreter that lives in a "bin" directory outside /usr gets its installation prefix,
-// the parent of that "bin", readable) and the dynamic loader its executables name; read
+// through "/usr/bin/env NAME" to the program NAME finds on the adapter's PATH) and the
+// dynamic loader its executables name; read
 // the system locations a program needs to run (listed in SECURITY.md: /usr, /bin,
 // /sbin, /lib*, a few files under /etc, /dev/zero and the random devices); read and write
 // /dev/null and a private temporary directory, created for the adapter, named by TMPDIR in
@@ -23,12 +22,25 @@ import (
 // no network and may create no Unix socket (an AF_UNIX stream pair from socketpair(2)
 // keeps working), may change no file's mode, owner, times or extended attributes and
 // create no set-user-ID or set-group-ID file, and the system calls listed in SECURITY.md
-// are refused. The fields add to that.
+// are refused; it holds no capability, even started by root (none can be granted). The
+// fields add to that.
+//
+// What start-up derives from the executable cannot be chosen by it: an interpreter or
+// loader that Exec does not grant must be a system program — a regular file owned by
+// root, readable and executable by everyone, writable by no one else, in directories
+// owned by root and writable by no one else — or Start refuses it, naming it. The
+// installation prefix of an interpreter in a "bin" directory (the parent of that "bin":
+// pyenv, /opt/...) becomes readable only when env(1) found that interpreter by its bare
+// name on the adapter's PATH ([Config].Env, the host's choice) and it is such a system
+// program, and never when the prefix is "/", /usr, /usr/local, /home, /root or a home
+// directory of /etc/passwd; a path written in the "#!" line never adds a read grant.
+// [Supervision].Derived lists every grant derived this way.
 //
 // Enforcement (Linux): Landlock for files, TCP ports, abstract Unix sockets and signals;
 // a seccomp filter for socket families and the refused system calls; both applied, with
-// no_new_privs, to one locked OS thread of the host that then forks the adapter, so the
-// adapter inherits them and no other thread of the host is restricted. When a requested
+// no_new_privs and after every capability is dropped, by a launcher stage that then
+// executes the adapter (see the package documentation), so no thread of the host is
+// ever restricted or shares the adapter's Landlock domain. When a requested
 // restriction cannot be enforced, Start fails with an error wrapping [errors.ErrUnsupported]
 // that names what is missing, unless BestEffort is set: the adapter then starts without
 // it and [Tree.Supervision] lists the gap in Dropped. Windows and macOS enforce nothing
@@ -76,3 +88,21 @@ func (s *Sandbox) validate() error {
 	}
 	return nil
 }
+
+// SandboxError reports that a sandboxed start failed in the launcher stage (Linux):
+// after the fork, while the sandbox was being applied to the new process or the adapter
+// executed under it. The adapter never ran. Start returns it inside a [*LaunchError],
+// which also matches [ErrStart].
+type SandboxError struct {
+	// Step names what failed: "enforcing the Landlock ruleset", "installing the seccomp
+	// filter", "dropping capabilities", "executing the adapter", "the launcher stage"
+	// (it ended before executing the adapter), ...
+	Step string
+	// Err is the cause; errors.Is matches the kernel's errno through it.
+	Err error
+}
+
+func (e *SandboxError) Error() string { return "sandbox launcher: " + e.Step + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *SandboxError) Unwrap() error { return e.Err }

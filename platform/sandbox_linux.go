@@ -3,52 +3,56 @@ package platform
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// How a sandbox is applied to the adapter only. Landlock domains and seccomp filters
-// belong to a thread and are inherited by every process that thread forks; Go runs no
-// code of ours between fork and exec. So a new goroutine locks itself to its OS thread,
-// sets no_new_privs, enforces the Landlock ruleset and installs the seccomp filter on
-// that thread alone (neither call is given a flag that would synchronize other threads),
-// and then starts the adapter with os.StartProcess — syscall.forkExec issues the clone
-// from the calling thread, so the child inherits exactly that thread's restrictions.
-// The goroutine never unlocks: when it returns, the runtime ends the thread instead of
-// handing it to other goroutines. It returns only after the adapter is reaped, because
-// the adapter's parent-death signal follows the thread that forked it. While it is
-// locked, the runtime creates any new thread it needs from its unrestricted template
-// thread, not from this one, so no host goroutine ever runs on a restricted thread.
-// A re-executed helper (runc init, docker's reexec) was not chosen: a library cannot
-// assume its host binary cooperates when re-executed, and a separate helper binary
-// would have to be installed beside every host.
+// How a sandbox is applied to the adapter only. Landlock domains, seccomp filters,
+// no_new_privs and capabilities belong to a thread and pass to the program it executes;
+// Go runs no code of ours between fork and exec. So a sandboxed start executes, instead
+// of the adapter, a short-lived launcher stage: the host's own binary (/proc/self/exe),
+// recognised from a private argv by the init of package internal/launch, which
+// platform imports and which Go initialises early (few dependencies). The
+// spawner thread forks it exactly as it forks an unsandboxed adapter — same namespaces,
+// cgroup (v2 or v1), process group and parent-death signal — and the launcher, on its
+// main thread, drops every capability (bounding set and secure bits included), sets
+// no_new_privs, enforces the Landlock ruleset the host built and passed as a descriptor,
+// marks every descriptor but the adapter's close-on-exec, installs the seccomp filter
+// and executes the adapter, which so keeps the launcher's pid and parent. A failed step
+// is written to a close-on-exec status pipe the host reads until its end (Go's own exec
+// does the same), and Start returns it as a *SandboxError.
 //
-// The restricted thread forks with the namespaces of the supervision attempt but writes
-// no uid/gid mapping: Go writes /proc/PID/uid_map from the forking thread, which may no
-// longer open /proc. A sandboxed adapter in a user namespace therefore sees itself as
-// 65534 (its real uid still decides file access), and prefers a user namespace even
-// when the host is root, so that it holds no capability over the host's resources.
+// No thread of the host is ever restricted, so none shares the adapter's Landlock
+// domain: Landlock's signal scope keeps the adapter from signalling any of them, and
+// each adapter has a domain of its own. Because the forking thread is unrestricted, a
+// sandboxed adapter in a user namespace gets the same identity mapping as any other
+// (it sees its real uid and gid); the capabilities that a root host's adapter holds in
+// that namespace are dropped by the launcher with the rest.
+//
+// The launcher costs one more exec of the host binary per sandboxed start (measured by
+// BenchmarkStartContained); an unsandboxed start does not use it. A separate helper
+// binary was not chosen: it would have to be installed beside every host.
 
 // sandboxPlan is what one sandboxed start enforces, prepared before the fork.
 type sandboxPlan struct {
-	rules   *ruleset         // nil: no Landlock
-	filter  []unixSockFilter // nil: no seccomp
-	tmp     string           // the private temporary directory
-	env     []string         // the adapter's environment, with TMPDIR
-	mech    Mechanism        // MechLandlock and/or MechSeccomp
-	desc    string           // what is enforced, for Supervision.Sandbox
-	dropped []Dropped        // what is not, with BestEffort
-	reaped  chan struct{}    // closed when the adapter is reaped
+	rulesFile *os.File         // the Landlock ruleset; nil: no Landlock
+	filter    []unixSockFilter // nil: no seccomp
+	spec      *os.File         // the launch specification, once written (launch_linux.go)
+	tmp       string           // the private temporary directory
+	env       []string         // the adapter's environment, with TMPDIR
+	mech      Mechanism        // MechLandlock and/or MechSeccomp
+	desc      string           // what is enforced, for Supervision.Sandbox
+	derived   []string         // grants derived from the executable, for Supervision.Derived
+	dropped   []Dropped        // what is not, with BestEffort
 }
 
 type unixSockFilter = unix.SockFilter
@@ -57,7 +61,7 @@ type unixSockFilter = unix.SockFilter
 // cannot be enforced.
 func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	s := cfg.Sandbox
-	p := &sandboxPlan{reaped: make(chan struct{})}
+	p := &sandboxPlan{}
 	var missing, llGaps []string // everything not enforceable; the Landlock features among it
 	abi, llErr := landlockABI()
 	tcp := !s.Network && abi >= 4
@@ -82,10 +86,11 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	if len(missing) > 0 && !s.BestEffort {
 		return nil, fmt.Errorf("%w: the sandbox cannot be enforced: %s (Sandbox.BestEffort starts the adapter without it)", errors.ErrUnsupported, strings.Join(missing, "; "))
 	}
-	execs, reads, err := execChain(cfg)
+	execs, reads, derived, err := execChain(cfg)
 	if err != nil {
 		return nil, err
 	}
+	p.derived = derived
 	if p.tmp, err = os.MkdirTemp("", "adapterkit-sandbox-"); err != nil {
 		return nil, fmt.Errorf("creating the sandbox's temporary directory: %w", err)
 	}
@@ -95,10 +100,12 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	}
 	var parts []string
 	if llErr == nil {
-		if p.rules, err = buildRuleset(cfg, abi, tcp, scope, p.tmp, execs, reads); err != nil {
+		rules, err := buildRuleset(cfg, abi, tcp, scope, p.tmp, execs, reads)
+		if err != nil {
 			p.release()
 			return nil, err
 		}
+		p.rulesFile = os.NewFile(uintptr(rules.fd), "landlock-ruleset")
 		p.mech |= MechLandlock
 		feats := []string{"fs"}
 		if tcp {
@@ -194,72 +201,164 @@ func buildRuleset(cfg *Config, abi int, tcp, scope bool, tmp string, execs, read
 	return r, nil
 }
 
+// chainLink is one program of an adapter's exec chain.
+type chainLink struct {
+	path   string
+	policy bool // named by the configuration: the adapter itself, a Sandbox.Exec program
+	onPath bool // found by env(1)'s search of the adapter's PATH for a bare name
+}
+
 // execChain lists the programs the adapter must be able to execute — itself, the
 // interpreters of its "#!" line (through /usr/bin/env), the dynamic loaders they name —
 // and the installation prefixes of interpreters kept outside the system directories.
 // Programs granted by Sandbox.Exec get their interpreters and loaders the same way.
-func execChain(cfg *Config) (execs, reads []string, err error) {
+//
+// What the adapter's own file names can only choose among what the host already
+// trusts, so that a "#!" line cannot widen the grants: an interpreter or loader that is
+// not granted by Sandbox.Exec must be a system program (systemProgram), or the start is
+// refused; and an installation prefix becomes readable only for an interpreter that
+// env(1) found by its bare name on the adapter's PATH (Config.Env, the host's choice),
+// never for a path written in the file. derived lists what was granted that way.
+func execChain(cfg *Config) (execs, reads, derived []string, err error) {
 	envPath := "/bin:/usr/bin" // what env(1) searches when PATH is not set
 	for _, kv := range cfg.env() {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			envPath = v
 		}
 	}
-	queue := []string{cfg.Path}
+	queue := []chainLink{{path: cfg.Path, policy: true}}
 	for _, p := range cfg.Sandbox.Exec {
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			queue = append(queue, p)
+			queue = append(queue, chainLink{path: p, policy: true})
 		}
 	}
 	for n := 0; len(queue) > 0; n++ {
-		path := queue[0]
+		link := queue[0]
 		queue = queue[1:]
 		if n > 8+len(cfg.Sandbox.Exec) {
-			return nil, nil, fmt.Errorf("%w: sandbox: more than 8 interpreters chained from %s", ErrInvalidConfig, cfg.Path)
+			return nil, nil, nil, fmt.Errorf("%w: sandbox: more than 8 interpreters chained from %s", ErrInvalidConfig, cfg.Path)
 		}
-		if slices.Contains(execs, path) {
+		if slices.Contains(execs, link.path) {
 			continue
 		}
-		execs = append(execs, path)
-		real, rerr := filepath.EvalSymlinks(path)
-		if rerr == nil && real != path {
-			execs = append(execs, real)
+		real, rerr := filepath.EvalSymlinks(link.path)
+		if rerr != nil {
+			real = link.path // the ruleset refuses it below, naming it
 		}
-		if rerr == nil && n > 0 {
-			if prefix := interpreterPrefix(real); prefix != "" {
-				reads = append(reads, prefix)
+		granted := link.policy || underAny(cfg.Sandbox.Exec, link.path) || underAny(cfg.Sandbox.Exec, real)
+		sysErr := systemProgram(real)
+		if !granted && sysErr != nil {
+			return nil, nil, nil, fmt.Errorf("%w: sandbox: %s is named as an interpreter or loader, and %v: "+
+				"a sandbox derives grants for system programs only (grant it with Sandbox.Exec)", ErrInvalidConfig, link.path, sysErr)
+		}
+		for _, p := range []string{link.path, real} {
+			if !slices.Contains(execs, p) {
+				execs = append(execs, p)
+				if !granted {
+					derived = append(derived, "exec "+p)
+				}
 			}
 		}
-		next, ierr := interpretersOf(path, envPath)
+		if link.onPath && sysErr == nil {
+			if prefix := interpreterPrefix(real); prefix != "" && !slices.Contains(reads, prefix) {
+				reads = append(reads, prefix)
+				derived = append(derived, "read "+prefix)
+			}
+		}
+		next, ierr := interpretersOf(link.path, envPath)
 		if ierr != nil {
-			return nil, nil, fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, ierr)
+			return nil, nil, nil, fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, ierr)
 		}
 		queue = append(queue, next...)
 	}
-	return execs, reads, nil
+	return execs, reads, derived, nil
+}
+
+// underAny reports whether path is one of dirs or beneath one.
+func underAny(dirs []string, path string) bool {
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		if path == d || strings.HasPrefix(path, d+"/") || d == "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// systemProgram says why the program at real (symbolic links resolved) is not one no
+// user but root could have placed or changed: it and every directory above it must be
+// owned by root and writable by no group or other user, and it must be a regular file
+// everyone may read and execute — so a "#!" line naming a private file (a key, a
+// user's script) gets no grant for it.
+func systemProgram(real string) error {
+	fi, err := os.Stat(real)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	switch {
+	case !ok || !fi.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file", real)
+	case st.Uid != 0:
+		return fmt.Errorf("%s is owned by uid %d, not root", real, st.Uid)
+	case st.Mode&0o022 != 0:
+		return fmt.Errorf("%s is writable by its group or others", real)
+	case st.Mode&0o005 != 0o005:
+		return fmt.Errorf("%s is not readable and executable by everyone", real)
+	}
+	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
+		var ds unix.Stat_t
+		if err := unix.Stat(dir, &ds); err != nil {
+			return &os.PathError{Op: "stat", Path: dir, Err: err}
+		}
+		if ds.Uid != 0 || ds.Mode&0o022 != 0 {
+			return fmt.Errorf("its directory %s is not owned by root or is writable by others", dir)
+		}
+		if dir == "/" {
+			return nil
+		}
+	}
 }
 
 // interpreterPrefix is the installation prefix of an interpreter in a "bin" directory
-// outside the system directories (pyenv, nvm, /opt/...): the parent of that "bin".
+// outside the system directories (pyenv, nvm, /opt/...): the parent of that "bin". It
+// is never "/", "/usr", "/usr/local", "/home", "/root" or a user's home directory.
 func interpreterPrefix(real string) string {
 	dir := filepath.Dir(real)
 	if filepath.Base(dir) != "bin" {
 		return ""
 	}
 	prefix := filepath.Dir(dir)
-	for _, sys := range []string{"/", "/usr", "/usr/local"} {
+	for _, sys := range []string{"/", "/usr", "/usr/local", "/home", "/root"} {
 		if prefix == sys {
 			return ""
 		}
 	}
+	if isHomeDir(prefix) {
+		return ""
+	}
 	return prefix
+}
+
+// isHomeDir reports whether dir is the home directory of an account in /etc/passwd.
+func isHomeDir(dir string) bool {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
+		return false
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if f := strings.Split(line, ":"); len(f) >= 6 && filepath.Clean(f[5]) == dir {
+			return true
+		}
+	}
+	return false
 }
 
 // interpretersOf reads the start of the executable at path and returns what the kernel
 // will execute for it: for a "#!" script its interpreter (and, for "/usr/bin/env NAME",
-// also the program NAME names on envPath, as env(1) finds it); for a dynamically linked
-// ELF file its loader (PT_INTERP).
-func interpretersOf(path, envPath string) ([]string, error) {
+// also the program NAME names: a path as it is, a bare name on envPath, as env(1) finds
+// it); for a dynamically linked ELF file its loader (PT_INTERP).
+func interpretersOf(path, envPath string) ([]chainLink, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -284,7 +383,7 @@ func interpretersOf(path, envPath string) ([]string, error) {
 				if _, err := prog.ReadAt(b, 0); err != nil {
 					return nil, fmt.Errorf("%s: PT_INTERP: %w", path, err)
 				}
-				return []string{string(bytes.TrimRight(b, "\x00"))}, nil
+				return []chainLink{{path: string(bytes.TrimRight(b, "\x00"))}}, nil
 			}
 		}
 		return nil, nil
@@ -302,14 +401,14 @@ func interpretersOf(path, envPath string) ([]string, error) {
 	}
 	interp := fields[0]
 	if filepath.Base(interp) != "env" || len(fields) < 2 {
-		return []string{interp}, nil
+		return []chainLink{{path: interp}}, nil
 	}
 	name := fields[1]
 	if strings.HasPrefix(name, "-") {
 		return nil, fmt.Errorf("%s: #!%s %s: env options are not followed; name the interpreter directly or grant it with Sandbox.Exec", path, interp, name)
 	}
 	if strings.Contains(name, "/") {
-		return []string{interp, name}, nil
+		return []chainLink{{path: interp}, {path: name}}, nil
 	}
 	for _, dir := range filepath.SplitList(envPath) {
 		if dir == "" {
@@ -317,103 +416,27 @@ func interpretersOf(path, envPath string) ([]string, error) {
 		}
 		cand := filepath.Join(dir, name)
 		if fi, err := os.Stat(cand); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return []string{interp, cand}, nil
+			return []chainLink{{path: interp}, {path: cand, onPath: true}}, nil
 		}
 	}
 	return nil, fmt.Errorf("%s: #!%s %s: %s is not on the adapter's PATH (%s)", path, interp, name, name, envPath)
 }
 
-// restrictThread applies the plan to the calling thread, which must be locked and never
-// run anything else afterwards.
-func (p *sandboxPlan) restrictThread() error {
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("setting no_new_privs: %w", err)
-	}
-	if p.rules != nil {
-		if err := p.rules.restrictSelf(); err != nil {
-			return err
-		}
-	}
-	if p.filter != nil {
-		if err := installSeccomp(p.filter); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// spawnSandboxed runs start on a new OS thread restricted by p (see the comment at the
-// top of this file). On success the thread lives until p.reaped is closed.
-func spawnSandboxed(ctx context.Context, p *sandboxPlan, start func() (*os.Process, error)) (*os.Process, error) {
-	type reply struct {
-		proc *os.Process
-		err  error
-	}
-	ch := make(chan reply, 1)
-	go offMainThread(func() {
-		err := p.restrictThread()
-		var proc *os.Process
-		if err == nil {
-			proc, err = start()
-		}
-		ch <- reply{proc, err}
-		if err == nil {
-			<-p.reaped // the adapter's parent-death signal is tied to this thread
-		}
-	})
-	select {
-	case r := <-ch:
-		return r.proc, r.err
-	case <-ctx.Done():
-		// The fork is not interruptible; wait for it, and end what it started.
-		r := <-ch
-		if r.err == nil {
-			_ = r.proc.Kill()
-			_, _ = r.proc.Wait()
-			close(p.reaped)
-		}
-		return nil, ctx.Err()
-	}
-}
-
-// offMainThread runs body on a goroutine locked to an OS thread other than the main
-// one, and never unlocks it: the runtime ends that thread when body returns. The main
-// thread is excluded because the runtime never ends it (a goroutine exiting locked to
-// it wedges it instead), so a restriction applied to it would stay for the host's life.
-// While this goroutine holds the main thread locked, the one it starts cannot run there.
-func offMainThread(body func()) {
-	runtime.LockOSThread()
-	if unix.Gettid() != unix.Getpid() {
-		body()
-		return // still locked: the thread ends
-	}
-	moved := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked
-		close(moved)
-		body()
-	}()
-	<-moved
-	runtime.UnlockOSThread()
-}
-
-// closeRules releases the ruleset once no more forks will use it.
+// closeRules closes the ruleset and the launch specification once no more launchers
+// will be started with them.
 func (p *sandboxPlan) closeRules() {
-	if p.rules != nil {
-		p.rules.close()
-		p.rules = nil
+	for _, f := range []**os.File{&p.rulesFile, &p.spec} {
+		if *f != nil {
+			(*f).Close()
+			*f = nil
+		}
 	}
 }
 
-// release removes the temporary directory and lets the restricted thread end; called
-// once the adapter is reaped (or was never started).
+// release removes the temporary directory; called once the adapter is reaped (or was
+// never started).
 func (p *sandboxPlan) release() {
 	p.closeRules()
-	select {
-	case <-p.reaped:
-	default:
-		close(p.reaped)
-	}
 	if p.tmp != "" {
 		_ = os.RemoveAll(p.tmp)
 	}

@@ -5,6 +5,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/launch"
 )
 
 // The seccomp filter of a sandboxed adapter is built by hand from unix.SockFilter: it
@@ -255,12 +257,5 @@ func seccompAvailable() error {
 }
 
 // installSeccomp installs prog on the calling thread only (no TSYNC); no_new_privs must
-// be set on the thread first.
-func installSeccomp(prog []unix.SockFilter) error {
-	fp := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	_, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fp)))
-	if e != 0 {
-		return fmt.Errorf("installing the seccomp filter: %w", e)
-	}
-	return nil
-}
+// be set on the thread first. The launcher stage installs the filter with it.
+func installSeccomp(prog []unix.SockFilter) error { return launch.InstallFilter(prog) }

@@ -25,10 +25,8 @@ type osTree struct {
 	v1    *v1Limits // nil when no cgroup v1 holds limits
 	pidns bool
 	pgid  int
-	// sandbox is the sandbox of the tree (nil: none); v1Why says why the cgroup v1
-	// fallback was not tried.
+	// sandbox is the sandbox of the tree (nil: none).
 	sandbox *sandboxPlan
-	v1Why   string
 
 	mu       sync.Mutex
 	known    map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
@@ -67,11 +65,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 		}
 		defer plan.closeRules()
 	}
-	if want := v2Missing(s.cg, cfg.Resources); len(want) > 0 && plan != nil {
-		// The v1 fallback enters and leaves the host's v1 cgroups from the forking
-		// thread, which a sandboxed start has restricted.
-		s.v1Why = "the cgroup v1 fallback is not used for a sandboxed adapter"
-	} else if len(want) > 0 && cfg.Isolation != IsolationProcessGroup {
+	if want := v2Missing(s.cg, cfg.Resources); len(want) > 0 && cfg.Isolation != IsolationProcessGroup {
 		name := ""
 		if s.cg != nil {
 			name = filepath.Base(s.cg.path)
@@ -95,8 +89,8 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 		}
 		c.failed(a, err)
 		log.Debug("start attempt failed", "cgroup", a.cgroup, "pidns", a.pidns, "userns", a.userns, "error", err)
-		if ctx.Err() != nil {
-			break
+		if ctx.Err() != nil || errors.As(err, new(*SandboxError)) {
+			break // the launcher ran: a weaker attempt would fail the same way
 		}
 	}
 	if !used.cgroup && s.cg != nil {
@@ -128,6 +122,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	if plan != nil {
 		t.sup.Mechanism |= plan.mech
 		t.sup.Sandbox = plan.desc
+		t.sup.Derived = plan.derived
 		t.sup.Dropped = append(t.sup.Dropped, plan.dropped...)
 	}
 	t.mech = t.sup.Mechanism
@@ -198,9 +193,6 @@ func (s *osTree) limitError(res Resources, v2used bool) error {
 	} else if len(v2missing) > 0 {
 		reasons = append(reasons, "no cgroup v2 is used for this adapter")
 	}
-	if s.v1Why != "" {
-		reasons = append(reasons, s.v1Why)
-	}
 	var byV1 []string
 	if s.v1 != nil {
 		byV1 = s.v1.applied()
@@ -244,12 +236,11 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 	}
 	exe := execPath(cfg, attr) // a pinned start executes its hashed descriptor (pin_linux.go)
 	if plan != nil {
-		// The restricted thread may not open /proc to write the id mappings (see
-		// sandbox_linux.go), and must not touch the host's v1 cgroups.
-		sys.UidMappings, sys.GidMappings = nil, nil
-		attr.Env = plan.env
-		protectInheritedFds(cfg)
-		return spawnSandboxed(ctx, plan, func() (*os.Process, error) { return os.StartProcess(exe, argv, attr) })
+		var acg *cgroup
+		if a.cgroup {
+			acg = cg
+		}
+		return startLaunched(ctx, cfg, plan, acg, v1, exe, argv, attr)
 	}
 	return spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
@@ -260,7 +251,6 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 func osReaped(t *Tree) {
 	if t.sys != nil && t.sys.sandbox != nil {
 		t.sys.sandbox.release()
-		return
 	}
 	spawnReaped()
 }

@@ -18,10 +18,13 @@ may exit on its own, and its whole process tree is killed and verified gone.
 
 ` + adapterHelp + `
 --json prints {"name","path","pid","supervision","dropped":[{"mechanism","reason"}],
-"sandbox","protocol","services":[{"id","version","methods"}],"cleanup_verified"};
+"sandbox","derived","protocol","services":[{"id","version","methods"}],"cleanup_verified"};
 "dropped" lists the stronger supervision mechanisms not in effect and why, the
 unenforced parts of a --sandbox-best-effort sandbox included (absent when none);
 "sandbox" says what sandbox is in force and by which mechanisms (absent without one);
+"derived" lists what the sandbox grants beyond the policy because the adapter needs it
+to run ("exec P": its interpreter or loader; "read D": an interpreter's installation
+prefix), found from the executable and its PATH (absent when nothing was);
 cleanup_verified false comes with exit status 4.
 `
 
@@ -39,6 +42,7 @@ type inspectOutput struct {
 	Supervision     string         `json:"supervision"`
 	Dropped         []dropped      `json:"dropped,omitempty"`
 	Sandbox         string         `json:"sandbox,omitempty"`
+	Derived         []string       `json:"derived,omitempty"`
 	Protocol        int            `json:"protocol"`
 	Services        []wire.Service `json:"services"`
 	CleanupVerified bool           `json:"cleanup_verified"`
@@ -72,6 +76,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		out.Services = []wire.Service{}
 	}
 	out.Sandbox = a.Supervision().Sandbox
+	out.Derived = a.Supervision().Derived
 	for _, d := range a.Supervision().Dropped {
 		out.Dropped = append(out.Dropped, dropped{Mechanism: d.Mechanism.String(), Reason: d.Reason})
 	}
@@ -103,6 +108,9 @@ func printInspect(e *env, out inspectOutput) {
 	}
 	if out.Sandbox != "" {
 		fmt.Fprintf(w, "sandbox      %s\n", out.Sandbox)
+	}
+	for _, d := range out.Derived {
+		fmt.Fprintf(w, "  derived: %s\n", d)
 	}
 	fmt.Fprintf(w, "protocol     %d\n", out.Protocol)
 	fmt.Fprintf(w, "services     %d\n", len(out.Services))
