@@ -35,6 +35,9 @@ type ServerConfig struct {
 	// Dirs are the absolute directories the adapters are discovered in (see package
 	// discovery for the naming convention); at least one.
 	Dirs []string
+	// AllowGroupWritable takes adapters that the group of their directory may replace
+	// (registry.Config.AllowGroupWritable).
+	AllowGroupWritable bool
 	// Version is the daemon's version reported by Version; "" means "devel".
 	Version string
 	// Env is the environment every adapter receives; nil means an empty one.
@@ -215,7 +218,7 @@ func (s *server) serve(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := discovery.Scan(ctx, nil, s.cfg.Dirs...); err != nil {
+	if _, err := discovery.Scan(ctx, &discovery.Options{AllowGroupWritable: s.cfg.AllowGroupWritable}, s.cfg.Dirs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	s.runSweep(ctx)

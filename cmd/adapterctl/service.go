@@ -61,6 +61,7 @@ type service struct {
 	stopping  func() bool   // stops the STOPPING=1 notification from being sent
 	stopped   chan struct{} // closed once it was sent
 	dirs      []string
+	scanOpts  *discovery.Options // how dirs are scanned
 	listening string // the metrics address, for the ready line
 }
 
@@ -111,6 +112,7 @@ func (s *service) closeListeners(lns []systemd.Listener) {
 // is no plain TCP.
 func (s *service) configure(cfg *controlplane.ServerConfig, log hclog.Logger) error {
 	s.dirs, s.log = cfg.Dirs, log
+	s.scanOpts = &discovery.Options{AllowGroupWritable: cfg.AllowGroupWritable}
 	if s.notifyErr != nil {
 		log.Warn("not notifying the service manager", "error", s.notifyErr)
 	}
@@ -260,7 +262,7 @@ func (s *service) reloadOnHUP(ctx context.Context, remote *controlplane.RemoteCo
 				}
 			}
 			n := 0
-			if found, err := discovery.Scan(ctx, nil, s.dirs...); err == nil {
+			if found, err := discovery.Scan(ctx, s.scanOpts, s.dirs...); err == nil {
 				n = len(found.Adapters)
 			}
 			s.send("READY=1\n" + s.status(n))
