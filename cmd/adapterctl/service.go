@@ -62,7 +62,7 @@ type service struct {
 	stopped   chan struct{} // closed once it was sent
 	dirs      []string
 	scanOpts  *discovery.Options // how dirs are scanned
-	listening string // the metrics address, for the ready line
+	listening string             // the metrics address, for the ready line
 }
 
 func (s *service) register(f *flags) {
