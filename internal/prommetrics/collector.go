@@ -10,13 +10,17 @@
 // Prometheus client.
 //
 // Label values are bounded: adapter names come from the host's adapters, method names
-// only from the catalogs the adapters advertised (the calls of any other method name,
-// which a caller may invent, are counted under method="(other)"), codes from the eight
-// protocol error codes plus "ok".
+// only from the catalogs the adapters serve now (the calls of any other method name,
+// which a caller may invent or an earlier catalog advertised, are counted under
+// method="(other)"), at most [MaxMethodLabels] of them per adapter and none longer
+// than [MaxLabelLen] bytes, codes from the eight protocol error codes plus "ok". What
+// the collector remembers between scrapes is bounded the same way: the method labels
+// of each adapter still reported, nothing of an adapter no longer reported.
 package prommetrics
 
 import (
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -31,6 +35,14 @@ import (
 // OtherMethod is the method label of calls to methods no catalog of the adapter
 // advertised.
 const OtherMethod = "(other)"
+
+// MaxMethodLabels bounds the method labels of one adapter: the methods called beyond
+// them (in the order of their names) are counted under "(other)".
+const MaxMethodLabels = 128
+
+// MaxLabelLen bounds a method label: a method whose name is longer is counted under
+// "(other)".
+const MaxLabelLen = 128
 
 // codeOK is the code label of successful calls.
 const codeOK = "ok"
@@ -57,8 +69,9 @@ type Adapter struct {
 	// Up: an adapter process is running and connected.
 	Up bool
 	// Methods are the methods of the adapter's current catalog, nil when none is known
-	// (e.g. while it restarts). The collector remembers every catalog it saw per
-	// adapter name; a method that none of them advertised is labelled "(other)".
+	// (e.g. while it restarts). A method called that no catalog of the adapters of this
+	// name advertises is labelled "(other)"; while none of them knows its catalog, the
+	// labels of the last scrape that knew one are kept.
 	Methods map[string]bool
 	// Stats is the adapter's snapshot.
 	Stats lifecycle.Stats
@@ -99,14 +112,17 @@ type Snapshot struct {
 type Collector struct {
 	snapshot func() Snapshot
 
-	mu    sync.Mutex
-	known map[string]map[string]bool // adapter name -> every method its catalogs advertised
+	mu sync.Mutex
+	// labels holds, by adapter name, the method labels of the last scrape that knew a
+	// catalog of it: at most MaxMethodLabels names of at most MaxLabelLen bytes, and
+	// only for the names of the last scrape.
+	labels map[string]map[string]bool
 }
 
 // New returns a Collector that calls snapshot at each scrape; snapshot must be safe
 // to call from any goroutine.
 func New(snapshot func() Snapshot) *Collector {
-	return &Collector{snapshot: snapshot, known: make(map[string]map[string]bool)}
+	return &Collector{snapshot: snapshot, labels: make(map[string]map[string]bool)}
 }
 
 // CatalogMethods returns the set of methods a catalog advertises (the Methods of an
@@ -210,20 +226,25 @@ type adapterFigures struct {
 // Collect reads a snapshot and sends its metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	snap := c.snapshot()
-	byName := make(map[string]*adapterFigures)
-	for _, a := range snap.Adapters {
-		f := byName[a.Name]
-		if f == nil {
-			f = &adapterFigures{methods: make(map[string]*methodFigures), up: make(map[string]bool)}
-			byName[a.Name] = f
-		}
-		c.add(f, &a)
+	group := make(map[string][]*Adapter)
+	for i := range snap.Adapters {
+		a := &snap.Adapters[i]
+		group[a.Name] = append(group[a.Name], a)
 	}
-	names := make([]string, 0, len(byName))
-	for n := range byName {
+	names := make([]string, 0, len(group))
+	for n := range group {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	byName := make(map[string]*adapterFigures, len(group))
+	labels := c.methodLabels(group)
+	for _, name := range names {
+		f := &adapterFigures{methods: make(map[string]*methodFigures), up: make(map[string]bool)}
+		byName[name] = f
+		for _, a := range group[name] {
+			add(f, a, labels[name])
+		}
+	}
 	for _, name := range names {
 		f := byName[name]
 		for method, m := range f.methods {
@@ -256,13 +277,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// add adds one adapter's snapshot to the figures of its name.
-func (c *Collector) add(f *adapterFigures, a *Adapter) {
-	known := c.learn(a.Name, a.Methods)
+// add adds one adapter's snapshot to the figures of its name, labelled with labels.
+func add(f *adapterFigures, a *Adapter, labels map[string]bool) {
 	st := &a.Stats
 	for _, ms := range st.Methods {
 		method := ms.Method
-		if !known[method] {
+		if !labels[method] {
 			method = OtherMethod
 		}
 		m := f.methods[method]
@@ -303,27 +323,54 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 	f.up[a.Version] = f.up[a.Version] || a.Up
 }
 
-// learn remembers the methods of a catalog and returns every method any catalog of
-// the adapter advertised.
-func (c *Collector) learn(name string, methods map[string]bool) map[string]bool {
+// methodLabels returns, by adapter name, the methods called that get a label of their
+// own, and remembers them in place of what it remembered: the names of group only.
+func (c *Collector) methodLabels(group map[string][]*Adapter) map[string]map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	known := c.known[name]
-	for m := range methods {
-		if !known[m] {
-			// Copied on change: the map returned is read without the lock.
-			next := make(map[string]bool, len(known)+1)
-			for k := range known {
-				next[k] = true
+	next := make(map[string]map[string]bool, len(group))
+	for name, as := range group {
+		var cats []map[string]bool
+		var called []string
+		for _, a := range as {
+			if a.Methods != nil {
+				cats = append(cats, a.Methods)
 			}
-			for k := range methods {
-				next[k] = true
+			for _, ms := range a.Stats.Methods {
+				called = append(called, ms.Method)
 			}
-			c.known[name] = next
-			return next
+		}
+		if cats == nil {
+			// No catalog known now (restarting): the last labels stay, so that a
+			// method's calls do not move to "(other)" and back.
+			if prev, ok := c.labels[name]; ok {
+				next[name] = prev
+			}
+			continue
+		}
+		slices.Sort(called)
+		labels := make(map[string]bool)
+		for _, m := range slices.Compact(called) {
+			if len(labels) == MaxMethodLabels {
+				break
+			}
+			if len(m) <= MaxLabelLen && m != OtherMethod && inAny(cats, m) {
+				labels[m] = true
+			}
+		}
+		next[name] = labels
+	}
+	c.labels = next
+	return next
+}
+
+func inAny(sets []map[string]bool, k string) bool {
+	for _, s := range sets {
+		if s[k] {
+			return true
 		}
 	}
-	return known
+	return false
 }
 
 func collectDaemon(ch chan<- prometheus.Metric, d *Daemon) {
