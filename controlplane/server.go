@@ -438,7 +438,8 @@ func (s *server) openLocal(ctx context.Context, nc net.Conn) *serverConn {
 }
 
 // admit checks the peer's user (SO_PEERCRED, LOCAL_PEERCRED): only the daemon's own
-// user is served; any other connection is closed without a word.
+// user is served. A client of another user is told so (permission_denied, not tied to
+// a request) and closed; one whose user cannot be read is closed without a word.
 func (s *server) admit(nc net.Conn) bool {
 	uid, err := peerUID(nc)
 	if err == nil && uid == s.uid {
@@ -446,6 +447,9 @@ func (s *server) admit(nc net.Conn) bool {
 	}
 	s.log.Warn("connection refused", "peer_uid", uid, "error", err)
 	s.refused.Add(1)
+	if err == nil {
+		refuseUser(nc, s.uid, uid)
+	}
 	_ = nc.Close()
 	return false
 }
