@@ -146,6 +146,10 @@ var (
 	descCalls = prometheus.NewDesc(ns+"_calls_total",
 		"Calls that returned, by adapter, method and outcome (ok or the protocol error code).",
 		[]string{"adapter", "method", "code"}, nil)
+	descCallerErrors = prometheus.NewDesc(ns+"_calls_caller_errors_total",
+		"Failed calls that were the caller's doing, by code: a method the adapter does not advertise, params refused before sending, "+
+			"the caller's own deadline or cancellation (also counted in adapterkit_calls_total).",
+		[]string{"adapter", "method", "code"}, nil)
 	descUncertain = prometheus.NewDesc(ns+"_calls_uncertain_total",
 		"Failed calls whose outcome is unknown: sent, no reply (also counted in adapterkit_calls_total).",
 		[]string{"adapter", "method"}, nil)
@@ -195,7 +199,7 @@ var (
 
 // Describe sends the descriptions of every metric the collector may report.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descCalls, descUncertain, descInFlight, descDuration, descMemory, descCPU,
+	for _, d := range []*prometheus.Desc{descCalls, descCallerErrors, descUncertain, descInFlight, descDuration, descMemory, descCPU,
 		descRestarts, descViolations, descLimitHits, descUp, descBuild, descClients, descRefused, descDropped,
 		descUnverified, descExits, descSweep, descSweepError, descCertNotAfter, descCertReloads} {
 		ch <- d
@@ -206,6 +210,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // of that name and the methods labelled "(other)".
 type methodFigures struct {
 	codes     map[string]uint64
+	caller    map[string]uint64 // the codes' failures that were the caller's doing
 	uncertain uint64
 	count     uint64
 	sum       float64
@@ -250,6 +255,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		for method, m := range f.methods {
 			for code, n := range m.codes {
 				ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n), name, method, code)
+				if code != codeOK {
+					ch <- prometheus.MustNewConstMetric(descCallerErrors, prometheus.CounterValue, float64(m.caller[code]), name, method, code)
+				}
 			}
 			ch <- prometheus.MustNewConstMetric(descUncertain, prometheus.CounterValue, float64(m.uncertain), name, method)
 			bk := make(map[float64]uint64, len(Buckets))
@@ -287,7 +295,7 @@ func add(f *adapterFigures, a *Adapter, labels map[string]bool) {
 		}
 		m := f.methods[method]
 		if m == nil {
-			m = &methodFigures{codes: map[string]uint64{codeOK: 0}, buckets: make([]uint64, len(Buckets))}
+			m = &methodFigures{codes: map[string]uint64{codeOK: 0}, caller: map[string]uint64{}, buckets: make([]uint64, len(Buckets))}
 			for _, code := range proto.Codes {
 				m.codes[string(code)] = 0
 			}
@@ -299,6 +307,9 @@ func add(f *adapterFigures, a *Adapter, labels map[string]bool) {
 			ok -= n
 		}
 		m.codes[codeOK] += ok
+		for code, n := range ms.CallerErrors {
+			m.caller[string(code)] += n
+		}
 		m.uncertain += ms.Uncertain
 		m.count += ms.Latency.Count
 		m.sum += ms.Latency.Sum.Seconds()
