@@ -84,7 +84,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger, re
 	}
 	rcfg := &registry.Config{
 		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
-		Sandbox: cfg.Sandbox, Sandboxes: cfg.Sandboxes,
+		Sandbox: cfg.Sandbox, Sandboxes: cfg.Sandboxes, AllowGroupWritable: cfg.AllowGroupWritable,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)

@@ -49,14 +49,19 @@ type pending struct {
 // process listening there must be of this process's user or root (the kernel's
 // peer credentials, SO_PEERCRED or LOCAL_PEERCRED), or the connection is closed
 // with a *[DaemonOwnerError]: any local user who binds the path first would
-// otherwise receive the calls' params and answer with forged results. A daemon run
-// as another, trusted user (a service account) is reached with [DialTrusting].
+// otherwise receive the calls' params and answer with forged results. A daemon
+// ([Serve]) answers only clients of its own user, and refuses any other with a
+// permission_denied error that ends the connection: run the client as the daemon's
+// user. Root is trusted because a socket passed by systemd's socket activation is
+// listened on by the service manager.
 func Dial(ctx context.Context, socket string) (*Client, error) {
 	return DialTrusting(ctx, socket)
 }
 
-// DialTrusting is [Dial] that also accepts a daemon run by one of the users
-// trusted (by uid).
+// DialTrusting is [Dial] that also accepts a socket listened on by one of the users
+// trusted (by uid). [Serve] answers only its own user's clients, so this is for a
+// server that answers this process's user although another user listens (a proxy of
+// the host's own making, say); a daemon run as another user refuses the connection.
 func DialTrusting(ctx context.Context, socket string, trusted ...int) (*Client, error) {
 	if ctx == nil {
 		return nil, runtime.ErrNilContext
@@ -99,7 +104,8 @@ func (e *DaemonOwnerError) Error() string {
 		name = "no user name"
 	}
 	return fmt.Sprintf("controlplane: dial %s: the socket is owned by uid %d (%s), not by this user (uid %d) nor root: refused, "+
-		"since that user could read the calls and forge the answers (trust it explicitly if it runs the daemon)",
+		"since that user could read the calls and forge the answers (a daemon answers only clients of its own user: "+
+		"if that user runs the daemon, run this client as that user)",
 		e.Socket, e.UID, name, os.Getuid())
 }
 
@@ -301,6 +307,10 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 
 // write writes one whole frame within ctx; a frame left half-written ends the
 // connection, since the stream could not be followed after it.
+// writeFailGrace bounds the wait, after a write failed, for the reader to take what
+// the daemon sent before it closed the connection.
+const writeFailGrace = time.Second
+
 func (c *Client) write(ctx context.Context, frame []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -313,6 +323,16 @@ func (c *Client) write(ctx context.Context, frame []byte) error {
 	_, err := c.nc.Write(frame)
 	stop()
 	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+			// The daemon may have closed the connection after saying why (refusing
+			// this client's user): the reader takes what it sent before the end.
+			t := time.NewTimer(writeFailGrace)
+			select {
+			case <-c.done:
+			case <-t.C:
+			}
+			t.Stop()
+		}
 		c.fail(err)
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -1,6 +1,7 @@
 package controlplane
 
 import (
+	"context"
 	"os"
 	goruntime "runtime"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/cpconst"
 	"github.com/adapterkit/adapterkit/limits"
+	"github.com/adapterkit/adapterkit/runtime"
 )
 
 // dispatch answers one request. Every path ends with exactly one response.
@@ -102,7 +104,15 @@ func (c *serverConn) handleSend(env envelope) (any, *Error) {
 		timeout = time.Duration(*w.TimeoutMS) * time.Millisecond
 	}
 	p := SendParams{Adapter: *w.Adapter, Method: *w.Method, Params: w.Params}
-	res, err := c.srv.set.send(c.ctx, p, timeout)
+	ctx := c.ctx
+	if timeout >= bound.Call(lim) {
+		// No shorter deadline chosen: the protocol's passing is the adapter's doing,
+		// not the caller's (lifecycle.MethodStats.CallerErrors).
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, timeout, runtime.ErrCallDeadline)
+		defer cancel()
+	}
+	res, err := c.srv.set.send(ctx, p, timeout)
 	if err != nil {
 		return nil, err
 	}

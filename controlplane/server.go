@@ -35,6 +35,9 @@ type ServerConfig struct {
 	// Dirs are the absolute directories the adapters are discovered in (see package
 	// discovery for the naming convention); at least one.
 	Dirs []string
+	// AllowGroupWritable takes adapters that the group of their directory may replace
+	// (registry.Config.AllowGroupWritable).
+	AllowGroupWritable bool
 	// Version is the daemon's version reported by Version; "" means "devel".
 	Version string
 	// Env is the environment every adapter receives; nil means an empty one.
@@ -232,7 +235,7 @@ func (s *server) serve(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := discovery.Scan(ctx, nil, s.cfg.Dirs...); err != nil {
+	if _, err := discovery.Scan(ctx, &discovery.Options{AllowGroupWritable: s.cfg.AllowGroupWritable}, s.cfg.Dirs...); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	s.runSweep(ctx)
@@ -452,7 +455,8 @@ func (s *server) openLocal(ctx context.Context, nc net.Conn) *serverConn {
 }
 
 // admit checks the peer's user (SO_PEERCRED, LOCAL_PEERCRED): only the daemon's own
-// user is served; any other connection is closed without a word.
+// user is served. A client of another user is told so (permission_denied, not tied to
+// a request) and closed; one whose user cannot be read is closed without a word.
 func (s *server) admit(nc net.Conn) bool {
 	uid, err := peerUID(nc)
 	if err == nil && uid == s.uid {
@@ -460,6 +464,9 @@ func (s *server) admit(nc net.Conn) bool {
 	}
 	s.log.Warn("connection refused", "peer_uid", uid, "error", err)
 	s.refused.Add(1)
+	if err == nil {
+		refuseUser(nc, s.uid, uid)
+	}
 	_ = nc.Close()
 	return false
 }

@@ -29,18 +29,23 @@
 //     subdirectory is reported here.
 //  4. BadName, BadVersion, WrongOSExtension: the naming convention above (see
 //     ParseFileName for how ".exe" is split off).
-//  5. WorldWritable: the scanned directory, any directory a link leads
-//     through below it, and the file must not be writable by everyone. A
-//     world-writable directory rejects all its adapters, sticky bit or not.
+//  5. WorldWritable, GroupWritable, UntrustedOwner: the scanned directory,
+//     any directory a link leads through below it, and the file must be
+//     writable by their owner alone, and that owner must be the host's user
+//     (its effective uid) or root. A directory that fails rejects all its
+//     adapters, sticky bit or not. The first of the three that applies, on
+//     the first of those paths that fails (scanned directory, link
+//     directories, file), is the reason. Options.AllowGroupWritable relaxes
+//     the last two for the scanned directory's group (see Security).
 //  6. NotExecutable: at least one execute permission bit must be set.
 //  7. Duplicate: the first adapter with a given NAME and VERSION (directories
 //     in argument order, entries in lexical order; build metadata ignored)
 //     wins; later ones are rejected.
 //
-// Rules 5 and 6 read permission bits and therefore follow the OS actually
-// running, not Options.GOOS; on Windows, where Go reports no meaningful bits,
-// they are skipped (ACLs are not inspected) and the ".exe" suffix is what
-// makes a file executable.
+// Rules 5 and 6 read permission bits and owners and therefore follow the OS
+// actually running, not Options.GOOS; on Windows, where Go reports no
+// meaningful bits, they are skipped (ACLs and owners are not inspected) and the
+// ".exe" suffix is what makes a file executable.
 //
 // An Adapter's package directory (Adapter.Dir) is the scanned directory that
 // contains it: what a host keeps reserved (not deleted or replaced) while a
@@ -59,12 +64,23 @@
 //
 // # Security
 //
-// Scan refuses files that others can replace through permission bits, but it
-// is a snapshot: the file system can change between Scan and the
-// exec that follows it, which are separate steps (time of check to time of
-// use). A pin checked at the start itself (platform.Config.Digest, used by
+// Scan refuses files that someone other than the host's user or root could
+// replace through permission bits or ownership: the file, the scanned
+// directory, and the directories between them that a link leads through. It
+// does not inspect the directories above the scanned one (keep those writable
+// only by their owner too: whoever may rename a parent can swap the whole
+// directory), nor ACLs.
+//
+// Options.AllowGroupWritable is meant for a directory that several users of
+// one group install adapters into (for example root:deploy with mode 2775): it
+// takes group-writable files and directories, and files owned by other users,
+// when their group is the scanned directory's group. Every member of that
+// group can then put a program of their choosing in the host's place: only use
+// it when every member may run code as the host's user.
+//
+// Scan is a snapshot: the file system can change between Scan and the exec
+// that follows it, which are separate steps (time of check to time of use). A
+// pin checked at the start itself (platform.Config.Digest, used by
 // registry.Config.Pins at every start and restart) is bound to the executed
-// bytes instead; see package platform for what each system guarantees. Keep
-// adapter directories, and the directories above them, writable only by their
-// owner; Scan enforces this for the scanned directory itself.
+// bytes instead; see package platform for what each system guarantees.
 package discovery

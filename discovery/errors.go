@@ -39,6 +39,16 @@ const (
 	// metadata is ignored, as SemVer says) was already taken from an earlier
 	// directory or an earlier file of the same directory.
 	Duplicate
+	// GroupWritable: the file, the scanned directory, or a directory between
+	// them that a link leads through, is writable by its group (allowed for the
+	// scanned directory's group by Options.AllowGroupWritable). Checked with
+	// WorldWritable, before NotExecutable.
+	GroupWritable
+	// UntrustedOwner: the file, the scanned directory, or a directory between
+	// them that a link leads through, is owned by a user other than the host's
+	// (its effective uid) and root, who could replace it. Checked after
+	// GroupWritable, before NotExecutable.
+	UntrustedOwner
 )
 
 var reasonNames = [...]string{
@@ -51,6 +61,8 @@ var reasonNames = [...]string{
 	WorldWritable:    "world-writable",
 	NotExecutable:    "not executable",
 	Duplicate:        "duplicate name and version",
+	GroupWritable:    "group-writable",
+	UntrustedOwner:   "owned by another user",
 }
 
 // String returns a short lower-case description of r.

@@ -120,7 +120,7 @@ func TestFileName(t *testing.T) {
 
 func TestReasonString(t *testing.T) {
 	seen := map[string]Reason{}
-	for r := Unreadable; r <= Duplicate; r++ {
+	for r := Unreadable; r <= UntrustedOwner; r++ {
 		s := r.String()
 		if s == "" || strings.HasPrefix(s, "Reason(") {
 			t.Errorf("Reason %d has no name", int(r))
@@ -133,7 +133,7 @@ func TestReasonString(t *testing.T) {
 	if got := Reason(0).String(); got != "Reason(0)" {
 		t.Errorf("Reason(0) = %q", got)
 	}
-	if got := (Duplicate + 1).String(); !strings.HasPrefix(got, "Reason(") {
+	if got := (UntrustedOwner + 1).String(); !strings.HasPrefix(got, "Reason(") {
 		t.Errorf("unknown reason = %q", got)
 	}
 }

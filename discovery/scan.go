@@ -65,7 +65,16 @@ type Options struct {
 	// anything else forbids it. "" means runtime.GOOS. Permission checks
 	// always follow the OS actually running.
 	GOOS string
+	// AllowGroupWritable trusts the group of each scanned directory, for
+	// deployments where several users of one group install adapters: a file or
+	// directory writable by its group is taken, and so is one owned by another
+	// user when its group is the scanned directory's group. Every member of
+	// that group can then replace the adapters a host runs (see the package
+	// documentation). World-writable entries are refused all the same.
+	AllowGroupWritable bool
 }
+
+func (o *Options) allowGroup() bool { return o != nil && o.AllowGroupWritable }
 
 func (o *Options) goos() string {
 	if o == nil {
@@ -83,9 +92,11 @@ func targetOS(goos string) string {
 
 // scanDir is a validated directory argument.
 type scanDir struct {
-	clean         string // absolute, cleaned, as given
-	resolved      string // with symbolic links resolved
-	worldWritable bool
+	clean    string // absolute, cleaned, as given
+	resolved string // with symbolic links resolved
+	trust    trust  // who the directory and what it holds may be written by
+	// untrusted is why the directory itself is not trusted (Reason 0: it is).
+	untrusted Rejected
 }
 
 // Scan looks for adapters directly inside each of dirs (not in
@@ -101,7 +112,7 @@ func Scan(ctx context.Context, opts *Options, dirs ...string) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	sds, err := checkDirs(dirs)
+	sds, err := checkDirs(dirs, opts.allowGroup())
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +152,7 @@ func compareAdapters(a, b Adapter) int {
 	return b.Version.Compare(a.Version)
 }
 
-func checkDirs(dirs []string) ([]scanDir, error) {
+func checkDirs(dirs []string, allowGroup bool) ([]scanDir, error) {
 	sds := make([]scanDir, 0, len(dirs))
 	seen := make(map[string]bool, len(dirs))
 	for _, d := range dirs {
@@ -166,7 +177,11 @@ func checkDirs(dirs []string) ([]scanDir, error) {
 			return nil, &DirError{Dir: d, Reason: errDirRepeated}
 		}
 		seen[resolved] = true
-		sds = append(sds, scanDir{clean: clean, resolved: resolved, worldWritable: fi.Mode().Perm()&0o002 != 0})
+		sd := scanDir{clean: clean, resolved: resolved, trust: newTrust(fi, allowGroup)}
+		if r, detail := sd.trust.check(fi); r != 0 {
+			sd.untrusted = Rejected{Reason: r, Detail: "directory " + clean + " " + detail}
+		}
+		sds = append(sds, sd)
 	}
 	return sds, nil
 }
@@ -204,16 +219,16 @@ func examine(sd scanDir, base, goos string) (Adapter, *Rejected) {
 		return reject(BadName, err.Error(), err)
 	}
 	if checkModes {
-		if sd.worldWritable {
-			return reject(WorldWritable, "directory "+sd.clean+" is writable by everyone", nil)
+		if sd.untrusted.Reason != 0 {
+			return reject(sd.untrusted.Reason, sd.untrusted.Detail, nil)
 		}
 		if isLink {
 			if rej := checkLinkDirs(sd, p, resolved); rej != nil {
 				return Adapter{}, rej
 			}
 		}
-		if fi.Mode().Perm()&0o002 != 0 {
-			return reject(WorldWritable, "mode "+fi.Mode().String(), nil)
+		if r, detail := sd.trust.check(fi); r != 0 {
+			return reject(r, "file "+detail, nil)
 		}
 		if fi.Mode().Perm()&0o111 == 0 {
 			return reject(NotExecutable, "mode "+fi.Mode().String(), nil)
@@ -263,16 +278,16 @@ func followLink(sd scanDir, p string) (string, *Rejected) {
 	return final, nil
 }
 
-// checkLinkDirs rejects a link whose resolved file sits in a world-writable
-// directory below the scanned one (the scanned directory is checked apart).
+// checkLinkDirs rejects a link whose resolved file sits in a directory below the
+// scanned one that others may write to (the scanned directory is checked apart).
 func checkLinkDirs(sd scanDir, p, resolved string) *Rejected {
 	for d := filepath.Dir(resolved); d != sd.resolved && within(d, sd.resolved); d = filepath.Dir(d) {
 		fi, err := os.Stat(d)
 		if err != nil {
 			return &Rejected{Path: p, Reason: Unreadable, Err: err}
 		}
-		if fi.Mode().Perm()&0o002 != 0 {
-			return &Rejected{Path: p, Reason: WorldWritable, Detail: "directory " + d + " is writable by everyone"}
+		if r, detail := sd.trust.check(fi); r != 0 {
+			return &Rejected{Path: p, Reason: r, Detail: "directory " + d + " " + detail}
 		}
 	}
 	return nil

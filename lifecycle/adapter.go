@@ -377,7 +377,7 @@ func (a *Adapter) Call(ctx context.Context, method string, params json.RawMessag
 	}
 	t := a.obs.begin(method, params)
 	res, err := a.conn.Call(ctx, method, params)
-	a.obs.end(t, method, res, err)
+	a.obs.end(ctx, t, method, res, err)
 	return res, err
 }
 

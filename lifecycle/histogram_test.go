@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -65,11 +66,12 @@ func BenchmarkCallFigures(b *testing.B) {
 	o := newObserved("alpha", &Config{})
 	params := json.RawMessage(`{"probe":"inlet"}`)
 	res := json.RawMessage(`{"celsius":21.5}`)
+	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			t := o.begin("example.device.read", params)
-			o.end(t, "example.device.read", res, nil)
+			o.end(ctx, t, "example.device.read", res, nil)
 		}
 	})
 }
@@ -79,10 +81,11 @@ func BenchmarkCallFiguresSerial(b *testing.B) {
 	o := newObserved("alpha", &Config{})
 	params := json.RawMessage(`{"probe":"inlet"}`)
 	res := json.RawMessage(`{"celsius":21.5}`)
+	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
 		t := o.begin("example.device.read", params)
-		o.end(t, "example.device.read", res, nil)
+		o.end(ctx, t, "example.device.read", res, nil)
 	}
 }
 

@@ -289,7 +289,7 @@ func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMes
 	}
 	t := s.cfg.obs.begin(method, params)
 	res, err := s.call(ctx, method, params)
-	s.cfg.obs.end(t, method, res, err)
+	s.cfg.obs.end(ctx, t, method, res, err)
 	return res, err
 }
 

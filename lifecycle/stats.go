@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -134,6 +135,15 @@ type MethodStats struct {
 	Calls uint64
 	// Errors counts the calls that failed, by code.
 	Errors map[wire.Code]uint64
+	// CallerErrors counts the failures of Errors that were the caller's doing, not the
+	// adapter's, by code (each at most its Errors count): a method the adapter does not
+	// advertise (runtime.ErrUnknownMethod, unavailable), params or a context refused
+	// before anything was sent (invalid), and the caller's own context ending: its
+	// deadline (deadline) or its cancellation (aborted). A context a host bounded with
+	// the protocol's deadline on the caller's behalf (cause runtime.ErrCallDeadline),
+	// and the call deadline the runtime applies when the context has none, are the
+	// adapter's: its calls took too long.
+	CallerErrors map[wire.Code]uint64
 	// Uncertain counts failed calls whose outcome is uncertain (sent, no reply).
 	Uncertain uint64
 	// InFlight is the number of calls under way.
@@ -162,6 +172,7 @@ type methodStats struct {
 	// as Prometheus counters must.
 	ok        atomic.Uint64
 	errs      [len(proto.Codes)]atomic.Uint64
+	callerErr [len(proto.Codes)]atomic.Uint64 // the errs that were the caller's doing
 	uncertain atomic.Uint64
 	bytesOut  atomic.Uint64
 	bytesIn   atomic.Uint64
@@ -239,7 +250,7 @@ func (o *observed) begin(method string, params json.RawMessage) callToken {
 	return callToken{ms: ms, start: time.Now(), out: len(params)}
 }
 
-func (o *observed) end(t callToken, method string, res json.RawMessage, err error) {
+func (o *observed) end(ctx context.Context, t callToken, method string, res json.RawMessage, err error) {
 	d := time.Since(t.start)
 	ms := t.ms
 	ms.inFlight.Add(-1)
@@ -254,6 +265,9 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 			code = ce.Code
 		}
 		ms.errs[codeIndex(code)].Add(1)
+		if callerCaused(ctx, code, err) {
+			ms.callerErr[codeIndex(code)].Add(1) // after errs: a snapshot never sees more
+		}
 		if uncertain = runtime.IsUncertain(err); uncertain {
 			ms.uncertain.Add(1)
 		}
@@ -265,6 +279,19 @@ func (o *observed) end(t callToken, method string, res json.RawMessage, err erro
 		ob.CallEnd(CallEndInfo{Adapter: o.name, Method: method, Code: code, Err: err, Duration: d,
 			BytesOut: t.out, BytesIn: len(res), Uncertain: uncertain})
 	}
+}
+
+// callerCaused reports whether a call's failure err (of code) was its caller's
+// doing (see MethodStats.CallerErrors); ctx is the call's context.
+func callerCaused(ctx context.Context, code wire.Code, err error) bool {
+	switch {
+	case errors.Is(err, runtime.ErrUnknownMethod), errors.Is(err, runtime.ErrInvalidParams),
+		errors.Is(err, runtime.ErrRequestTooLarge), errors.Is(err, runtime.ErrNilContext):
+		return true
+	case code != wire.CodeDeadline && code != wire.CodeAborted:
+		return false
+	}
+	return ctx.Err() != nil && !errors.Is(context.Cause(ctx), runtime.ErrCallDeadline)
 }
 
 func codeIndex(c wire.Code) int {
@@ -342,6 +369,13 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 			Latency: ms.lat.snapshot()}
 		m.P50, m.P99 = m.Latency.quantile(0.50), m.Latency.quantile(0.99)
 		for i, c := range proto.Codes {
+			// Loaded before errs, which end counts first: never more than Errors.
+			if n := ms.callerErr[i].Load(); n > 0 {
+				if m.CallerErrors == nil {
+					m.CallerErrors = make(map[wire.Code]uint64)
+				}
+				m.CallerErrors[c] = n
+			}
 			if n := ms.errs[i].Load(); n > 0 {
 				if m.Errors == nil {
 					m.Errors = make(map[wire.Code]uint64)

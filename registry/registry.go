@@ -30,6 +30,10 @@ type Config struct {
 	// Dirs are the directories searched for NAME[@CONSTRAINT] references (see package
 	// discovery for the naming convention).
 	Dirs []string
+	// AllowGroupWritable takes adapters that the group of their directory may replace
+	// (discovery.Options.AllowGroupWritable); by default only files and directories
+	// writable by their owner alone, the host's user or root, are taken.
+	AllowGroupWritable bool
 	// Env is the environment every adapter receives; nil means an empty one.
 	Env []string
 	// Stderr receives the adapters' standard error; nil discards it.
@@ -167,7 +171,7 @@ func (r *Registry) Discover(ctx context.Context) (*discovery.Result, error) {
 	if err := r.check(); err != nil {
 		return nil, err
 	}
-	res, err := discovery.Scan(ctx, nil, r.cfg.Dirs...)
+	res, err := discovery.Scan(ctx, &discovery.Options{AllowGroupWritable: r.cfg.AllowGroupWritable}, r.cfg.Dirs...)
 	var de *discovery.DirError
 	if errors.As(err, &de) && errors.Is(de.Reason, discovery.ErrNotAbsolute) {
 		// The same hint as for a relative adapter path: a host's working directory is

@@ -200,7 +200,7 @@ func ctxError(ctx context.Context, method string, id uint64, fromTimer bool) *Ca
 	e := &CallError{Method: method, ID: id, Code: wire.CodeDeadline, NeverStarted: id == 0, Uncertain: id != 0}
 	switch {
 	case fromTimer:
-		e.Message, e.Cause = "the call deadline passed", context.DeadlineExceeded
+		e.Message, e.Cause = "the call deadline passed", ErrCallDeadline
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		e.Message, e.Cause = "the call deadline passed", context.Cause(ctx)
 	default:

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -23,6 +25,13 @@ var (
 	errAlreadyInitialized = errors.New("runtime: connection already initialized or initializing")
 	// ErrUnknownMethod refuses a method the catalog does not advertise.
 	ErrUnknownMethod = errors.New("runtime: method not advertised by the adapter")
+	// ErrCallDeadline is the cause a host gives a context with which it bounds a call
+	// by the protocol's call deadline on its caller's behalf, when the caller chose
+	// none (context.WithTimeoutCause(ctx, d, ErrCallDeadline)): that deadline passing
+	// is then the adapter's doing, as when the runtime applies the deadline itself,
+	// not the caller's (see lifecycle.MethodStats.CallerErrors).
+	// errors.Is(ErrCallDeadline, context.DeadlineExceeded) holds.
+	ErrCallDeadline = fmt.Errorf("runtime: the protocol's call deadline passed: %w", context.DeadlineExceeded)
 	// ErrRequestTooLarge refuses a request whose frame would exceed the frame limit.
 	ErrRequestTooLarge = errors.New("runtime: request exceeds the adapter frame limit")
 	// ErrInvalidParams refuses params (or an initialize configuration) that are not

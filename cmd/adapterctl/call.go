@@ -53,7 +53,6 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	timeout := f.Duration("timeout", limits.CallDeadline, "deadline of the call (at most the protocol's 30s)")
 	var d daemonOpts
 	f.StringVar(&d.socket, "socket", "", "send the call to the daemon at `SOCKET` instead of starting the adapter")
-	f.StringVar(&d.daemonUser, "daemon-user", "", "with --socket: also trust a daemon run by the user `NAME` (name or uid)")
 	d.remote.register(f)
 	pos, done, status := f.parse(args)
 	if done {

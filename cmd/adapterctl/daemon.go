@@ -19,9 +19,11 @@ import (
 const daemonClientHelp = `
 SOCKET is the Unix domain socket of a running 'adapterctl serve' (by default
 $XDG_RUNTIME_DIR/adapterkit.sock, as serve's). The process listening there must be
-this user's or root's, or the user's named by --daemon-user; any other is refused
+this user's or root's (systemd's, for a socket it passed); any other is refused
 (exit 3: "owned by uid N (NAME)"), since it would read the requests and could forge
-the answers. Text the daemon sends (adapter names, errors, log tails) is printed with
+the answers. The daemon answers only clients of its own user: run the client as the
+daemon's user (e.g. sudo -u adapterd); another user is refused (exit 3: "this daemon
+answers only clients of its own user"). Text the daemon sends (adapter names, errors, log tails) is printed with
 terminal control characters escaped. The answer is
 printed on stdout: aligned text, or with --json one JSON object (the control-plane
 result as the daemon sent it). A daemon that cannot be reached, that closes the
@@ -73,15 +75,13 @@ const whatRefused = "refused this client's certificate; why is in the daemon's l
 
 // daemonOpts are the flags of the client commands.
 type daemonOpts struct {
-	socket     string
-	daemonUser string
-	remote     remoteOpts
-	json       bool
+	socket string
+	remote remoteOpts
+	json   bool
 }
 
 func (o *daemonOpts) register(f *flags) {
 	f.StringVar(&o.socket, "socket", "", "`SOCKET` of the running daemon (default $XDG_RUNTIME_DIR/adapterkit.sock, or\nadapterkit.sock in a 0700 per-user directory of $TMPDIR without it)")
-	f.StringVar(&o.daemonUser, "daemon-user", "", "also trust a daemon run by the user `NAME` (name or uid; by default only\nthis user's or root's daemon is trusted)")
 	o.remote.register(f)
 	f.BoolVar(&o.json, "json", false, "print machine-readable JSON (errors: one JSON object on stderr)")
 }

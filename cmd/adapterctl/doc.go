@@ -17,7 +17,7 @@
 //	adapterctl status       [--socket SOCKET] [--json]
 //	adapterctl top          [--socket SOCKET] [--once] [--interval D] [--json]
 //	adapterctl discover     [--socket SOCKET] [--timeout D] [--json]
-//	adapterctl call    --socket SOCKET [--daemon-user NAME] [--json] [--timeout D] ADAPTER METHOD [PARAMS_JSON|-]
+//	adapterctl call    --socket SOCKET [--json] [--timeout D] ADAPTER METHOD [PARAMS_JSON|-]
 //
 // ADAPTER is the path of an executable, or NAME[@CONSTRAINT] (for example
 // "thermometer@~> 1.0") looked up in the directories given with --dir (repeatable) or,
@@ -46,7 +46,7 @@
 // clients of the same user are answered over the Unix domain socket SOCKET (default
 // $XDG_RUNTIME_DIR/adapterkit.sock, or adapterkit.sock in a 0700 per-user directory
 // of $TMPDIR). The client commands use the same default, refuse a socket whose
-// listening process is neither this user's nor root's (nor --daemon-user's), and
+// listening process is neither this user's nor root's, and
 // print what the daemon sends with terminal control characters escaped. It prints
 // one line when the socket accepts connections ("serving N adapters from DIRS on
 // SOCKET (pid P)") and stops on SIGTERM or SIGINT, closing every adapter verified; a

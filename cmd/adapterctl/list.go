@@ -14,7 +14,8 @@ Scans each DIR (not its subdirectories; a relative DIR is taken from the working
 directory, and the absolute path used is shown on stderr) for adapters named NAME_vVERSION
 (NAME_vVERSION.exe on Windows) and prints what was found: name, version and path,
 newest version first. Every other entry is listed with the reason it was not taken
-(bad name, not executable, world-writable, duplicate, ...) and the detail. Without DIR,
+(bad name, not executable, world-writable, group-writable, owned by another user,
+duplicate, ...) and the detail. Without DIR,
 the directories of $ADAPTERKIT_PATH are scanned. Nothing is started.
 
 --json prints {"adapters":[{"name","version","path","dir"}],
@@ -43,13 +44,15 @@ type listOutput struct {
 func runList(ctx context.Context, e *env, args []string) int {
 	f := newFlags(e, "list", "[--json] [DIR...]", listHelp)
 	asJSON := f.Bool("json", false, "print machine-readable JSON (errors: one JSON object on stderr)")
+	var o adapterOpts
+	registerTrust(f, &o.allowGroupWritable)
 	dirs, done, status := f.parse(args)
 	if done {
 		return status
 	}
 	var notes []string
 	if len(dirs) == 0 {
-		dirs, notes = (&adapterOpts{}).searchDirs()
+		dirs, notes = o.searchDirs()
 		if len(dirs) == 0 {
 			return fail(e, "list", false, usagef("no DIR given and $%s is empty", pathEnv), nil)
 		}
@@ -57,7 +60,7 @@ func runList(ctx context.Context, e *env, args []string) int {
 		dirs, notes = absPaths(dirs)
 	}
 	printNotes(e, "list", *asJSON, notes)
-	res, err := discovery.Scan(ctx, nil, dirs...)
+	res, err := discovery.Scan(ctx, o.scanOptions(), dirs...)
 	if err != nil {
 		return fail(e, "list", *asJSON, err, nil)
 	}

@@ -41,6 +41,8 @@ type adapterOpts struct {
 	inheritEnv    bool
 	adapterStderr bool
 	sandbox       sandboxOpts
+	// allowGroupWritable is --allow-group-writable (see registerTrust).
+	allowGroupWritable bool
 	logOpts
 }
 
@@ -54,6 +56,7 @@ func (o *adapterOpts) register(f *flags) {
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapter's stderr to adapterctl's stderr (default: discarded)")
 	o.registerLogs(f)
 	o.sandbox.register(f)
+	registerTrust(f, &o.allowGroupWritable)
 }
 
 // readEnvFile reads the KEY=VALUE lines of an --env-file: blank lines and lines
@@ -176,7 +179,7 @@ func (o *adapterOpts) resolve(ctx context.Context, ref string) (target, []string
 	} else {
 		notes = append(notes, dirNotes...)
 	}
-	reg := registry.New(&registry.Config{Dirs: dirs})
+	reg := registry.New(&registry.Config{Dirs: dirs, AllowGroupWritable: o.allowGroupWritable})
 	defer reg.Close(ctx) // nothing was opened: closing only refuses further use
 	path := ref
 	if registry.IsPath(ref) {

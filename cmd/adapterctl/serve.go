@@ -105,6 +105,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.Var(&digests, "upgrade-digest", "`NAME=SHA256`: a new version of adapter NAME is taken only when its file has one of the digests given for NAME (repeatable)")
 	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
 	o.sandbox.register(f)
+	registerTrust(f, &o.allowGroupWritable)
 	policyFile := f.String("policy", "", "`FILE` giving each adapter its own sandbox (see below)")
 	stateFlag := f.String("state-dir", "", stateHelp)
 	dirs, isDone, status := f.parse(args)
@@ -161,12 +162,12 @@ func serve(ctx context.Context, e *env, args []string) int {
 	} else {
 		dirs, _ = absPaths(dirs) // the ready line shows them
 	}
-	found, err := discovery.Scan(ctx, nil, dirs...)
+	found, err := discovery.Scan(ctx, o.scanOptions(), dirs...)
 	if err != nil {
 		return fail(e, "serve", o.json, err, nil)
 	}
 	stderr := &lockedWriter{w: e.stderr}
-	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
+	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, AllowGroupWritable: o.allowGroupWritable, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
 		Upgrade: &registry.Upgrade{Allowed: allowed}, StateDir: state,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {

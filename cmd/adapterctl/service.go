@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -61,7 +60,8 @@ type service struct {
 	stopping  func() bool   // stops the STOPPING=1 notification from being sent
 	stopped   chan struct{} // closed once it was sent
 	dirs      []string
-	listening string // the metrics address, for the ready line
+	scanOpts  *discovery.Options // how dirs are scanned
+	listening string             // the metrics address, for the ready line
 }
 
 func (s *service) register(f *flags) {
@@ -111,6 +111,7 @@ func (s *service) closeListeners(lns []systemd.Listener) {
 // is no plain TCP.
 func (s *service) configure(cfg *controlplane.ServerConfig, log hclog.Logger) error {
 	s.dirs, s.log = cfg.Dirs, log
+	s.scanOpts = &discovery.Options{AllowGroupWritable: cfg.AllowGroupWritable}
 	if s.notifyErr != nil {
 		log.Warn("not notifying the service manager", "error", s.notifyErr)
 	}
@@ -140,12 +141,12 @@ func (s *service) configure(cfg *controlplane.ServerConfig, log hclog.Logger) er
 		prommetrics.New(s.snapshot))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: hclogPrinter{log}}))
-	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.StandardLogger(nil)}
+	s.http = newMetricsServer(mux, defaultMetricsLimits, log)
 	s.served = make(chan struct{})
 	ln := s.metrics
 	go func() {
 		defer close(s.served)
-		if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := serveMetrics(s.http, ln, defaultMetricsLimits); err != nil {
 			log.Error("metrics endpoint stopped", "error", err)
 		}
 	}()
@@ -260,7 +261,7 @@ func (s *service) reloadOnHUP(ctx context.Context, remote *controlplane.RemoteCo
 				}
 			}
 			n := 0
-			if found, err := discovery.Scan(ctx, nil, s.dirs...); err == nil {
+			if found, err := discovery.Scan(ctx, s.scanOpts, s.dirs...); err == nil {
 				n = len(found.Adapters)
 			}
 			s.send("READY=1\n" + s.status(n))
@@ -276,17 +277,18 @@ func (s *service) reloadOnHUP(ctx context.Context, remote *controlplane.RemoteCo
 // close stops the metrics endpoint, waits for STOPPING=1 to be sent if it is being
 // sent, and closes the notification socket.
 func (s *service) close() {
-	for _, ln := range []net.Listener{s.unix, s.tcp, s.metrics} {
-		if ln != nil {
-			_ = ln.Close() // the daemon closed those it served; closing again is harmless
-		}
-	}
 	if s.http != nil {
+		// Shut down before its listener is closed: the server then knows it is a stop.
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = s.http.Shutdown(ctx)
 		cancel()
 		_ = s.http.Close()
 		<-s.served
+	}
+	for _, ln := range []net.Listener{s.unix, s.tcp, s.metrics} {
+		if ln != nil {
+			_ = ln.Close() // the daemon closed those it served; closing again is harmless
+		}
 	}
 	if s.stopping != nil && !s.stopping() {
 		<-s.stopped // ctx ended: the notification is under way or sent

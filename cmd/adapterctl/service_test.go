@@ -175,8 +175,13 @@ func TestServeMetrics(t *testing.T) {
 		t.Fatal("metrics on the control socket")
 	}
 	c.Close()
-	if r := d.stop(t); r.code != ExitOK {
+	r := d.stop(t)
+	if r.code != ExitOK {
 		t.Errorf("serve exit %d\n%s", r.code, r.stderr)
+	}
+	// A clean stop is no error: nothing at error level is logged.
+	if strings.Contains(r.stderr, `"@level":"error"`) || strings.Contains(r.stderr, "[ERROR]") {
+		t.Errorf("error logged on a clean stop:\n%s", r.stderr)
 	}
 	if _, err := http.Get("http://" + ready.Metrics + "/metrics"); err == nil {
 		t.Error("metrics endpoint still answers after serve returned")

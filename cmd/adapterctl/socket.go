@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 
@@ -50,31 +49,7 @@ func prepareSocketDir(socket string) error {
 	return nil
 }
 
-// daemonUser resolves --daemon-user: a user name or uid whose daemon is trusted.
-func daemonUser(name string) ([]int, error) {
-	if name == "" {
-		return nil, nil
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		if _, nerr := strconv.Atoi(name); nerr != nil {
-			return nil, usagef("--daemon-user %q: %v", name, err)
-		}
-		u = &user.User{Uid: name}
-	}
-	uid, err := strconv.Atoi(u.Uid)
-	if err != nil {
-		return nil, usagef("--daemon-user %q: uid %q is not a number", name, u.Uid)
-	}
-	return []int{uid}, nil
-}
-
-// dialSocket connects to the daemon at o's socket, trusting --daemon-user besides
-// this user and root.
+// dialSocket connects to the daemon at o's socket.
 func (o *daemonOpts) dialSocket(ctx context.Context) (*controlplane.Client, error) {
-	trusted, err := daemonUser(o.daemonUser)
-	if err != nil {
-		return nil, err
-	}
-	return controlplane.DialTrusting(ctx, o.socket, trusted...)
+	return controlplane.Dial(ctx, o.socket)
 }

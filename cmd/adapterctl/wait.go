@@ -21,8 +21,9 @@ a ping, again every 50ms, until it does or --timeout passes:
 
 It prints nothing when the daemon answered, and exits 0. It exits 3 when the daemon did
 not answer within --timeout, naming why the last try failed, and at once when a remote
-daemon refused this client's certificate, or when the socket's daemon is not run by a
-trusted user (see --daemon-user; trying again would not change either).
+daemon refused this client's certificate, when the socket's daemon is not run by this
+user or root, or when the daemon refused this client's user (trying again would not
+change any of these).
 `
 
 // waitRetry is how long wait pauses between two tries.

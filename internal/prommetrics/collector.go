@@ -10,13 +10,17 @@
 // Prometheus client.
 //
 // Label values are bounded: adapter names come from the host's adapters, method names
-// only from the catalogs the adapters advertised (the calls of any other method name,
-// which a caller may invent, are counted under method="(other)"), codes from the eight
-// protocol error codes plus "ok".
+// only from the catalogs the adapters serve now (the calls of any other method name,
+// which a caller may invent or an earlier catalog advertised, are counted under
+// method="(other)"), at most [MaxMethodLabels] of them per adapter and none longer
+// than [MaxLabelLen] bytes, codes from the eight protocol error codes plus "ok". What
+// the collector remembers between scrapes is bounded the same way: the method labels
+// of each adapter still reported, nothing of an adapter no longer reported.
 package prommetrics
 
 import (
 	goruntime "runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -31,6 +35,14 @@ import (
 // OtherMethod is the method label of calls to methods no catalog of the adapter
 // advertised.
 const OtherMethod = "(other)"
+
+// MaxMethodLabels bounds the method labels of one adapter: the methods called beyond
+// them (in the order of their names) are counted under "(other)".
+const MaxMethodLabels = 128
+
+// MaxLabelLen bounds a method label: a method whose name is longer is counted under
+// "(other)".
+const MaxLabelLen = 128
 
 // codeOK is the code label of successful calls.
 const codeOK = "ok"
@@ -57,8 +69,9 @@ type Adapter struct {
 	// Up: an adapter process is running and connected.
 	Up bool
 	// Methods are the methods of the adapter's current catalog, nil when none is known
-	// (e.g. while it restarts). The collector remembers every catalog it saw per
-	// adapter name; a method that none of them advertised is labelled "(other)".
+	// (e.g. while it restarts). A method called that no catalog of the adapters of this
+	// name advertises is labelled "(other)"; while none of them knows its catalog, the
+	// labels of the last scrape that knew one are kept.
 	Methods map[string]bool
 	// Stats is the adapter's snapshot.
 	Stats lifecycle.Stats
@@ -99,14 +112,17 @@ type Snapshot struct {
 type Collector struct {
 	snapshot func() Snapshot
 
-	mu    sync.Mutex
-	known map[string]map[string]bool // adapter name -> every method its catalogs advertised
+	mu sync.Mutex
+	// labels holds, by adapter name, the method labels of the last scrape that knew a
+	// catalog of it: at most MaxMethodLabels names of at most MaxLabelLen bytes, and
+	// only for the names of the last scrape.
+	labels map[string]map[string]bool
 }
 
 // New returns a Collector that calls snapshot at each scrape; snapshot must be safe
 // to call from any goroutine.
 func New(snapshot func() Snapshot) *Collector {
-	return &Collector{snapshot: snapshot, known: make(map[string]map[string]bool)}
+	return &Collector{snapshot: snapshot, labels: make(map[string]map[string]bool)}
 }
 
 // CatalogMethods returns the set of methods a catalog advertises (the Methods of an
@@ -129,6 +145,10 @@ const ns = "adapterkit"
 var (
 	descCalls = prometheus.NewDesc(ns+"_calls_total",
 		"Calls that returned, by adapter, method and outcome (ok or the protocol error code).",
+		[]string{"adapter", "method", "code"}, nil)
+	descCallerErrors = prometheus.NewDesc(ns+"_calls_caller_errors_total",
+		"Failed calls that were the caller's doing, by code: a method the adapter does not advertise, params refused before sending, "+
+			"the caller's own deadline or cancellation (also counted in adapterkit_calls_total).",
 		[]string{"adapter", "method", "code"}, nil)
 	descUncertain = prometheus.NewDesc(ns+"_calls_uncertain_total",
 		"Failed calls whose outcome is unknown: sent, no reply (also counted in adapterkit_calls_total).",
@@ -179,7 +199,7 @@ var (
 
 // Describe sends the descriptions of every metric the collector may report.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descCalls, descUncertain, descInFlight, descDuration, descMemory, descCPU,
+	for _, d := range []*prometheus.Desc{descCalls, descCallerErrors, descUncertain, descInFlight, descDuration, descMemory, descCPU,
 		descRestarts, descViolations, descLimitHits, descUp, descBuild, descClients, descRefused, descDropped,
 		descUnverified, descExits, descSweep, descSweepError, descCertNotAfter, descCertReloads} {
 		ch <- d
@@ -190,6 +210,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // of that name and the methods labelled "(other)".
 type methodFigures struct {
 	codes     map[string]uint64
+	caller    map[string]uint64 // the codes' failures that were the caller's doing
 	uncertain uint64
 	count     uint64
 	sum       float64
@@ -210,25 +231,33 @@ type adapterFigures struct {
 // Collect reads a snapshot and sends its metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	snap := c.snapshot()
-	byName := make(map[string]*adapterFigures)
-	for _, a := range snap.Adapters {
-		f := byName[a.Name]
-		if f == nil {
-			f = &adapterFigures{methods: make(map[string]*methodFigures), up: make(map[string]bool)}
-			byName[a.Name] = f
-		}
-		c.add(f, &a)
+	group := make(map[string][]*Adapter)
+	for i := range snap.Adapters {
+		a := &snap.Adapters[i]
+		group[a.Name] = append(group[a.Name], a)
 	}
-	names := make([]string, 0, len(byName))
-	for n := range byName {
+	names := make([]string, 0, len(group))
+	for n := range group {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	byName := make(map[string]*adapterFigures, len(group))
+	labels := c.methodLabels(group)
+	for _, name := range names {
+		f := &adapterFigures{methods: make(map[string]*methodFigures), up: make(map[string]bool)}
+		byName[name] = f
+		for _, a := range group[name] {
+			add(f, a, labels[name])
+		}
+	}
 	for _, name := range names {
 		f := byName[name]
 		for method, m := range f.methods {
 			for code, n := range m.codes {
 				ch <- prometheus.MustNewConstMetric(descCalls, prometheus.CounterValue, float64(n), name, method, code)
+				if code != codeOK {
+					ch <- prometheus.MustNewConstMetric(descCallerErrors, prometheus.CounterValue, float64(m.caller[code]), name, method, code)
+				}
 			}
 			ch <- prometheus.MustNewConstMetric(descUncertain, prometheus.CounterValue, float64(m.uncertain), name, method)
 			bk := make(map[float64]uint64, len(Buckets))
@@ -256,18 +285,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// add adds one adapter's snapshot to the figures of its name.
-func (c *Collector) add(f *adapterFigures, a *Adapter) {
-	known := c.learn(a.Name, a.Methods)
+// add adds one adapter's snapshot to the figures of its name, labelled with labels.
+func add(f *adapterFigures, a *Adapter, labels map[string]bool) {
 	st := &a.Stats
 	for _, ms := range st.Methods {
 		method := ms.Method
-		if !known[method] {
+		if !labels[method] {
 			method = OtherMethod
 		}
 		m := f.methods[method]
 		if m == nil {
-			m = &methodFigures{codes: map[string]uint64{codeOK: 0}, buckets: make([]uint64, len(Buckets))}
+			m = &methodFigures{codes: map[string]uint64{codeOK: 0}, caller: map[string]uint64{}, buckets: make([]uint64, len(Buckets))}
 			for _, code := range proto.Codes {
 				m.codes[string(code)] = 0
 			}
@@ -279,6 +307,9 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 			ok -= n
 		}
 		m.codes[codeOK] += ok
+		for code, n := range ms.CallerErrors {
+			m.caller[string(code)] += n
+		}
 		m.uncertain += ms.Uncertain
 		m.count += ms.Latency.Count
 		m.sum += ms.Latency.Sum.Seconds()
@@ -303,27 +334,54 @@ func (c *Collector) add(f *adapterFigures, a *Adapter) {
 	f.up[a.Version] = f.up[a.Version] || a.Up
 }
 
-// learn remembers the methods of a catalog and returns every method any catalog of
-// the adapter advertised.
-func (c *Collector) learn(name string, methods map[string]bool) map[string]bool {
+// methodLabels returns, by adapter name, the methods called that get a label of their
+// own, and remembers them in place of what it remembered: the names of group only.
+func (c *Collector) methodLabels(group map[string][]*Adapter) map[string]map[string]bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	known := c.known[name]
-	for m := range methods {
-		if !known[m] {
-			// Copied on change: the map returned is read without the lock.
-			next := make(map[string]bool, len(known)+1)
-			for k := range known {
-				next[k] = true
+	next := make(map[string]map[string]bool, len(group))
+	for name, as := range group {
+		var cats []map[string]bool
+		var called []string
+		for _, a := range as {
+			if a.Methods != nil {
+				cats = append(cats, a.Methods)
 			}
-			for k := range methods {
-				next[k] = true
+			for _, ms := range a.Stats.Methods {
+				called = append(called, ms.Method)
 			}
-			c.known[name] = next
-			return next
+		}
+		if cats == nil {
+			// No catalog known now (restarting): the last labels stay, so that a
+			// method's calls do not move to "(other)" and back.
+			if prev, ok := c.labels[name]; ok {
+				next[name] = prev
+			}
+			continue
+		}
+		slices.Sort(called)
+		labels := make(map[string]bool)
+		for _, m := range slices.Compact(called) {
+			if len(labels) == MaxMethodLabels {
+				break
+			}
+			if len(m) <= MaxLabelLen && m != OtherMethod && inAny(cats, m) {
+				labels[m] = true
+			}
+		}
+		next[name] = labels
+	}
+	c.labels = next
+	return next
+}
+
+func inAny(sets []map[string]bool, k string) bool {
+	for _, s := range sets {
+		if s[k] {
+			return true
 		}
 	}
-	return known
+	return false
 }
 
 func collectDaemon(ch chan<- prometheus.Metric, d *Daemon) {

@@ -31,6 +31,26 @@ const (
 // ErrListenEnv: LISTEN_PID, LISTEN_FDS or LISTEN_FDNAMES is malformed.
 var ErrListenEnv = errors.New("systemd: malformed socket activation environment")
 
+// NotListenerError: a descriptor systemd passed is not a listening stream socket
+// of a kind served (a Unix stream or a TCP socket on which listen(2) was called).
+type NotListenerError struct {
+	FD   int    // the descriptor number
+	Name string // its FileDescriptorName=, "" when none was given
+	Err  error  // what it is instead
+}
+
+// Error implements error.
+func (e *NotListenerError) Error() string {
+	s := "systemd: passed descriptor " + strconv.Itoa(e.FD)
+	if e.Name != "" {
+		s += " (FileDescriptorName=" + e.Name + ")"
+	}
+	return s + " is not a listening stream socket: " + e.Err.Error()
+}
+
+// Unwrap returns what the descriptor is instead.
+func (e *NotListenerError) Unwrap() error { return e.Err }
+
 // maxListenFDs bounds LISTEN_FDS: far more than any unit passes, and few enough that
 // a corrupt value cannot make the process walk its descriptor table.
 const maxListenFDs = 1024

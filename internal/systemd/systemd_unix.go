@@ -26,8 +26,9 @@ type Listener struct {
 // it was not socket-activated), in descriptor order, and removes the LISTEN_*
 // variables from the environment. Every passed descriptor is made close-on-exec
 // before anything else is done with it, and replaced by the returned listener's own.
-// A passed descriptor that is not a listening stream socket is an error (and every
-// passed descriptor is closed then).
+// A passed descriptor that is not a listening Unix stream or TCP socket (a datagram,
+// sequential-packet or non-listening socket, or no socket) is a *NotListenerError,
+// and every passed descriptor is closed then.
 func Listeners() ([]Listener, error) {
 	n, names, err := parseListen(os.Getenv, os.Getpid())
 	for _, k := range []string{EnvListenPID, EnvListenFDs, EnvListenFDNames} {
@@ -48,27 +49,81 @@ func Listeners() ([]Listener, error) {
 	}
 	for i := range n {
 		fd := ListenFDsStart + i
-		f := os.NewFile(uintptr(fd), "systemd:"+names[i])
-		ln, err := net.FileListener(f) // a duplicate, close-on-exec
-		_ = f.Close()
-		if err != nil {
-			for j := i + 1; j < n; j++ {
-				_ = unix.Close(ListenFDsStart + j)
+		isUnix, err := checkListening(fd)
+		if err == nil {
+			f := os.NewFile(uintptr(fd), "systemd:"+names[i])
+			var ln net.Listener
+			ln, err = net.FileListener(f) // a duplicate, close-on-exec
+			_ = f.Close()
+			if err == nil {
+				out = append(out, Listener{Listener: ln, Name: names[i], Unix: isUnix})
+				continue
 			}
-			return fail(fmt.Errorf("systemd: descriptor %d (%q) is not a listening stream socket: %w", fd, names[i], err))
+		} else {
+			_ = unix.Close(fd)
 		}
-		l := Listener{Listener: ln, Name: names[i]}
-		switch ln.(type) {
-		case *net.UnixListener:
-			l.Unix = true
-		case *net.TCPListener:
-		default:
-			_ = ln.Close()
-			return fail(fmt.Errorf("systemd: descriptor %d (%q) is a %s socket, not Unix or TCP", fd, names[i], ln.Addr().Network()))
+		for j := i + 1; j < n; j++ {
+			_ = unix.Close(ListenFDsStart + j)
 		}
-		out = append(out, l)
+		return fail(&NotListenerError{FD: fd, Name: names[i], Err: err})
 	}
 	return out, nil
+}
+
+// checkListening says whether fd is a listening stream socket of a kind served
+// (Unix, IPv4 or IPv6), asking the kernel (SO_TYPE, SO_ACCEPTCONN, getsockname)
+// rather than trying to accept on it: net.FileListener takes a datagram socket or
+// one that does not listen, and every accept then fails.
+func checkListening(fd int) (isUnix bool, err error) {
+	typ, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TYPE)
+	if err != nil {
+		if errors.Is(err, unix.ENOTSOCK) {
+			return false, errors.New("it is not a socket")
+		}
+		return false, fmt.Errorf("its socket type cannot be read: %w", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return false, fmt.Errorf("its address cannot be read: %w", err)
+	}
+	var family string
+	switch sa.(type) {
+	case *unix.SockaddrUnix:
+		family, isUnix = "Unix", true
+	case *unix.SockaddrInet4:
+		family = "IPv4"
+	case *unix.SockaddrInet6:
+		family = "IPv6"
+	default:
+		return false, fmt.Errorf("it is a socket of an address family serve does not use (%T)", sa)
+	}
+	switch typ {
+	case unix.SOCK_STREAM:
+	case unix.SOCK_DGRAM:
+		kind := "a Unix datagram socket (ListenDatagram=)"
+		if !isUnix {
+			kind = "a UDP socket (ListenDatagram=)"
+		}
+		return false, errors.New("it is " + kind)
+	case unix.SOCK_SEQPACKET:
+		// A stream protocol over a socket that keeps message boundaries would cut
+		// frames at the reader's buffer size: refused rather than half supported.
+		return false, errors.New("it is a " + family + " sequential-packet socket (ListenSequentialPacket=); only stream sockets (ListenStream=) are served")
+	default:
+		return false, fmt.Errorf("it is a %s socket of type %d", family, typ)
+	}
+	listening, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ACCEPTCONN)
+	if err != nil {
+		return false, fmt.Errorf("whether it listens cannot be read: %w", err)
+	}
+	if listening == 0 {
+		proto := "TCP"
+		if isUnix {
+			proto = "Unix stream"
+		}
+		return false, errors.New("it is a " + proto + " socket that is not listening (bound or connected, but listen(2) was not called)")
+	}
+	return isUnix, nil
 }
 
 // Notifier sends state changes to the service manager (sd_notify(3)). A nil

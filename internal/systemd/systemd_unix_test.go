@@ -107,6 +107,13 @@ func helper() int {
 	ls, err := Listeners()
 	if err != nil {
 		fmt.Println("error:", err)
+		var open []int
+		for _, fd := range []int{ListenFDsStart, ListenFDsStart + 1} {
+			if _, ferr := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); ferr == nil {
+				open = append(open, fd)
+			}
+		}
+		fmt.Printf("passed descriptors still open: %v\n", open)
 		return 1
 	}
 	for _, l := range ls {
@@ -169,19 +176,72 @@ func TestListeners(t *testing.T) {
 	if out != want {
 		t.Fatalf("helper said:\n%s\nwant:\n%s", out, want)
 	}
-	// A datagram socket is not something to listen on.
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+}
+
+// rawSocket returns a socket of the given domain and type bound to an address of
+// its own (a path in a temporary directory, or an ephemeral loopback port), listening
+// when listen is set, as a file to pass.
+func rawSocket(t *testing.T, domain, typ int, listen bool) *os.File {
+	t.Helper()
+	fd, err := unix.Socket(domain, typ, 0)
+	if err != nil {
+		t.Skipf("socket(%d, %d): %v", domain, typ, err)
+	}
+	unix.CloseOnExec(fd)
+	f := os.NewFile(uintptr(fd), "test socket")
+	t.Cleanup(func() { _ = f.Close() })
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}
+	if domain == unix.AF_UNIX {
+		sa = &unix.SockaddrUnix{Name: filepath.Join(t.TempDir(), "s")}
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		t.Fatal(err)
+	}
+	if listen {
+		if err := unix.Listen(fd, 8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+// A passed descriptor that is not a listening Unix stream or TCP socket is refused
+// before anything accepts on it, saying what it is instead, and the descriptors
+// passed with it are closed too (nothing is left to inherit).
+func TestListenersRefuseNonListening(t *testing.T) {
+	regular, err := os.CreateTemp(t.TempDir(), "file")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pc.Close()
-	f, err := pc.(*net.UDPConn).File()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if out := runHelper(t, []*os.File{f}, "LISTEN_FDS=1"); !strings.HasPrefix(out, "error: systemd: descriptor 3") {
-		t.Fatalf("helper said:\n%s", out)
+	t.Cleanup(func() { _ = regular.Close() })
+	for _, tc := range []struct {
+		name string
+		file func(t *testing.T) *os.File
+		want string
+	}{
+		{"unix datagram", func(t *testing.T) *os.File { return rawSocket(t, unix.AF_UNIX, unix.SOCK_DGRAM, false) },
+			"is not a listening stream socket: it is a Unix datagram socket (ListenDatagram=)"},
+		{"udp", func(t *testing.T) *os.File { return rawSocket(t, unix.AF_INET, unix.SOCK_DGRAM, false) },
+			"is not a listening stream socket: it is a UDP socket (ListenDatagram=)"},
+		{"unix stream bound, not listening", func(t *testing.T) *os.File { return rawSocket(t, unix.AF_UNIX, unix.SOCK_STREAM, false) },
+			"it is a Unix stream socket that is not listening"},
+		{"tcp bound, not listening", func(t *testing.T) *os.File { return rawSocket(t, unix.AF_INET, unix.SOCK_STREAM, false) },
+			"it is a TCP socket that is not listening"},
+		{"unix seqpacket listening", func(t *testing.T) *os.File { return rawSocket(t, unix.AF_UNIX, unix.SOCK_SEQPACKET, true) },
+			"it is a Unix sequential-packet socket (ListenSequentialPacket=)"},
+		{"regular file", func(*testing.T) *os.File { return regular }, "it is not a socket"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			good := listenerFile(t, "tcp", "127.0.0.1:0")
+			out := runHelper(t, []*os.File{good, tc.file(t)}, "LISTEN_FDS=2", "LISTEN_FDNAMES=good:bad")
+			want := "error: systemd: passed descriptor 4 (FileDescriptorName=bad) is not a listening stream socket: "
+			if !strings.HasPrefix(out, want) || !strings.Contains(out, tc.want) {
+				t.Fatalf("helper said:\n%s\nwant %q ... %q", out, want, tc.want)
+			}
+			if !strings.Contains(out, "passed descriptors still open: []") {
+				t.Errorf("descriptors left open: %s", out)
+			}
+		})
 	}
 }
 

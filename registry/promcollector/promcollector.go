@@ -11,9 +11,11 @@
 // same metrics and its own (see docs/operations.md for the metrics).
 //
 // Label values are bounded: adapter names come from the host's adapters, method names
-// only from the catalogs the adapters advertised (the calls of any other method name,
-// which a caller may invent, are counted under method="(other)"), codes from the eight
-// protocol error codes plus "ok".
+// only from the catalogs the adapters serve now, at most 128 per adapter and none
+// longer than 128 bytes (the calls of any other method name, which a caller may invent
+// or an earlier catalog advertised, are counted under method="(other)"), codes from
+// the eight protocol error codes plus "ok". adapterkit_calls_caller_errors_total tells
+// the failures that were the caller's doing (lifecycle.MethodStats.CallerErrors).
 package promcollector
 
 import (
