@@ -53,7 +53,7 @@ func TestNodeModuleHint(t *testing.T) {
 			"--allow-read " + sdk},
 		{"not readable, path named", open(quote("  code: 'EACCES',", "  syscall: 'open',", "  path: '"+filepath.Join(sdk, "dist", "index.js")+"'", "}")),
 			"--allow-read " + sdk},
-		{"not found, package named", open(quote("Error [ERR_MODULE_NOT_FOUND]: Cannot find package '"+filepath.Join(sdk, "dist", "x.js")+"' imported from "+launcher)),
+		{"not found, package named", open(quote("Error [ERR_MODULE_NOT_FOUND]: Cannot find package '" + filepath.Join(sdk, "dist", "x.js") + "' imported from " + launcher)),
 			"--allow-read " + sdk},
 		{"another failure", open(quote("/usr/bin/env: 'node': No such file or directory")), ""},
 		{"not a start failure", errors.New("ERR_MODULE_NOT_FOUND"), ""},
