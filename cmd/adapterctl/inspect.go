@@ -18,10 +18,12 @@ may exit on its own, and its whole process tree is killed and verified gone.
 
 ` + adapterHelp + `
 --json prints {"name","path","pid","supervision","dropped":[{"mechanism","reason"}],
-"sandbox","protocol","services":[{"id","version","methods"}],"cleanup_verified"};
-"dropped" lists the stronger supervision mechanisms not in effect and why, the
-unenforced parts of a --sandbox-best-effort sandbox included (absent when none);
-"sandbox" says what sandbox is in force and by which mechanisms (absent without one);
+"sandbox","grants":[{"access","what","from"}],"protocol","services":[{"id","version",
+"methods"}],"cleanup_verified"}; "dropped" lists the stronger supervision mechanisms not
+in effect and why, the unenforced parts of a --sandbox-best-effort sandbox included
+(absent when none); "sandbox" says what sandbox is in force and by which mechanisms, and
+"grants" what it lets the adapter read, write, execute and reach, by default or by which
+--allow-* flag (both absent without one);
 cleanup_verified false comes with exit status 4.
 `
 
@@ -39,6 +41,7 @@ type inspectOutput struct {
 	Supervision     string         `json:"supervision"`
 	Dropped         []dropped      `json:"dropped,omitempty"`
 	Sandbox         string         `json:"sandbox,omitempty"`
+	Grants          []sandboxGrant        `json:"grants,omitempty"`
 	Protocol        int            `json:"protocol"`
 	Services        []wire.Service `json:"services"`
 	CleanupVerified bool           `json:"cleanup_verified"`
@@ -72,6 +75,9 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		out.Services = []wire.Service{}
 	}
 	out.Sandbox = a.Supervision().Sandbox
+	if out.Sandbox != "" {
+		out.Grants = sandboxGrants(cfg.Sandbox, t.Path)
+	}
 	for _, d := range a.Supervision().Dropped {
 		out.Dropped = append(out.Dropped, dropped{Mechanism: d.Mechanism.String(), Reason: d.Reason})
 	}
@@ -103,6 +109,7 @@ func printInspect(e *env, out inspectOutput) {
 	}
 	if out.Sandbox != "" {
 		fmt.Fprintf(w, "sandbox      %s\n", out.Sandbox)
+		printGrants(w, out.Grants)
 	}
 	fmt.Fprintf(w, "protocol     %d\n", out.Protocol)
 	fmt.Fprintf(w, "services     %d\n", len(out.Services))
