@@ -41,7 +41,7 @@ type inspectOutput struct {
 	Supervision     string         `json:"supervision"`
 	Dropped         []dropped      `json:"dropped,omitempty"`
 	Sandbox         string         `json:"sandbox,omitempty"`
-	Grants          []sandboxGrant        `json:"grants,omitempty"`
+	Grants          []sandboxGrant `json:"grants,omitempty"`
 	Protocol        int            `json:"protocol"`
 	Services        []wire.Service `json:"services"`
 	CleanupVerified bool           `json:"cleanup_verified"`
