@@ -40,13 +40,18 @@ line says whether that was proven. With --json both lines are JSON objects:
 An adapter opened by name follows new versions of its major version dropped into its
 DIR (see 'adapterctl upgrade'); --upgrade-digest NAME=SHA256 pins NAME's upgrades to
 the files with the digests given.
-
-Exit status: 0 after a shutdown with every process tree verified gone; 4 when some
-could not be proven gone; 3 when the daemon could not start (the socket is in use by
-a running daemon, cannot be created, or daemons are unsupported on this OS); 5 when
-a DIR cannot be scanned; 2 for usage errors (also a --socket path that exists and is
-not a socket).
 ` + sandboxHelp + policyHelp
+
+// serveExitHelp documents serve's exit statuses, which end its help.
+const serveExitHelp = `Exit status:
+  0  stopped, every adapter's process tree verified gone
+  2  usage error (bad flags or arguments; also a --socket path that exists and is not
+     a socket, a certificate or key that does not load)
+  3  the daemon could not serve: it could not start (the socket is in use by a running
+     daemon or cannot be created, or daemons are unsupported on this OS)
+  4  some adapter's process tree could not be proven gone at shutdown
+  5  a DIR cannot be scanned
+`
 
 // serveEvent is the JSON shape of the lines serve prints with --json.
 type serveEvent struct {
