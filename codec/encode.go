@@ -287,7 +287,7 @@ func newEncoder(t reflect.Type) encFunc {
 				}
 				var err error
 				if dst, err = elem(dst, v.Index(i), sp); err != nil {
-					return nil, err
+					return nil, atIndex(err, i)
 				}
 			}
 			return append(dst, ']'), nil
@@ -310,7 +310,7 @@ func newEncoder(t reflect.Type) encFunc {
 			for it := v.MapRange(); it.Next(); {
 				name, err := key(it.Key())
 				if err != nil {
-					return nil, err
+					return nil, atPath(err, "", "a map key") // no name to give it yet
 				}
 				members = append(members, member{name, it.Value()})
 			}
@@ -324,7 +324,7 @@ func newEncoder(t reflect.Type) encFunc {
 				dst = append(dst, ':')
 				var err error
 				if dst, err = elem(dst, m.v, sp); err != nil {
-					return nil, err
+					return nil, atKey(err, m.name)
 				}
 			}
 			return append(dst, '}'), nil
@@ -339,7 +339,7 @@ func newEncoder(t reflect.Type) encFunc {
 				}
 				var err error
 				if dst, err = elem(dst, v.Index(i), sp); err != nil {
-					return nil, err
+					return nil, atIndex(err, i)
 				}
 			}
 			return append(dst, ']'), nil
@@ -351,6 +351,7 @@ func newEncoder(t reflect.Type) encFunc {
 }
 
 type encField struct {
+	name      string // the member's name, for an error's path
 	key       string // `"name":`, escaped
 	index     []int
 	omitEmpty bool
@@ -413,7 +414,7 @@ func structEncoder(t reflect.Type) encFunc {
 				return false
 			}
 			names[name] = true
-			fields = append(fields, encField{key: string(appendString(nil, name)) + ":", index: index, omitEmpty: omit, omitZero: omitZero, fn: buildEncoder(f.Type)})
+			fields = append(fields, encField{name: name, key: string(appendString(nil, name)) + ":", index: index, omitEmpty: omit, omitZero: omitZero, fn: buildEncoder(f.Type)})
 		}
 		return true
 	}
@@ -439,7 +440,7 @@ func structEncoder(t reflect.Type) encFunc {
 			dst = append(dst, f.key...)
 			var err error
 			if dst, err = f.fn(dst, fv, sp); err != nil {
-				return nil, err
+				return nil, atField(err, f.name)
 			}
 		}
 		return append(dst, '}'), nil
@@ -494,7 +495,8 @@ func isEmpty(v reflect.Value) bool {
 // appendFloat formats as encoding/json does (ES6 number formatting).
 func appendFloat(dst []byte, f float64, bits int) ([]byte, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
-		return nil, errStd
+		// encoding/json's error, word for word, so that the field can be named.
+		return nil, &json.UnsupportedValueError{Value: reflect.ValueOf(f), Str: strconv.FormatFloat(f, 'g', -1, bits)}
 	}
 	abs := math.Abs(f)
 	format := byte('f')

@@ -73,25 +73,28 @@ type Method[P, R any] struct {
 // NewMethod adds the method svc.ID()+"."+name to svc and returns its description.
 //
 // P and R must make the trip a call gives them (encoded by one end, decoded by the
-// other, the same value again): a type that cannot, such as a field of type chan or
-// func, an interface with methods, or a type with MarshalJSON but no UnmarshalJSON,
-// makes the service invalid, with one line naming the method, the field and the type
-// (see codec.CheckType), e.g.
+// other, the same value again). A type that cannot, such as a field of type chan or
+// func, an interface with methods, or a type with MarshalJSON but no UnmarshalJSON, is
+// a programming error in the contract: NewMethod panics, as regexp.MustCompile does,
+// with an error (errors.Is(err, ErrInvalid)) of one line naming the method, which of
+// the two types, the field and the type (see codec.CheckType), e.g.
 //
 //	contract: invalid service description: method "example.device.read" params: field "done": chan struct {} cannot be sent
 //
-// so that it is refused where the contract is written, not when it is called.
+// so that it is refused where the contract is written — at the package initialization
+// of a contract declared in a var block — not when it is called. An invalid name, or a
+// name declared twice, is reported by [Service.Validate].
 func NewMethod[P, R any](svc *Service, name string) *Method[P, R] {
 	full := svc.id + "." + name
+	if err := checkTypes[P, R](full); err != nil {
+		panic(fmt.Errorf("%w: %v", ErrInvalid, err))
+	}
 	if err := proto.ValidateName(full); err != nil {
 		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: method %q: %v", ErrInvalid, full, err))
 	} else if slices.Contains(svc.methods, full) {
 		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: method %q declared twice", ErrInvalid, full))
 	} else {
 		svc.methods = append(svc.methods, full)
-	}
-	if err := checkTypes[P, R](full); err != nil {
-		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: %v", ErrInvalid, err))
 	}
 	return &Method[P, R]{svc: svc, name: full}
 }

@@ -92,12 +92,37 @@ func TestTypes(t *testing.T) {
 		} `json:"inner"`
 	}
 	bad := contract.NewService("example.types", 1)
-	contract.NewMethod[struct{ F func() }, struct{}](bad, "params")
-	contract.NewMethod[struct{}, badResult](bad, "result")
-	err := bad.Validate()
-	want := `contract: invalid service description: method "example.types.params" params: field "F": func() cannot be sent` + "\n" +
-		`contract: invalid service description: method "example.types.result" result: field "inner.z": complex128 cannot be sent`
-	if !errors.Is(err, contract.ErrInvalid) || err.Error() != want {
-		t.Fatalf("Validate() = %v\nwant %s", err, want)
+	for _, c := range []struct {
+		declare func()
+		want    string
+	}{
+		{func() { contract.NewMethod[struct{ F func() }, struct{}](bad, "params") },
+			`contract: invalid service description: method "example.types.params" params: field "F": func() cannot be sent`},
+		{func() { contract.NewMethod[struct{}, badResult](bad, "result") },
+			`contract: invalid service description: method "example.types.result" result: field "inner.z": complex128 cannot be sent`},
+		{func() { contract.NewMethod[struct{ C chan int }, struct{}](bad, "chan") },
+			`contract: invalid service description: method "example.types.chan" params: field "C": chan int cannot be sent`},
+	} {
+		err := declarePanics(c.declare)
+		if !errors.Is(err, contract.ErrInvalid) || err.Error() != c.want {
+			t.Errorf("NewMethod panicked with %v\nwant %s", err, c.want)
+		}
 	}
+	if err := bad.Validate(); err != nil || len(bad.Methods()) != 0 {
+		t.Errorf("a method refused at declaration was added: %v %q", err, bad.Methods())
+	}
+}
+
+// declarePanics runs declare and returns the error it panicked with, or nil.
+func declarePanics(declare func()) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err, _ = v.(error)
+			if err == nil {
+				err = fmt.Errorf("panic with a %T: %v", v, v)
+			}
+		}
+	}()
+	declare()
+	return nil
 }

@@ -479,7 +479,24 @@ func mapError(err error, path, method string) *Error {
 			d.ViolationDetail = ve.Err.Error()
 		}
 	}
+	// A start failure: an OpenError with no call error outside it. The adapter did not
+	// start, so the call was never sent, whatever became of the initialize request
+	// inside the OpenError (that one may well be uncertain).
+	var inner *runtime.CallError
+	startFailed := errors.As(err, &oe) && (!errors.As(err, &ce) || errors.As(oe.Err, &inner) && inner == ce)
 	switch {
+	case startFailed:
+		d.Stage, d.NeverStarted = string(oe.Stage), true
+		if inner != nil {
+			d.AdapterCode = string(inner.Code)
+		}
+		if oe.Cleanup != nil {
+			d.Cleanup = oe.Cleanup.Error()
+		}
+		if errors.Is(err, runtime.ErrClosed) {
+			return newError(CodeInternal, d, "daemon is shutting down")
+		}
+		return newError(CodeTransportError, d, "adapter did not start: %v", oe.Err)
 	case errors.As(err, &ce):
 		d.AdapterCode, d.Uncertain, d.NeverStarted = string(ce.Code), ce.Uncertain, ce.NeverStarted
 		if ce.RawCode != string(ce.Code) {
@@ -494,15 +511,6 @@ func mapError(err error, path, method string) *Error {
 			return newError(CodeInvalidParams, d, "adapter refused the call: %s", ce.Message)
 		}
 		return newError(CodeTransportError, d, "%s", ce.Message)
-	case errors.As(err, &oe):
-		d.Stage = string(oe.Stage)
-		if oe.Cleanup != nil {
-			d.Cleanup = oe.Cleanup.Error()
-		}
-		if errors.Is(err, runtime.ErrClosed) {
-			return newError(CodeInternal, d, "daemon is shutting down")
-		}
-		return newError(CodeTransportError, d, "adapter did not start: %v", oe.Err)
 	case errors.Is(err, runtime.ErrClosed):
 		return newError(CodeInternal, d, "daemon is shutting down")
 	case errors.Is(err, context.DeadlineExceeded):

@@ -53,7 +53,7 @@ type envelope struct {
 // is ever repurposed.
 type Code string
 
-// The error codes of control-plane-framing-v1.txt.
+// The error codes of the control plane (docs/control-plane.md#error-codes).
 const (
 	// CodeNotImplemented: the method is known, but nothing can serve it; for Send,
 	// the adapter does not advertise the method.

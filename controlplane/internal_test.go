@@ -238,6 +238,21 @@ func TestMapError(t *testing.T) {
 	if d, _ := e.CallDetails(); d.Violation != wire.UnknownReply.String() || !d.Uncertain || d.AdapterCode != "closed" {
 		t.Errorf("violation details %+v", d)
 	}
+	// An adapter that exited during its handshake: initialize's outcome is uncertain,
+	// but the call was never sent.
+	exited := &wire.ViolationError{Kind: wire.ProcessExited}
+	e = mapError(&lifecycle.OpenError{Stage: lifecycle.StageHandshake,
+		Err: &runtime.CallError{Method: "system.adapter.initialize", ID: 1, Code: wire.CodeClosed, Uncertain: true, Cause: exited}}, "/p", "m")
+	if d, _ := e.CallDetails(); e.Code != CodeTransportError || !d.NeverStarted || d.Uncertain || d.Stage != "handshake" ||
+		d.AdapterCode != "closed" || d.Violation != wire.ProcessExited.String() {
+		t.Errorf("start failure: %s %+v, want never started, stage handshake", e.Code, d)
+	}
+	// A call that failed uncertain after a restart's start failed keeps its own outcome.
+	e = mapError(&runtime.CallError{Method: "m", ID: 3, Code: wire.CodeClosed, Uncertain: true,
+		Cause: &lifecycle.OpenError{Stage: lifecycle.StageSpawn, Err: errors.New("x")}}, "/p", "m")
+	if d, _ := e.CallDetails(); !d.Uncertain || d.NeverStarted {
+		t.Errorf("uncertain call: %+v, want it uncertain", d)
+	}
 }
 
 // TestOversizedAnswer: an answer that would exceed the frame cap is never sent; the

@@ -54,7 +54,13 @@ func (c *serverConn) dispatch(env envelope) {
 	case methodUpgrade:
 		var p upgradeParams
 		if err = decodeParams(env.Params, &p); err == nil {
-			result, err = c.srv.set.upgrade(c.ctx, p.Adapter, p.Retry)
+			var up *UpgradeResult
+			if up, err = c.srv.set.upgrade(c.ctx, p.Adapter, p.Retry); err == nil && p.Adapter != "" && len(up.Adapters) == 0 {
+				// Not open: an adapter the directories hold is answered with an empty
+				// list (nothing runs to upgrade), any other name with not_found.
+				_, err = c.srv.set.resolve(c.ctx, p.Adapter)
+			}
+			result = up
 		}
 	case methodDiscover:
 		result, err = c.handleDiscover(env)

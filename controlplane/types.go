@@ -27,7 +27,7 @@ type PingResult struct {
 type VersionResult struct {
 	// Daemon is the daemon's own version (ServerConfig.Version).
 	Daemon string `json:"daemon"`
-	// Protocol is the control-plane protocol version: 1 (control-plane-framing-v1.txt).
+	// Protocol is the control-plane protocol version: 1 (docs/control-plane.md).
 	Protocol int `json:"protocol"`
 	// AdapterProtocol is the Adapter process protocol version spoken with adapters.
 	AdapterProtocol int `json:"adapter_protocol"`

@@ -114,3 +114,22 @@ func TestUpgradeThroughDaemon(t *testing.T) {
 		wantCode(t, err, CodeInvalidParams)
 	}
 }
+
+// Upgrade of a name no directory holds is not_found, as Send of it is; a name the
+// directories hold that is not open yet has nothing running to upgrade: an empty list.
+func TestUpgradeUnknownAdapter(t *testing.T) {
+	dir := adapterDir(t)
+	installVersion(t, dir, "1.0.0")
+	sock := startServer(t, ServerConfig{Dirs: []string{dir}, WatchInterval: time.Hour})
+	c := dial(t, sock)
+	if _, err := c.Upgrade(testCtx(t), "nosuch"); CodeOf(err) != CodeNotFound {
+		t.Errorf("Upgrade(nosuch) = %v, want not_found", err)
+	}
+	r, err := c.Upgrade(testCtx(t), "upg")
+	if err != nil || r == nil || len(r.Adapters) != 0 {
+		t.Errorf("Upgrade(upg), not open = %+v, %v; want an empty list", r, err)
+	}
+	if _, err := c.Upgrade(testCtx(t), ""); err != nil {
+		t.Errorf("Upgrade() = %v, want every open adapter (none)", err)
+	}
+}

@@ -26,7 +26,9 @@ import (
 //     checked by being found there: that package compiles with the rest;
 //   - any other snippet of declarations is compiled as a file of its own;
 //   - a snippet of statements is compiled as the body of a function, after the
-//     variables it declares (a host snippet shows their use in prose, not in code).
+//     variables it declares (a host snippet shows their use in prose, not in code);
+//   - a whole file of package main (a program the README has a reader write) is
+//     compiled as it is.
 //
 // Packages are imported by their names (below); ctx, h and reg are given, as the
 // prose around the snippets introduces them: a context, a *registry.Handle and a
@@ -158,6 +160,9 @@ func quotes(files map[string][]string, text string) string {
 
 // snippetSource turns a snippet into a compilable file of package main.
 func snippetSource(s snippet) (string, error) {
+	if strings.HasPrefix(s.text, "package main\n") {
+		return fmt.Sprintf("// Code generated from %s by TestGoSnippetsCompile. DO NOT EDIT.\n\n%s", s.where, s.text), nil // a whole file
+	}
 	fset := token.NewFileSet()
 	var body string
 	if _, err := parser.ParseFile(fset, "", "package main\n"+s.text, 0); err == nil {

@@ -174,17 +174,21 @@ func TestHostInput(t *testing.T) {
 			}
 		}
 		// A contract method whose params type cannot be sent at all is refused where it
-		// is declared: no client is bound to it, so no call can be made.
+		// is declared (NewMethod panics): no client can be bound to it, so no call made.
 		type unencodable struct {
 			Done chan struct{} `json:"done"`
 			Hook func()        `json:"hook"`
 		}
-		badService := contract.NewService("rogue.test", 1)
-		contract.NewMethod[unencodable, json.RawMessage](badService, "echo")
-		if _, err := registry.NewClient(h, badService); !errors.Is(err, contract.ErrInvalid) ||
-			!strings.Contains(err.Error(), `method "rogue.test.echo" params: field "done": chan struct {} cannot be sent`) {
-			t.Fatalf("NewClient(unencodable) = %v, want the declaration refused", err)
-		}
+		func() {
+			defer func() {
+				err, _ := recover().(error)
+				if !errors.Is(err, contract.ErrInvalid) ||
+					!strings.Contains(err.Error(), `method "rogue.test.echo" params: field "done": chan struct {} cannot be sent`) {
+					t.Fatalf("NewMethod(unencodable) panicked with %v, want the declaration refused", err)
+				}
+			}()
+			contract.NewMethod[unencodable, json.RawMessage](contract.NewService("rogue.test", 1), "echo")
+		}()
 		// A value that cannot encode (a NaN) fails before anything is sent: the codec's
 		// error (encoding/json's unsupported value) is the cause.
 		_, err := registry.Call(stepCtx(t), s.c, rogueEcho, any(map[string]float64{"x": math.NaN()}))

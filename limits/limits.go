@@ -50,7 +50,7 @@ const (
 	ProcessCleanup = 2 * time.Second
 
 	// ControlMaxFrameSize is the largest body of one control-plane frame, 16 MiB
-	// (control-plane-framing-v1.txt); larger frames are refused with frame_too_large.
+	// (docs/control-plane.md#frames); larger frames are refused with frame_too_large.
 	ControlMaxFrameSize = 16 << 20
 )
 

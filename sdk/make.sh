@@ -216,13 +216,12 @@ test_sdk() {
 
 # summary: one line naming every language this run skipped (from $ADAPTERKIT_SKIPLOG).
 summary() {
-	local langs
 	if [ -z "$skiplog" ] || [ ! -s "$skiplog" ]; then
 		echo "SDK summary: nothing skipped: python, typescript and rust all took part"
 		return
 	fi
-	langs=$(cut -d'|' -f1 "$skiplog" | sort -u | paste -sd, - | sed 's/,/, /g')
-	echo "SDK summary: SKIPPED $langs: $(cut -d'|' -f1,3 "$skiplog" | sort -u | sed 's/|/: /' | paste -sd';' - | sed 's/;/; /g'). The SKIP: lines above say how to get each."
+	# One "LANG: WHY" per language and reason: "SKIPPED rust: cargo is not installed."
+	echo "SDK summary: SKIPPED $(cut -d'|' -f1,3 "$skiplog" | sort -u | sed 's/|/: /' | paste -sd';' - | sed 's/;/; /g'). The SKIP: lines above say how to get each."
 }
 
 usage() {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	goruntime "runtime"
 	"strings"
 	"testing"
 )
@@ -91,5 +92,25 @@ func TestCallJSONError(t *testing.T) {
 				t.Errorf("report %+v call %+v, want call %+v violation %q", rep, got, tt.call, tt.violation)
 			}
 		})
+	}
+}
+
+// TestCallStartFailure: an adapter that exits before it answers initialize was never
+// called: the outcome says never started, not the uncertain outcome of the initialize
+// request itself, and --json names the stage.
+func TestCallStartFailure(t *testing.T) {
+	if goruntime.GOOS == "windows" {
+		t.Skip("a script adapter")
+	}
+	dies := writeFile(t, t.TempDir(), "dies_v1.0.0", "#!/bin/sh\necho 'no configuration file' >&2\nexit 1\n", 0o755)
+	r := runCmd(t, "", "call", dies, "example.echo.echo")
+	r.want(t, ExitBroken, nil, []string{"outcome: never started (the adapter did not start, stage handshake", `"no configuration file"`})
+	if strings.Contains(r.stderr, "uncertain") {
+		t.Errorf("a call never sent is reported uncertain:\n%s", r.stderr)
+	}
+	r = runCmd(t, "", "call", "--json", dies, "example.echo.echo")
+	var rep errorReport
+	if err := json.Unmarshal([]byte(r.stderr), &rep); err != nil || rep.Stage != "handshake" || rep.Exit != ExitBroken {
+		t.Errorf("--json: %v, stage %q, exit %d:\n%s", err, rep.Stage, rep.Exit, r.stderr)
 	}
 }

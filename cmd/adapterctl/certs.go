@@ -35,6 +35,14 @@ These are certificates for trying remote access out; for production use your own
 clientAuth for clients) and keep ca.key off the daemon's machine.
 `
 
+// certsExitHelp documents certs' exit statuses, which end its help.
+const certsExitHelp = `Exit status:
+  0  the certificates asked for are in DIR
+  1  they could not be made: DIR or a file in it cannot be read or written, or the CA
+     found there cannot be used
+  2  usage error (bad flags or arguments)
+`
+
 func runCerts(_ context.Context, e *env, args []string) int {
 	var (
 		dir            string

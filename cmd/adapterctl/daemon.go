@@ -374,6 +374,9 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 	if err := printAdapters(e.stdout, r.Adapters); err != nil {
 		return finish(e, "status", err)
 	}
+	if err := printSandboxes(e.stdout, r.Adapters); err != nil {
+		return finish(e, "status", err)
+	}
 	return finish(e, "status", printFigures(e.stdout, r.Adapters))
 }
 

@@ -398,7 +398,7 @@ func TestDaemonUsage(t *testing.T) {
 	runCmd(t, "", "help", "serve").want(t, ExitOK, []string{"SIGTERM", "-adapter-stderr", "-inherit-env", "-log LEVEL"}, nil)
 	runCmd(t, "", "help", "ping").want(t, ExitOK, []string{"not_found 5", "transport_error"}, nil)
 	runCmd(t, "", "help", "call").want(t, ExitOK, []string{"--socket", "NAME@CONSTRAINT"}, nil)
-	runCmd(t, "", "help").want(t, ExitOK, []string{"serve", "capabilities", "discover", "the daemon (--socket) could not be reached"}, nil)
+	runCmd(t, "", "help").want(t, ExitOK, []string{"serve", "capabilities", "discover", "daemon could not be reached or started"}, nil)
 }
 
 // TestControlStatus: every control-plane error maps to its documented exit status,

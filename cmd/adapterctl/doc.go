@@ -98,9 +98,10 @@
 //	0  success
 //	1  the adapter answered with an error (call), or a check failed (check)
 //	2  usage error (bad flags or arguments, malformed JSON)
-//	3  the connection broke: the adapter could not be started, the handshake failed,
-//	   the adapter violated the protocol or its process exited; or the daemon could
-//	   not be reached, closed the connection, did not answer, or could not start
+//	3  the adapter or the daemon could not serve the command: the adapter could not
+//	   be started, failed its handshake, violated the protocol or exited; the daemon
+//	   could not be reached or started, was not trusted, closed the connection, did
+//	   not answer, or refused the request (permission_denied, internal, unknown_method)
 //	4  the adapter's process tree could not be verified gone (takes precedence)
 //	5  the adapter was not found, or a directory could not be scanned
 //
@@ -112,6 +113,8 @@
 // protocol or exited; 4 when its process tree was not verified gone; frame_too_large
 // 2; permission_denied, unknown_method, internal and codes unknown to this
 // adapterctl 3.
+//
+// serve and certs have their own exit statuses, in their help.
 //
 // Errors go to stderr, as text, or as one JSON object with --json. Run
 // "adapterctl help COMMAND" for the details of each command, and "adapterctl help check"

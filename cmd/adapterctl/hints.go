@@ -33,5 +33,5 @@ func hintFor(err error) string {
 	case errors.As(err, &ve) && ve.Kind == wire.Output:
 		return outputHint
 	}
-	return ""
+	return nodeModuleHint(err)
 }

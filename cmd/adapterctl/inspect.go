@@ -18,13 +18,15 @@ may exit on its own, and its whole process tree is killed and verified gone.
 
 ` + adapterHelp + `
 --json prints {"name","path","pid","supervision","dropped":[{"mechanism","reason"}],
-"sandbox","derived","protocol","services":[{"id","version","methods"}],"cleanup_verified"};
-"dropped" lists the stronger supervision mechanisms not in effect and why, the
-unenforced parts of a --sandbox-best-effort sandbox included (absent when none);
-"sandbox" says what sandbox is in force and by which mechanisms (absent without one);
-"derived" lists what the sandbox grants beyond the policy because the adapter needs it
-to run ("exec P": its interpreter or loader; "read D": an interpreter's installation
-prefix), found from the executable and its PATH (absent when nothing was);
+"sandbox","grants":[{"access","what","from"}],"derived","protocol","services":[{"id",
+"version","methods"}],"cleanup_verified"}; "dropped" lists the stronger supervision
+mechanisms not in effect and why, the unenforced parts of a --sandbox-best-effort sandbox
+included (absent when none); "sandbox" says what sandbox is in force and by which
+mechanisms, and "grants" what it lets the adapter read, write, execute and reach, by
+default or by which --allow-* flag (both absent without one); "derived" lists what the
+sandbox grants beyond the policy because the adapter needs it to run ("exec P": its
+interpreter or loader; "read D": an interpreter's installation prefix), found from the
+executable and its PATH (absent when nothing was);
 cleanup_verified false comes with exit status 4.
 `
 
@@ -42,6 +44,7 @@ type inspectOutput struct {
 	Supervision     string         `json:"supervision"`
 	Dropped         []dropped      `json:"dropped,omitempty"`
 	Sandbox         string         `json:"sandbox,omitempty"`
+	Grants          []sandboxGrant `json:"grants,omitempty"`
 	Derived         []string       `json:"derived,omitempty"`
 	Protocol        int            `json:"protocol"`
 	Services        []wire.Service `json:"services"`
@@ -76,6 +79,9 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		out.Services = []wire.Service{}
 	}
 	out.Sandbox = a.Supervision().Sandbox
+	if out.Sandbox != "" {
+		out.Grants = sandboxGrants(cfg.Sandbox, t.Path)
+	}
 	out.Derived = a.Supervision().Derived
 	for _, d := range a.Supervision().Dropped {
 		out.Dropped = append(out.Dropped, dropped{Mechanism: d.Mechanism.String(), Reason: d.Reason})
@@ -108,6 +114,7 @@ func printInspect(e *env, out inspectOutput) {
 	}
 	if out.Sandbox != "" {
 		fmt.Fprintf(w, "sandbox      %s\n", out.Sandbox)
+		printGrants(w, out.Grants)
 	}
 	for _, d := range out.Derived {
 		fmt.Fprintf(w, "  derived: %s\n", d)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -167,6 +168,9 @@ type errorReport struct {
 	// Stderr is, when the adapter exited during the handshake, the last lines it wrote
 	// to standard error (quoted): usually why it could not start.
 	Stderr []string `json:"stderr,omitempty"`
+	// Stage is, when the adapter did not start, how far starting it got ("spawn",
+	// "handshake"): nothing of the command's own call was sent.
+	Stage string `json:"stage,omitempty"`
 	// Control is the daemon's error, for a command sent to a daemon (--socket).
 	Control *controlReport `json:"control,omitempty"`
 	// Hint says what to do, when adapterctl knows (hints.go).
@@ -199,6 +203,7 @@ func newErrorReport(cmd string, err error, cleanup error, status int) errorRepor
 		var oe *lifecycle.OpenError
 		if errors.As(err, &oe) {
 			r.Stderr = oe.Stderr
+			r.Stage = string(oe.Stage)
 		}
 		var ve *wire.ViolationError
 		if errors.As(err, &ve) {
@@ -257,6 +262,10 @@ func reportError(w io.Writer, cmd string, asJSON bool, err, cleanup error, statu
 			}
 			fmt.Fprintln(w)
 			switch {
+			case r.Stage != "" && c.Method == proto.MethodInitialize:
+				// The start failed: whatever became of initialize, the command's call
+				// (if it has one) was never sent.
+				fmt.Fprintf(w, "  outcome: never started (the adapter did not start, stage %s: no call was sent to it)\n", r.Stage)
 			case c.NeverStarted:
 				fmt.Fprintln(w, "  outcome: never started (nothing was sent to the adapter)")
 			case c.Uncertain:

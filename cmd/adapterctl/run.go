@@ -20,8 +20,10 @@ const (
 	ExitFailed = 1
 	// ExitUsage: bad flags or arguments, malformed JSON.
 	ExitUsage = 2
-	// ExitBroken: the connection broke: start or handshake failure, a protocol
-	// violation, or the adapter's process exited.
+	// ExitBroken: the adapter or the daemon could not serve the command: the adapter
+	// could not be started, failed its handshake, violated the protocol or exited; the
+	// daemon could not be reached or started, was not trusted, closed the connection,
+	// did not answer, or refused the request (permission_denied, internal, ...).
 	ExitBroken = 3
 	// ExitUnverified: the adapter's process tree could not be verified gone (R63).
 	ExitUnverified = 4
@@ -29,13 +31,19 @@ const (
 	ExitNotFound = 5
 )
 
-// exitCodesHelp documents the exit statuses in every help text.
+// exitBrokenHelp is what exit status 3 means, the one text every help uses for it.
+const exitBrokenHelp = `the adapter or the daemon could not serve the command: the adapter
+     could not be started, failed its handshake, violated the protocol or exited; the
+     daemon could not be reached or started, was not trusted, closed the connection,
+     did not answer, or refused the request (permission_denied, internal, unknown_method)`
+
+// exitCodesHelp documents the exit statuses in the help of the commands that start
+// adapters or ask a daemon; serve and certs have their own (serveExitHelp, certsExitHelp).
 const exitCodesHelp = `Exit status:
   0  success
   1  the adapter answered with an error (call), or a check failed (check)
   2  usage error (bad flags or arguments, malformed JSON)
-  3  the connection broke: start or handshake failure, protocol violation, process exited;
-     or the daemon (--socket) could not be reached, did not answer, or could not start
+  3  ` + exitBrokenHelp + `
   4  the adapter's process tree could not be verified gone (takes precedence over 1 and 3)
   5  adapter not found, or a directory could not be scanned
 `
@@ -185,9 +193,20 @@ func newFlags(e *env, name, synopsis, description string) *flags {
 		w := fs.Output()
 		fmt.Fprintf(w, "Usage: adapterctl %s %s\n\n%s\nFlags:\n", name, synopsis, strings.TrimLeft(description, "\n"))
 		fs.PrintDefaults()
-		fmt.Fprintf(w, "\n%s", exitCodesHelp)
+		fmt.Fprintf(w, "\n%s", exitHelpOf(name))
 	}
 	return &flags{FlagSet: fs, stdout: e.stdout}
+}
+
+// exitHelpOf returns the exit statuses of command name's help.
+func exitHelpOf(name string) string {
+	switch name {
+	case "serve":
+		return serveExitHelp
+	case "certs":
+		return certsExitHelp
+	}
+	return exitCodesHelp
 }
 
 // parse parses flags anywhere among the arguments (Go's flag package alone stops at the

@@ -15,12 +15,18 @@ import (
 // sandboxHelp is the part of each adapter-starting command's help about --sandbox.
 const sandboxHelp = `
 Sandbox (Linux): --sandbox starts the adapter with least privilege. By default it may
-read its own directory and the system locations programs need (/usr, /bin, /sbin,
-/lib*, a few /etc files), execute only itself, its interpreter (a #! line is followed,
-through /usr/bin/env NAME to the NAME on the adapter's PATH) and the dynamic loader,
-read and write /dev/null and a private temporary directory ($TMPDIR, removed with it),
-and it has no network and no Unix sockets; it may change no file's mode, owner,
-times or extended attributes, even in its grants. Each --allow-* adds a grant:
+read its own directory and the system locations programs need: /usr, /bin, /sbin,
+/lib*; under /etc exactly ld.so.cache, ld.so.conf, ld.so.conf.d, localtime,
+nsswitch.conf, passwd, group, hosts, host.conf, resolv.conf, gai.conf, services,
+protocols, ssl/certs, ssl/openssl.cnf, ca-certificates, pki/tls/certs (so the user and
+group names of the system, /etc/passwd and /etc/group, are readable; /etc/shadow is
+not); /dev/zero, /dev/urandom, /dev/random. It may execute only itself, its
+interpreter (a #! line is followed, through /usr/bin/env NAME to the NAME on the
+adapter's PATH; an interpreter not granted must be a root-owned system program) and
+the dynamic loader, read and write /dev/null and a private temporary directory
+($TMPDIR, removed with it), and it has no network and no Unix sockets; it may change
+no file's mode, owner, times or extended attributes, even in its grants. inspect lists
+the grants in force. Each --allow-* adds a grant:
   --allow-read PATH    read PATH (a file, or a directory and everything beneath)
   --allow-write PATH   read and write PATH (create, remove, rename beneath it)
   --allow-exec PATH    execute PATH (with its interpreter and loader)

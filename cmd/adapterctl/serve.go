@@ -46,14 +46,19 @@ removed; the record is kept in --state-dir, so after a restart the version that
 served before is served again, and 'adapterctl status' says why. A state directory
 or file not owned by the daemon's user, or writable by group or others, or a corrupt
 one, keeps the daemon from starting (exit status 3).
-
-Exit status: 0 after a shutdown with every process tree verified gone; 4 when some
-could not be proven gone; 3 when the daemon could not start (the socket is in use by
-a running daemon, cannot be created, the state directory cannot be trusted, or
-daemons are unsupported on this OS); 5 when
-a DIR cannot be scanned; 2 for usage errors (also a --socket path that exists and is
-not a socket).
 ` + sandboxHelp + policyHelp
+
+// serveExitHelp documents serve's exit statuses, which end its help.
+const serveExitHelp = `Exit status:
+  0  stopped, every adapter's process tree verified gone
+  2  usage error (bad flags or arguments; also a --socket path that exists and is not
+     a socket, a certificate or key that does not load)
+  3  the daemon could not serve: it could not start (the socket is in use by a running
+     daemon or cannot be created, the state directory cannot be trusted, or daemons
+     are unsupported on this OS)
+  4  some adapter's process tree could not be proven gone at shutdown
+  5  a DIR cannot be scanned
+`
 
 // serveEvent is the JSON shape of the lines serve prints with --json.
 type serveEvent struct {

@@ -7,12 +7,14 @@
 //
 // `make demo` builds the example adapters into build/adapters and runs it there. It
 // prints one line per step and exits with status 0 only if every step went as expected
-// and every adapter's process tree was proven gone; the console and pyecho adapters are
-// optional and skipped when absent. Logs go to stderr at Warn level, Debug with -v.
+// and every adapter's process tree was proven gone; the console adapter and the echo
+// adapters of the language SDKs (pyecho, tsecho, rsecho: each built where its
+// toolchain is) are optional, called when present and skipped when absent. Logs go to
+// stderr at Warn level, Debug with -v.
 //
 // Adapters get an environment holding only the host's PATH, so that a script adapter's
-// "#!/usr/bin/env python3" finds its interpreter; nothing else of the host's
-// environment is passed on.
+// "#!/usr/bin/env node" (tsecho's, as `make adapters` writes it) finds its interpreter;
+// nothing else of the host's environment is passed on.
 package main
 
 import (
@@ -135,10 +137,12 @@ func (d *demo) run() {
 	} else {
 		d.say("console: not installed, skipped")
 	}
-	if d.present("pyecho") {
-		d.pyecho()
-	} else {
-		d.say("pyecho: not installed, skipped")
+	for _, e := range sdkEchoes {
+		if d.present(e.name) {
+			d.sdkEcho(e.name, e.language)
+		} else {
+			d.say("%s: not installed, skipped", e.name)
+		}
 	}
 }
 

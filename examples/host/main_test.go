@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -38,6 +39,30 @@ func buildAdapters(t *testing.T, withPython bool) string {
 	return dir
 }
 
+// tsEcho installs tsecho into dir as `make adapters` does (sdk/make.sh: a launcher
+// importing the compiled echo example), where node is installed and the TypeScript
+// SDK is built; it reports whether it did.
+func tsEcho(t *testing.T, dir string) bool {
+	t.Helper()
+	echo, err := filepath.Abs(filepath.Join("..", "..", "sdk", "typescript", "dist", "examples", "echo.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Logf("tsecho not tried: %v", err)
+		return false
+	}
+	if _, err := os.Stat(echo); err != nil {
+		t.Logf("tsecho not tried: the TypeScript SDK is not built (make adapters): %v", err)
+		return false
+	}
+	launcher := "#!/usr/bin/env node\nimport(" + strconv.Quote(echo) + ");\n"
+	if err := os.WriteFile(filepath.Join(dir, "tsecho_v1.0.0"), []byte(launcher), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
+
 func runDemo(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -52,6 +77,7 @@ func TestDemo(t *testing.T) {
 	_, err := exec.LookPath("python3")
 	withPython := err == nil
 	dir := buildAdapters(t, withPython)
+	withTS := tsEcho(t, dir)
 	code, out := runDemo(t, "-dir", dir)
 	if code != 0 {
 		t.Fatalf("exit status %d", code)
@@ -66,6 +92,13 @@ func TestDemo(t *testing.T) {
 	}
 	if withPython {
 		want = append(want, `pyecho 1.0.0: echo("hello from python") = "hello from python"`)
+	} else {
+		want = append(want, "pyecho: not installed, skipped")
+	}
+	if withTS {
+		want = append(want, `tsecho 1.0.0: echo("hello from typescript") = "hello from typescript"`)
+	} else {
+		want = append(want, "tsecho: not installed, skipped")
 	}
 	for _, w := range want {
 		if !strings.Contains(out, w) {
@@ -96,6 +129,8 @@ func TestDemoMissingAdapters(t *testing.T) {
 		"echo: FAILED",
 		"console: not installed, skipped",
 		"pyecho: not installed, skipped",
+		"tsecho: not installed, skipped",
+		"rsecho: not installed, skipped",
 		"all adapters closed, process trees verified gone",
 	} {
 		if !strings.Contains(out, w) {

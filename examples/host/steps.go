@@ -138,11 +138,17 @@ type echoText struct {
 	Text string `json:"text"`
 }
 
-// pyecho calls the echo adapter written with the Python SDK (sdk/python).
-func (d *demo) pyecho() {
-	h, label, err := d.open("pyecho")
+// sdkEchoes are the echo adapters written with the language SDKs (sdk/), each called
+// when `make adapters` could build it: by name, and the language its text names.
+var sdkEchoes = []struct{ name, language string }{
+	{"pyecho", "python"}, {"tsecho", "typescript"}, {"rsecho", "rust"},
+}
+
+// sdkEcho calls the echo adapter name, written with the language SDK of language.
+func (d *demo) sdkEcho(name, language string) {
+	h, label, err := d.open(name)
 	if err != nil {
-		d.fail("pyecho", err)
+		d.fail(name, err)
 		return
 	}
 	c, err := registry.NewClient(h, sdkEcho)
@@ -150,7 +156,7 @@ func (d *demo) pyecho() {
 		d.fail(label, err)
 		return
 	}
-	const text = "hello from python"
+	text := "hello from " + language
 	res, err := registry.Call(d.ctx, c, sdkEchoText, echoText{Text: text})
 	if err != nil {
 		d.fail(label, err)

@@ -8,7 +8,7 @@ import "time"
 
 const (
 	// ProtocolVersion is the version of the control-plane wire protocol spoken
-	// (control-plane-framing-v1.txt).
+	// (docs/control-plane.md).
 	ProtocolVersion = 1
 
 	// MaxDiscoverTimeout is the longest Discover stream a daemon accepts.

@@ -1,6 +1,6 @@
 """The adapter's side of the protocol, over real pipes to real processes.
 
-Each test names the rules of shared/spec/rules.md it checks.
+Each test names the rules of docs/protocol.md it checks.
 """
 
 import json

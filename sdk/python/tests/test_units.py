@@ -142,3 +142,41 @@ class Logging(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BuildAdapter(unittest.TestCase):
+    """tools/build_adapter.py: the "#!" line names the interpreter by its absolute path,
+    since a host starts an adapter with an empty environment (no PATH)."""
+
+    TOOL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "build_adapter.py")
+    ECHO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "echo.py")
+
+    def build(self, *args):
+        import subprocess
+        import tempfile
+
+        d = tempfile.mkdtemp()
+        self.addCleanup(__import__("shutil").rmtree, d)
+        out = os.path.join(d, "pyecho_v1.0.0")
+        r = subprocess.run([sys.executable, self.TOOL, *args, self.ECHO, out], capture_output=True)
+        return out, r
+
+    def test_shebang_is_this_python_and_runs_without_environment(self):
+        import subprocess
+
+        out, r = self.build()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual(f.readline(), b"#!" + os.fsencode(sys.executable) + b"\n")
+        # Started as a host starts it: no environment at all; at EOF it exits 0.
+        p = subprocess.run([out], env={}, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_python_flag(self):
+        out, r = self.build("--python", "/usr/bin/env python3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual(f.readline(), b"#!/usr/bin/env python3\n")
+        _, r = self.build("--python", "python3")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(b"not an absolute path", r.stderr)

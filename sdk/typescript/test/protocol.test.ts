@@ -1,5 +1,5 @@
 // The adapter's side of the protocol over real pipes to real processes; each test names
-// the rules of shared/spec/rules.md it checks.
+// the rules of docs/protocol.md it checks.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { test } from "node:test";
