@@ -34,8 +34,8 @@ import (
 //   - the mount table and namespaces: mount, umount2, pivot_root, the new mount API
 //     (fsopen, fsconfig, fsmount, fspick, move_mount, open_tree, open_tree_attr,
 //     mount_setattr), unshare, setns, chroot — a new namespace from inside is refused
-//     through unshare; clone with namespace flags cannot be refused, because the adapter
-//     itself is forked into its namespaces by the restricted thread (see SECURITY.md);
+//     through unshare; clone with namespace flags is not refused (the launcher installs
+//     this filter after the adapter's namespaces exist, so it could be; SECURITY.md);
 //   - kernel facilities that are attack surface or side channels rather than anything an
 //     adapter needs: bpf, perf_event_open, userfaultfd, keyctl, add_key, request_key
 //     (the per-user keyring is shared with the host), io_uring_setup/enter/register
