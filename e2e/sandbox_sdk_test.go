@@ -46,9 +46,18 @@ func TestSDKCheckSandboxed(t *testing.T) {
 	forEachSDK(t, func(t *testing.T, a sdkEcho) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		args := []string{"check", "--json", "--sandbox", "--env", "PATH=" + realInterpreterDir(t, a.name)}
-		if a.name == "tsecho" {
+		bin := realInterpreterDir(t, a.name)
+		args := []string{"check", "--json", "--sandbox", "--env", "PATH=" + bin}
+		switch a.name {
+		case "tsecho":
 			args = append(args, "--allow-read", tsDist)
+		case "pyecho":
+			// The build tool names the interpreter by its absolute path; its prefix
+			// (pyenv's, here) is never derived from the adapter's own #! line, so it is
+			// granted as the Python SDK's README says.
+			if prefix := filepath.Dir(bin); prefix != "/usr" && prefix != "/" {
+				args = append(args, "--allow-read", prefix)
+			}
 		}
 		cmd := exec.CommandContext(ctx, ctl, append(args, a.path)...)
 		var stderr bytes.Buffer

@@ -33,5 +33,8 @@ func hintFor(err error) string {
 	case errors.As(err, &ve) && ve.Kind == wire.Output:
 		return outputHint
 	}
-	return nodeModuleHint(err)
+	if h := nodeModuleHint(err); h != "" {
+		return h
+	}
+	return pythonPrefixHint(err)
 }
