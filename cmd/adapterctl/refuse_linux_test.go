@@ -36,7 +36,7 @@ func TestDaemonRefusesOtherUserClearly(t *testing.T) {
 	sock := filepath.Join(dir, "ctl.sock")
 	ln := listenerFile(t, "unix", sock)
 	cmd := exec.Command(setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-		"/bin/sh", "-c", `LISTEN_PID=$$ exec "$0" "$@"`, bin, "serve", adapters)
+		"/bin/sh", "-c", `LISTEN_PID=$$ exec "$0" "$@"`, bin, "serve", "--state-dir", "none", adapters)
 	cmd.ExtraFiles = []*os.File{ln}
 	cmd.Env = append(os.Environ(), "LISTEN_FDS=1", "LISTEN_FDNAMES=control")
 	stdout, err := cmd.StdoutPipe()
@@ -74,7 +74,13 @@ func TestDaemonRefusesOtherUserClearly(t *testing.T) {
 		if !strings.Contains(l, "serving") {
 			t.Fatalf("ready line %q\n%s", l, stderr.String())
 		}
+	case err := <-exited:
+		exited <- err // for the cleanup
+		t.Fatalf("the daemon as nobody exited before it was ready: %v\n%s", err, stderr.String())
 	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		err := <-exited // its standard error is whole, and no longer written, once it has been waited for
+		exited <- err
 		t.Fatalf("the daemon as nobody did not get ready:\n%s", stderr.String())
 	}
 	want := fmt.Sprintf("this daemon answers only clients of its own user, uid 65534 (nobody); this client runs as uid %d", os.Getuid())
