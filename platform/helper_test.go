@@ -144,6 +144,18 @@ func runHelper(mode string, args []string) int {
 		}
 		record(args[0], "middle")
 		waitRoles(args[0], "daemon")
+	case "quiet": // start a grandchild (unless args[0] is "-") with none of our standard
+		// handles, close stdout, wait for stdin EOF
+		if args[0] != "-" {
+			sl := helperCmd("sleeper", args[0]) // stdin, stdout and stderr: the null device
+			if sl.Start() != nil {
+				return 5
+			}
+			waitRoles(args[0], "sleeper")
+		}
+		fmt.Println("ready")
+		os.Stdout.Close()
+		_, _ = io.Copy(io.Discard, os.Stdin)
 	case "daemon":
 		record(args[0], "daemon")
 		blockForever()

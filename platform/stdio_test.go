@@ -3,8 +3,12 @@ package platform
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // A nil or closed *os.File as Config.Stderr is refused on every OS: the adapter would
@@ -25,6 +29,73 @@ func TestStderrInvalidFile(t *testing.T) {
 		}
 		if !errors.Is(err, ErrInvalidConfig) {
 			t.Errorf("Start with Stderr %v: %v, want ErrInvalidConfig", f, err)
+		}
+	}
+}
+
+// R49: nothing but the adapter holds its standard handles, so the host reads EOF on
+// the adapter's stdout as soon as the adapter closes it, while everything still runs:
+// not another adapter the host started before or meanwhile (the host's pipe ends are
+// never inheritable, the handles it lends a child are inherited by that child alone),
+// nor a grandchild the adapter starts without them.
+func TestStdioHeldByTheAdapterAlone(t *testing.T) {
+	if testkit.WineGap(t, "EOF on the adapter's stdout once it closes it, while it runs",
+		"Wine 8 gives the reader no EOF while the process that closed the pipe's write end runs, even with no other process started (cause not isolated further)") {
+		return
+	}
+	t.Run("other adapters", func(t *testing.T) {
+		other := startHelper(t, Config{}, "block") // started first
+		tree := startHelper(t, Config{}, "quiet", "-")
+		third := startHelper(t, Config{}, "block") // started while the adapter runs
+		eofAfterReady(t, tree)
+		stillRunning(t, other, tree, third)
+	})
+	t.Run("grandchild", func(t *testing.T) {
+		pidfile := filepath.Join(testkit.TempDir(t), "pids")
+		tree := startHelper(t, Config{}, "quiet", pidfile)
+		eofAfterReady(t, tree)
+		roles, err := readPidFile(pidfile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !testkit.Running(roles["sleeper"]) {
+			t.Fatalf("the grandchild (pid %d) ended before the EOF was checked: the test proves nothing", roles["sleeper"])
+		}
+		stillRunning(t, tree)
+		shutdown(t, tree)
+		if mechanismProves(tree.Supervision().Mechanism) {
+			testkit.Gone(t, roles["sleeper"])
+		}
+	})
+}
+
+// eofAfterReady reads the adapter's stdout to EOF, which must come (bounded) after it
+// said "ready".
+func eofAfterReady(t *testing.T, tree *Tree) {
+	t.Helper()
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(tree.Stdout())
+		got <- string(b)
+	}()
+	select {
+	case s := <-got:
+		if s != "ready\n" {
+			t.Fatalf("adapter said %q", s)
+		}
+	case <-ctxBound(t).Done():
+		t.Fatal("no EOF on the adapter's stdout after it closed it: another process holds the pipe")
+	}
+}
+
+// stillRunning fails t if one of the trees' adapters has ended.
+func stillRunning(t *testing.T, trees ...*Tree) {
+	t.Helper()
+	for _, o := range trees {
+		select {
+		case <-o.Exited():
+			t.Fatalf("adapter %d ended: it was to run throughout", o.Pid())
+		default:
 		}
 	}
 }
