@@ -214,15 +214,21 @@ test_sdk() {
 	esac
 }
 
-# summary: one line naming every language this run skipped (from $ADAPTERKIT_SKIPLOG).
+# summary: one line naming every language this run skipped (from $ADAPTERKIT_SKIPLOG),
+# and the Windows tests under Wine when make test-windows skipped them (its lines are
+# "windows|what|why|how").
 summary() {
-	local langs
-	if [ -z "$skiplog" ] || [ ! -s "$skiplog" ]; then
-		echo "SDK summary: nothing skipped: python, typescript and rust all took part"
+	local langs line win=""
+	if [ -n "$skiplog" ] && [ -s "$skiplog" ] && grep -q '^windows|' "$skiplog"; then
+		win=$(grep '^windows|' "$skiplog" | head -1 | awk -F'|' '{print " SKIP: windows (" $3 "; to get it: " $4 ")"}')
+	fi
+	if [ -z "$skiplog" ] || ! grep -qv '^windows|' "$skiplog" 2>/dev/null; then
+		echo "SDK summary: nothing skipped: python, typescript and rust all took part${win:+.$win}"
 		return
 	fi
-	langs=$(cut -d'|' -f1 "$skiplog" | sort -u | paste -sd, - | sed 's/,/, /g')
-	echo "SDK summary: SKIPPED $langs: $(cut -d'|' -f1,3 "$skiplog" | sort -u | sed 's/|/: /' | paste -sd';' - | sed 's/;/; /g'). The SKIP: lines above say how to get each."
+	line=$(grep -v '^windows|' "$skiplog")
+	langs=$(cut -d'|' -f1 <<<"$line" | sort -u | paste -sd, - | sed 's/,/, /g')
+	echo "SDK summary: SKIPPED $langs: $(cut -d'|' -f1,3 <<<"$line" | sort -u | sed 's/|/: /' | paste -sd';' - | sed 's/;/; /g'). The SKIP: lines above say how to get each.$win"
 }
 
 usage() {
