@@ -3,6 +3,7 @@ package platform
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,8 @@ func runHelper(mode string, args []string) int {
 		}
 		fmt.Println("done")
 		_, _ = io.Copy(io.Discard, os.Stdin)
+	case "args": // the arguments after the mode, as JSON
+		_ = json.NewEncoder(os.Stdout).Encode(args)
 	case "env":
 		fmt.Print(strings.Join(os.Environ(), "\n"))
 	case "fds": // "fd target" lines for every open descriptor

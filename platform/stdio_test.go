@@ -2,10 +2,12 @@ package platform
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/internal/testkit"
@@ -97,5 +99,21 @@ func stillRunning(t *testing.T, trees ...*Tree) {
 			t.Fatalf("adapter %d ended: it was to run throughout", o.Pid())
 		default:
 		}
+	}
+}
+
+// R61: arguments reach the adapter verbatim, whatever they hold: on Windows the command
+// line is quoted for CommandLineToArgvW's rules and parsed back by the adapter's runtime,
+// never by a shell.
+func TestArgsReachTheAdapterVerbatim(t *testing.T) {
+	args := []string{"", "plain", "two words", `quote"inside`, `trailing\`, `trailing space\ `,
+		`\\server\share\`, `a\\"b`, "tab\there", `"`, `\"`, "é😀", "%PATH%", "^&|<>", "$HOME", "'single'", "*", "new\nline"}
+	tree := startHelper(t, Config{}, "args", args...)
+	var got []string
+	if err := json.NewDecoder(tree.Stdout()).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, args) {
+		t.Errorf("the adapter received %q, want %q", got, args)
 	}
 }
