@@ -37,7 +37,7 @@ GO=${GO:-go}
 pkgs="platform lifecycle registry discovery runtime plugin codec controlplane:^TestNoDaemonOnWindows$"
 # Tests left out under Wine, each with its reason (printed with the skipped tests).
 declare -A leftout=(
-	[runtime]='^TestOnPeerGoneOutputEnd$|hangs now and then under Wine 8: Close waits for a read pending on the pipe'
+	[runtime]='^TestOnPeerGoneOutputEnd$|hangs now and then under Wine 8: Conn.Close waits for a ReadFile pending on a pipe, which Go interrupts with CancelIoEx'
 )
 how="apt-get install wine64 gcc-mingw-w64-x86-64 (Debian 12 has Wine 8), then make test-windows"
 
