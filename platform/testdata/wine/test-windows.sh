@@ -35,10 +35,6 @@ GO=${GO:-go}
 # pattern). Of controlplane only the daemon's documented absence applies: its other
 # tests are about the Unix daemon, which Windows does not have.
 pkgs="platform lifecycle registry discovery runtime plugin codec controlplane:^TestNoDaemonOnWindows$"
-# Tests left out under Wine, each with its reason (printed with the skipped tests).
-declare -A leftout=(
-	[runtime]='^TestOnPeerGoneOutputEnd$|hangs now and then under Wine 8: Conn.Close waits for a ReadFile pending on a pipe, which Go interrupts with CancelIoEx'
-)
 how="apt-get install wine64 gcc-mingw-w64-x86-64 (Debian 12 has Wine 8), then make test-windows"
 
 skip() {
@@ -64,6 +60,12 @@ wineserver=$(command -v wineserver || true)
 cc=$(command -v x86_64-w64-mingw32-gcc || true)
 [ -n "$wine" ] && [ -n "$wineserver" ] || skip "wine64 is not installed"
 [ -n "$cc" ] || skip "the mingw-w64 C compiler (x86_64-w64-mingw32-gcc) is not installed"
+
+# Tests left out under Wine, each as PATTERN|REASON (printed with the skipped tests;
+# declared after the checks above: bash 3, as on macOS, has no associative arrays).
+declare -A leftout=(
+	[runtime]='^TestOnPeerGoneOutputEnd$|hangs now and then under Wine 8: Conn.Close waits for a ReadFile pending on a pipe, which Go interrupts with CancelIoEx'
+)
 
 export WINEPREFIX=$prefix WINEDEBUG=-all
 # No Mono or Gecko installer dialogs when the prefix is made: nothing here needs them.
