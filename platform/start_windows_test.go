@@ -243,16 +243,18 @@ func inheritable(t *testing.T, f *os.File) bool {
 // exist, so C code calling CreateProcess with bInheritHandles cannot take the host's end
 // of an adapter's stdin.
 func TestStdioPipesNotInheritable(t *testing.T) {
-	r, w, err := stdioPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	defer w.Close()
-	for _, f := range []*os.File{r, w} {
-		if inheritable(t, f) {
-			t.Errorf("%s is inheritable", f.Name())
+	for _, hostReads := range []bool{true, false} {
+		r, w, err := stdioPipe(hostReads)
+		if err != nil {
+			t.Fatal(err)
 		}
+		for _, f := range []*os.File{r, w} {
+			if inheritable(t, f) {
+				t.Errorf("%s is inheritable", f.Name())
+			}
+		}
+		r.Close()
+		w.Close()
 	}
 	var buf strings.Builder
 	tree := startHelper(t, Config{Stderr: &lockedWriter{w: &buf}}, "block")
