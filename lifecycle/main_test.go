@@ -162,8 +162,8 @@ func childrenOf(_ *testing.T, pid int) []int { return testkit.Children(pid) }
 // adapter that exits, before a restart), never after a verified cleanup.
 func waitGone(t *testing.T, pids ...int) { t.Helper(); testkit.WaitGone(t, 5*time.Second, pids...) }
 
-// goneNow asserts from the system's process table that none of pids runs: a verified cleanup means gone at
-// the moment it was reported, with no grace period.
+// goneNow asserts from the system's process table that none of pids runs: a verified
+// cleanup means gone at the moment it was reported, with no grace period.
 func goneNow(t *testing.T, pids ...int) { t.Helper(); testkit.Gone(t, pids...) }
 
 func mustInt(t *testing.T, raw json.RawMessage) int {
