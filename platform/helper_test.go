@@ -148,15 +148,22 @@ func runHelper(mode string, args []string) int {
 		record(args[0], "middle")
 		waitRoles(args[0], "daemon")
 	case "quiet": // start a grandchild (unless args[0] is "-") with none of our standard
-		// handles, close stdout, wait for stdin EOF
+		// handles, then exit (args[1] "exit") or close stdout and wait for stdin EOF
 		if args[0] != "-" {
 			sl := helperCmd("sleeper", args[0]) // stdin, stdout and stderr: the null device
+			// Detached (setsid; on Windows without the adapter's console, whose host
+			// process would otherwise stay and hold the adapter's handles, see
+			// docs/supervision.md's Wine gaps).
+			sl.SysProcAttr = setsidAttr()
 			if sl.Start() != nil {
 				return 5
 			}
 			waitRoles(args[0], "sleeper")
 		}
 		fmt.Println("ready")
+		if len(args) > 1 && args[1] == "exit" {
+			return 0
+		}
 		os.Stdout.Close()
 		_, _ = io.Copy(io.Discard, os.Stdin)
 	case "daemon":

@@ -86,3 +86,24 @@ func TestScriptsAndShortcutsRefused(t *testing.T) {
 		t.Errorf("a batch file named .exe: %v, want ErrStart", err)
 	}
 }
+
+// R49 on Windows: a detached grandchild the adapter starts without its standard handles
+// does not hold them (Go passes a handle list), so the host reads EOF on the adapter's
+// stdout when the adapter exits, while the grandchild still runs in the job (which
+// outlives the adapter until Kill or Close). Unlike TestStdioHeldByTheAdapterAlone this
+// runs under Wine too: the conhost.exe Wine starts for the adapter ends with it, since
+// the detached grandchild does not share its console.
+func TestGrandchildHoldsNoStdio(t *testing.T) {
+	pidfile := filepath.Join(testkit.TempDir(t), "pids")
+	tree := startHelper(t, Config{}, "quiet", pidfile, "exit")
+	eofAfterReady(t, tree)
+	roles, err := readPidFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !running(roles["sleeper"]) {
+		t.Fatalf("the grandchild (pid %d) ended with the adapter: the test proves nothing", roles["sleeper"])
+	}
+	shutdown(t, tree)
+	testkit.Gone(t, roles["sleeper"])
+}

@@ -71,8 +71,8 @@ func TestStdioHeldByTheAdapterAlone(t *testing.T) {
 	})
 }
 
-// eofAfterReady reads the adapter's stdout to EOF, which must come (bounded) after it
-// said "ready".
+// eofAfterReady reads the adapter's stdout to EOF, which must come (bounded) once it
+// said "ready" and closed its stdout or exited.
 func eofAfterReady(t *testing.T, tree *Tree) {
 	t.Helper()
 	got := make(chan string, 1)
@@ -86,7 +86,7 @@ func eofAfterReady(t *testing.T, tree *Tree) {
 			t.Fatalf("adapter said %q", s)
 		}
 	case <-ctxBound(t).Done():
-		t.Fatal("no EOF on the adapter's stdout after it closed it: another process holds the pipe")
+		t.Fatal("no EOF on the adapter's stdout after it closed it or exited: another process holds the pipe")
 	}
 }
 
