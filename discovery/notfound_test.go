@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"github.com/adapterkit/adapterkit/internal/testkit"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -14,7 +16,7 @@ import (
 // The list is accessible as NotFoundError.Rejected / RejectedFor.
 func TestNotFoundNamesRejectedFiles(t *testing.T) {
 	needModes(t)
-	root := t.TempDir()
+	root := testkit.TempDir(t)
 	plain := mkdir(t, root, "plain", 0o755)
 	noexec := mkfile(t, plain, "inventory_v1.0.0", 0o644)
 	mkfile(t, plain, "notes.txt", 0o644)

@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"github.com/adapterkit/adapterkit/internal/testkit"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -73,8 +75,8 @@ func takenNames(res *Result) []string {
 // nothing is skipped silently.
 func TestScanReasons(t *testing.T) {
 	needModes(t)
-	dir := t.TempDir()
-	outside := t.TempDir()
+	dir := testkit.TempDir(t)
+	outside := testkit.TempDir(t)
 	mkfile(t, outside, "evil", 0o755)
 	symlink(t, filepath.Join(dir, "thermo_v1.2.3"), filepath.Join(outside, "back"))
 
@@ -166,11 +168,11 @@ func TestScanReasons(t *testing.T) {
 // to launch; R63: the package directory a host reserves).
 func TestScanAdapterFields(t *testing.T) {
 	needModes(t)
-	realDir := t.TempDir()
+	realDir := testkit.TempDir(t)
 	p := mkfile(t, realDir, "thermo_v1.2.3", 0o755)
 	mkfile(t, mkdir(t, realDir, "pkg", 0o755), "bin", 0o755)
 	symlink(t, "pkg/bin", filepath.Join(realDir, "linked_v2.0.0"))
-	alias := filepath.Join(t.TempDir(), "alias")
+	alias := filepath.Join(testkit.TempDir(t), "alias")
 	symlink(t, realDir, alias)
 
 	res, err := Scan(context.Background(), nil, alias+string(filepath.Separator)+".")
@@ -203,7 +205,7 @@ func TestScanAdapterFields(t *testing.T) {
 
 func TestScanWorldWritableDir(t *testing.T) {
 	needModes(t)
-	dir := mkdir(t, t.TempDir(), "open", 0o777|fs.ModeSticky)
+	dir := mkdir(t, testkit.TempDir(t), "open", 0o777|fs.ModeSticky)
 	mkfile(t, dir, "thermo_v1.0.0", 0o755)
 	mkfile(t, dir, "notes.txt", 0o644)
 	res, err := Scan(context.Background(), nil, dir)
@@ -231,15 +233,18 @@ func mapsEqual(a, b map[string]Reason) bool {
 	return true
 }
 
-// TestScanWindowsRule applies the Windows naming rule on any OS (R62).
+// TestScanWindowsRule applies the Windows naming rule on any OS, Windows included (R62).
 func TestScanWindowsRule(t *testing.T) {
-	needModes(t)
-	dir := t.TempDir()
+	dir := testkit.TempDir(t)
 	mkfile(t, dir, "thermo_v1.0.0.exe", 0o755)
 	mkfile(t, dir, "upper_v1.0.0.EXE", 0o755)
 	mkfile(t, dir, "thermo_v2.0.0", 0o755)
 	mkfile(t, dir, "run.bat", 0o755)
-	mkfile(t, dir, "noexec_v1.0.0.exe", 0o644) // the running OS's permission rule still applies
+	want := map[string]Reason{"thermo_v2.0.0": WrongOSExtension, "run.bat": BadName}
+	if runtime.GOOS != "windows" { // Windows has no execute bit
+		mkfile(t, dir, "noexec_v1.0.0.exe", 0o644) // the running OS's permission rule still applies
+		want["noexec_v1.0.0.exe"] = NotExecutable
+	}
 	res, err := Scan(context.Background(), &Options{GOOS: "windows"}, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -247,7 +252,6 @@ func TestScanWindowsRule(t *testing.T) {
 	if got := takenNames(res); !slices.Equal(got, []string{"thermo_v1.0.0.exe", "upper_v1.0.0.EXE"}) {
 		t.Errorf("taken %v", got)
 	}
-	want := map[string]Reason{"thermo_v2.0.0": WrongOSExtension, "run.bat": BadName, "noexec_v1.0.0.exe": NotExecutable}
 	if got := reasons(res); !mapsEqual(got, want) {
 		t.Errorf("rejected %v, want %v", got, want)
 	}
@@ -258,7 +262,7 @@ func TestScanWindowsRule(t *testing.T) {
 
 func TestScanDuplicatesAndOrder(t *testing.T) {
 	needModes(t)
-	first, second := t.TempDir(), t.TempDir()
+	first, second := testkit.TempDir(t), testkit.TempDir(t)
 	for _, n := range []string{"thermo_v1.10.0", "thermo_v1.9.0", "alpha_v0.1.0", "thermo_v2.0.0-beta.1", "dup_v1.0.0+b"} {
 		mkfile(t, first, n, 0o755)
 	}
@@ -300,7 +304,7 @@ func TestScanDuplicatesAndOrder(t *testing.T) {
 }
 
 func TestScanDirErrors(t *testing.T) {
-	dir := t.TempDir()
+	dir := testkit.TempDir(t)
 	file := filepath.Join(dir, "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -340,8 +344,8 @@ func TestScanDirErrors(t *testing.T) {
 
 func TestScanRepeatedThroughLink(t *testing.T) {
 	needModes(t)
-	dir := t.TempDir()
-	alias := filepath.Join(t.TempDir(), "alias")
+	dir := testkit.TempDir(t)
+	alias := filepath.Join(testkit.TempDir(t), "alias")
 	symlink(t, dir, alias)
 	if _, err := Scan(context.Background(), nil, dir, alias); !errors.Is(err, errDirRepeated) {
 		t.Fatalf("err = %v, want errDirRepeated", err)
@@ -353,14 +357,14 @@ func TestScanEmpty(t *testing.T) {
 	if err != nil || len(res.Adapters) != 0 || len(res.Rejected) != 0 {
 		t.Fatalf("got %+v, %v", res, err)
 	}
-	res, err = Scan(context.Background(), nil, t.TempDir())
+	res, err = Scan(context.Background(), nil, testkit.TempDir(t))
 	if err != nil || res.Adapters == nil || res.Rejected == nil || len(res.Adapters)+len(res.Rejected) != 0 {
 		t.Fatalf("empty directory: %+v, %v", res, err)
 	}
 }
 
 func TestScanContextCancelled(t *testing.T) {
-	dir := t.TempDir()
+	dir := testkit.TempDir(t)
 	mkfile(t, dir, "thermo_v1.0.0", 0o755)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

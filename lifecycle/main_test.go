@@ -1,5 +1,3 @@
-//go:build linux
-
 package lifecycle_test
 
 import (
@@ -59,24 +57,24 @@ func serveTestAdapter(mode string) {
 	case "stubborn":
 		stubborn()
 		return
+	case "sleep": // a grandchild: stays until killed
+		for {
+			time.Sleep(time.Hour)
+		}
 	case "badcatalog":
 		svc := plugin.NewService("test.proc", 1)
 		plugin.Handle(svc, "test.proc.ok", func(context.Context, empty) (empty, error) { return empty{}, nil })
-		// A tree, not one process: a setsid grandchild holding stdout. Both host-side
-		// pids go to the pid file (if any) before the handshake, for the test to check
-		// in /proc.
-		gc := exec.Command("/bin/sleep", "1000")
-		gc.Stdout = os.NewFile(uintptr(syscall.Stdout), "stdout")
-		gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := gc.Start(); err != nil {
+		// A tree, not one process: a detached grandchild (setsid on Unix) holding
+		// stdout. Both host-side pids go to the pid file (if any) before the handshake,
+		// for the test to check.
+		if _, err := sleeper(true); err != nil {
 			os.Exit(1)
 		}
 		if name := os.Getenv("ADAPTERKIT_TEST_PIDFILE"); name != "" {
-			me, _ := os.Readlink("/proc/self")
-			// The grandchild's host-side pid: the newest child listed by /proc.
-			kid := testkit.Children(atoi(me))
-			line := me
-			for _, k := range kid {
+			me := hostPid()
+			// The grandchild's host-side pid: the child the system lists.
+			line := strconv.Itoa(me)
+			for _, k := range testkit.Children(me) {
 				line += " " + strconv.Itoa(k)
 			}
 			if err := os.WriteFile(name, []byte(line+"\n"), 0o600); err != nil {
@@ -96,28 +94,21 @@ func serveTestAdapter(mode string) {
 	plugin.Handle(svc, "test.proc.ok", func(context.Context, empty) (empty, error) { return empty{}, nil })
 	// pid is the adapter's pid as the host sees it: the adapter may be in its own PID
 	// namespace, where getpid says 1, while /proc is the host's.
-	plugin.Handle(svc, "test.proc.pid", func(context.Context, empty) (int, error) {
-		s, err := os.Readlink("/proc/self")
-		if err != nil {
-			return 0, err
-		}
-		return strconv.Atoi(s)
-	})
+	plugin.Handle(svc, "test.proc.pid", func(context.Context, empty) (int, error) { return hostPid(), nil })
 	plugin.Handle(svc, "test.proc.exit", func(_ context.Context, p struct {
 		Code int `json:"code"`
 	}) (empty, error) {
 		os.Exit(p.Code)
 		return empty{}, nil
 	})
-	// spawn starts a grandchild that inherits stdout (so it holds the pipe) and,
-	// with setsid, leaves the adapter's session and process group; it returns its pid.
+	// spawn starts a grandchild that inherits stdout (so it holds the pipe) and, with
+	// setsid, leaves the adapter's session and process group (on Windows: detached, in
+	// a process group of its own); it returns its pid.
 	plugin.Handle(svc, "test.proc.spawn", func(_ context.Context, p struct {
 		Setsid bool `json:"setsid"`
 	}) (int, error) {
-		cmd := exec.Command("/bin/sleep", "1000")
-		cmd.Stdout = os.NewFile(uintptr(syscall.Stdout), "stdout")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: p.Setsid}
-		if err := cmd.Start(); err != nil {
+		cmd, err := sleeper(p.Setsid)
+		if err != nil {
 			return 0, err
 		}
 		return cmd.Process.Pid, nil
@@ -129,7 +120,21 @@ func serveTestAdapter(mode string) {
 	plugin.Main(&plugin.Adapter{Services: []*plugin.Service{svc}})
 }
 
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+// sleeper starts the test binary as a "sleep" grandchild that holds the adapter's
+// stdout; detach moves it out of the adapter's session and process group.
+func sleeper(detach bool) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = []string{modeEnv + "=sleep", "GORACE=atexit_sleep_ms=0"}
+	cmd.Stdout = os.Stdout
+	if detach {
+		cmd.SysProcAttr = detachAttr()
+	}
+	return cmd, cmd.Start()
+}
 
 // stubborn answers initialize and then ignores stdin EOF: it must be killed after the
 // disconnect grace.
@@ -153,12 +158,12 @@ func alive(pid int) bool { return testkit.Running(pid) }
 
 func childrenOf(_ *testing.T, pid int) []int { return testkit.Children(pid) }
 
-// waitGone polls /proc until pids end: for processes that end by themselves (an
+// waitGone polls the system until pids end: for processes that end by themselves (an
 // adapter that exits, before a restart), never after a verified cleanup.
 func waitGone(t *testing.T, pids ...int) { t.Helper(); testkit.WaitGone(t, 5*time.Second, pids...) }
 
-// goneNow asserts from /proc that none of pids runs: a verified cleanup means gone at
-// the moment it was reported, with no grace period.
+// goneNow asserts from the system's process table that none of pids runs: a verified
+// cleanup means gone at the moment it was reported, with no grace period.
 func goneNow(t *testing.T, pids ...int) { t.Helper(); testkit.Gone(t, pids...) }
 
 func mustInt(t *testing.T, raw json.RawMessage) int {

@@ -1,11 +1,10 @@
-//go:build linux
-
 package lifecycle_test
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/digest"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 )
 
@@ -23,6 +23,9 @@ func copyExe(t *testing.T, dir, name string, extra string) string {
 	b, err := os.ReadFile(self(t))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if goruntime.GOOS == "windows" {
+		name += ".exe"
 	}
 	p := filepath.Join(dir, name)
 	if err := os.WriteFile(p, append(b, extra...), 0o755); err != nil {
@@ -36,7 +39,7 @@ func copyExe(t *testing.T, dir, name string, extra string) string {
 // *OpenError), the adapter is not restarted, OnExit receives a further event whose
 // Restart says why, and calls fail with ErrGaveUp and the same cause.
 func TestPinCheckedAtRestart(t *testing.T) {
-	dir := t.TempDir()
+	dir := testkit.TempDir(t)
 	path := copyExe(t, dir, "adapter", "")
 	sum, err := digest.FileAt(path)
 	if err != nil {
@@ -51,8 +54,13 @@ func TestPinCheckedAtRestart(t *testing.T) {
 	}
 	defer s.Close()
 
-	// Replace the file the way an installer does: a new file renamed over the path.
+	// Replace the file the way an installer does: the running one renamed away (Windows
+	// refuses to replace the file of a running program, not to rename it), a new file
+	// renamed to the path.
 	other := copyExe(t, dir, "other", "swapped")
+	if err := os.Rename(path, path+".old"); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Rename(other, path); err != nil {
 		t.Fatal(err)
 	}

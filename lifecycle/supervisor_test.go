@@ -1,5 +1,3 @@
-//go:build linux
-
 package lifecycle_test
 
 import (
@@ -53,14 +51,16 @@ func TestSuperviseCloseFromOnExit(t *testing.T) {
 // "The same" is checked where it can differ: verified (nil) with the default isolation,
 // and an unverified error with the process-group fallback, which cannot prove an end.
 func TestSuperviseConcurrentClose(t *testing.T) {
-	for _, tc := range []struct {
+	type isolation struct {
 		name       string
 		iso        platform.Isolation
 		unverified bool
-	}{
-		{"auto", platform.IsolationAuto, false},
-		{"pgroup", platform.IsolationProcessGroup, true},
-	} {
+	}
+	cases := []isolation{{"auto", platform.IsolationAuto, false}}
+	if goruntime.GOOS != "windows" { // Windows has the job object alone
+		cases = append(cases, isolation{"pgroup", platform.IsolationProcessGroup, true})
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			l := &limits.Limits{DisconnectGrace: time.Second}
 			s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("stubborn"), Limits: l, Isolation: tc.iso},

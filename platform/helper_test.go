@@ -3,6 +3,7 @@ package platform
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -109,6 +110,8 @@ func runHelper(mode string, args []string) int {
 		}
 		fmt.Println("done")
 		_, _ = io.Copy(io.Discard, os.Stdin)
+	case "args": // the arguments after the mode, as JSON
+		_ = json.NewEncoder(os.Stdout).Encode(args)
 	case "env":
 		fmt.Print(strings.Join(os.Environ(), "\n"))
 	case "fds": // "fd target" lines for every open descriptor
@@ -144,6 +147,25 @@ func runHelper(mode string, args []string) int {
 		}
 		record(args[0], "middle")
 		waitRoles(args[0], "daemon")
+	case "quiet": // start a grandchild (unless args[0] is "-") with none of our standard
+		// handles, then exit (args[1] "exit") or close stdout and wait for stdin EOF
+		if args[0] != "-" {
+			sl := helperCmd("sleeper", args[0]) // stdin, stdout and stderr: the null device
+			// Detached (setsid; on Windows without the adapter's console, whose host
+			// process would otherwise stay and hold the adapter's handles, see
+			// docs/supervision.md's Wine gaps).
+			sl.SysProcAttr = setsidAttr()
+			if sl.Start() != nil {
+				return 5
+			}
+			waitRoles(args[0], "sleeper")
+		}
+		fmt.Println("ready")
+		if len(args) > 1 && args[1] == "exit" {
+			return 0
+		}
+		os.Stdout.Close()
+		_, _ = io.Copy(io.Discard, os.Stdin)
 	case "daemon":
 		record(args[0], "daemon")
 		blockForever()

@@ -112,10 +112,10 @@ type stdio struct {
 func (t *Tree) openStdio(cfg *Config) (*stdio, error) {
 	s := &stdio{}
 	var err error
-	if s.child[0], s.stdinW, err = stdioPipe(); err != nil {
+	if s.child[0], s.stdinW, err = stdioPipe(false); err != nil {
 		return nil, err
 	}
-	if s.stdoutR, s.child[1], err = stdioPipe(); err != nil {
+	if s.stdoutR, s.child[1], err = stdioPipe(true); err != nil {
 		t.closeStdio(s)
 		return nil, err
 	}
@@ -129,7 +129,7 @@ func (t *Tree) openStdio(cfg *Config) (*stdio, error) {
 	case *os.File:
 		s.child[2] = w
 	default:
-		s.stderrRead, s.child[2], err = stdioPipe()
+		s.stderrRead, s.child[2], err = stdioPipe(true)
 		s.ownStderr = true
 	}
 	if err != nil {

@@ -1,9 +1,8 @@
-//go:build linux
-
 package registry_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -38,10 +37,10 @@ func TestRegistryLogsAndStats(t *testing.T) {
 	}
 	// Standard error is read as it comes: wait until the second line has been.
 	st := h.Stats()
-	for end := time.Now().Add(10 * time.Second); len(st.LogTail) < 2 && time.Now().Before(end); st = h.Stats() {
+	for end := time.Now().Add(10 * time.Second); len(records(st.LogTail)) < 2 && time.Now().Before(end); st = h.Stats() {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if st.Name != "thermometer" || len(st.Methods) != 1 || st.Methods[0].Calls != 2 || st.Pid == 0 || len(st.LogTail) != 2 {
+	if st.Name != "thermometer" || len(st.Methods) != 1 || st.Methods[0].Calls != 2 || st.Pid == 0 || len(records(st.LogTail)) != 2 {
 		t.Fatalf("handle stats: %+v", st)
 	}
 	if all := r.Opened(); len(all) != 1 || all[0] != h || all[0].Stats().Methods[0].Calls != 2 {
@@ -70,4 +69,14 @@ func TestRegistryLogsAndStats(t *testing.T) {
 	if n != 2 {
 		t.Errorf("%d reading records under thermometer, want 2:\n%s", n, out.String())
 	}
+}
+
+// records leaves out of an adapter's stderr tail the Go SDK's one-line notice, on
+// Windows, that another thread took the freed standard output handle value before the
+// SDK could occupy it (plugin/stdout_windows.go): a rare race of the adapter's start,
+// seen once in some fifteen runs under Wine, not one of the adapter's log records.
+func records(tail []string) []string {
+	return slices.DeleteFunc(slices.Clone(tail), func(l string) bool {
+		return strings.HasPrefix(l, "plugin: the old standard output handle value")
+	})
 }

@@ -1,5 +1,3 @@
-//go:build linux
-
 package registry_test
 
 import (
@@ -9,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +88,7 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Name() != "echo" || filepath.Base(h.Path()) != "echo_v1.2.0" {
+	if h.Name() != "echo" || filepath.Base(h.Path()) != exe("echo_v1.2.0") {
 		t.Fatalf("opened %s (%s)", h.Name(), h.Path())
 	}
 	e, err := newEchoClient(h)
@@ -121,12 +120,12 @@ func TestOpenByNameAndTypedClient(t *testing.T) {
 func TestPrereleaseOnlyWhenAsked(t *testing.T) {
 	r := newRegistry(t, nil)
 	a, err := r.Lookup(ctxT(t), "echo")
-	if err != nil || filepath.Base(a.Path) != "echo_v1.2.0" {
+	if err != nil || filepath.Base(a.Path) != exe("echo_v1.2.0") {
 		t.Fatalf("Lookup(echo) = %s, %v", a.Path, err)
 	}
 	pre := newRegistry(t, func(c *registry.Config) { c.Prerelease = true })
 	a, err = pre.Lookup(ctxT(t), "echo")
-	if err != nil || filepath.Base(a.Path) != "echo_v2.0.0-beta.1" {
+	if err != nil || filepath.Base(a.Path) != exe("echo_v2.0.0-beta.1") {
 		t.Fatalf("Lookup(echo) with pre-releases = %s, %v", a.Path, err)
 	}
 }
@@ -153,7 +152,7 @@ func TestResolveErrors(t *testing.T) {
 
 func TestNewClientChecksCatalog(t *testing.T) {
 	r := newRegistry(t, nil)
-	h, err := r.Open(ctxT(t), filepath.Join(adapterDir, "thermometer_v1.0.0"), nil)
+	h, err := r.Open(ctxT(t), filepath.Join(adapterDir, exe("thermometer_v1.0.0")), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,13 +248,13 @@ func TestCallEncodingAndDecoding(t *testing.T) {
 }
 
 func TestPins(t *testing.T) {
-	path := filepath.Join(adapterDir, "echo_v1.2.0")
+	path := filepath.Join(adapterDir, exe("echo_v1.2.0"))
 	sum, err := digest.FileAt(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := newRegistry(t, func(c *registry.Config) {
-		c.Pins = map[string]string{path: sum, filepath.Join(adapterDir, "thermometer_v1.0.0"): strings.Repeat("0", 64)}
+		c.Pins = map[string]string{path: sum, filepath.Join(adapterDir, exe("thermometer_v1.0.0")): strings.Repeat("0", 64)}
 	})
 	h, err := r.Open(ctxT(t), path, nil)
 	if err != nil {
@@ -284,7 +283,7 @@ func TestCloseRegistry(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 	for _, pid := range pids {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+		if exists(pid) {
 			t.Errorf("pid %d still exists after a verified close", pid)
 		}
 	}
@@ -297,4 +296,23 @@ func TestCloseRegistry(t *testing.T) {
 	if err := r.Reservations().CanRelease(adapterDir); err != nil {
 		t.Fatalf("directory still reserved: %v", err)
 	}
+}
+
+// exists reports whether pid names a process: on Linux one /proc still lists (a zombie
+// included: a verified close has reaped the adapter), elsewhere one that runs.
+func exists(pid int) bool {
+	if goruntime.GOOS == "linux" {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		return err == nil
+	}
+	return testkit.Running(pid)
+}
+
+// exe is the file name discovery takes for an adapter installed as name: NAME_vX.Y.Z,
+// with ".exe" on Windows.
+func exe(name string) string {
+	if goruntime.GOOS == "windows" {
+		return name + ".exe"
+	}
+	return name
 }

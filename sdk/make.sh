@@ -214,14 +214,21 @@ test_sdk() {
 	esac
 }
 
-# summary: one line naming every language this run skipped (from $ADAPTERKIT_SKIPLOG).
+# summary: one line naming every language this run skipped (from $ADAPTERKIT_SKIPLOG),
+# and the Windows tests under Wine when make test-windows skipped them (its lines are
+# "windows|what|why|how").
 summary() {
-	if [ -z "$skiplog" ] || [ ! -s "$skiplog" ]; then
-		echo "SDK summary: nothing skipped: python, typescript and rust all took part"
+	local line win=""
+	if [ -n "$skiplog" ] && [ -s "$skiplog" ] && grep -q '^windows|' "$skiplog"; then
+		win=$(grep '^windows|' "$skiplog" | head -1 | awk -F'|' '{print " SKIP: windows (" $3 "; to get it: " $4 ")"}')
+	fi
+	if [ -z "$skiplog" ] || ! grep -qv '^windows|' "$skiplog" 2>/dev/null; then
+		echo "SDK summary: nothing skipped: python, typescript and rust all took part${win:+.$win}"
 		return
 	fi
+	line=$(grep -v '^windows|' "$skiplog")
 	# One "LANG: WHY" per language and reason: "SKIPPED rust: cargo is not installed."
-	echo "SDK summary: SKIPPED $(cut -d'|' -f1,3 "$skiplog" | sort -u | sed 's/|/: /' | paste -sd';' - | sed 's/;/; /g'). The SKIP: lines above say how to get each."
+	echo "SDK summary: SKIPPED $(cut -d'|' -f1,3 <<<"$line" | sort -u | sed 's/|/: /' | paste -sd';' - | sed 's/;/; /g'). The SKIP: lines above say how to get each.$win"
 }
 
 usage() {

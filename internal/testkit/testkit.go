@@ -38,18 +38,24 @@ var (
 // ErrNoGo is returned when the go tool is not on PATH (go test puts its own first).
 var ErrNoGo = errors.New("testkit: building adapters needs the go tool on PATH")
 
-// BuildInto builds each program into dir and returns their paths by Name.
+// PrebuiltEnv names a directory of programs built beforehand, under their Build names
+// (".exe" added on Windows): BuildInto copies them from there instead of building.
+// `make test-windows` sets it, since a test binary run under Wine has no go tool.
+const PrebuiltEnv = "ADAPTERKIT_TEST_PREBUILT"
+
+// BuildInto builds each program into dir and returns their paths by Name (or copies
+// them from $ADAPTERKIT_TEST_PREBUILT).
 func BuildInto(dir string, builds ...Build) (map[string]string, error) {
+	if pre := os.Getenv(PrebuiltEnv); pre != "" {
+		return copyPrebuilt(pre, dir, builds)
+	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoGo, err)
 	}
 	paths := make(map[string]string, len(builds))
 	for _, b := range builds {
-		name := b.Name
-		if runtime.GOOS == "windows" {
-			name += ".exe"
-		}
+		name := exeName(b.Name)
 		out := filepath.Join(dir, name)
 		cmd := exec.Command(goTool, "build", "-o", out, b.Pkg)
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -61,11 +67,35 @@ func BuildInto(dir string, builds ...Build) (map[string]string, error) {
 	return paths, nil
 }
 
+func exeName(name string) string {
+	if runtime.GOOS == "windows" {
+		return name + ".exe"
+	}
+	return name
+}
+
+func copyPrebuilt(from, dir string, builds []Build) (map[string]string, error) {
+	paths := make(map[string]string, len(builds))
+	for _, b := range builds {
+		name := exeName(b.Name)
+		data, err := os.ReadFile(filepath.Join(from, name))
+		if err != nil {
+			return nil, fmt.Errorf("testkit: %s=%s: %w", PrebuiltEnv, from, err)
+		}
+		out := filepath.Join(dir, name)
+		if err := os.WriteFile(out, data, 0o755); err != nil {
+			return nil, err
+		}
+		paths[b.Name] = out
+	}
+	return paths, nil
+}
+
 // BuildT builds the programs into a fresh temporary directory of t and returns it;
 // without the go tool the test is skipped.
 func BuildT(t testing.TB, builds ...Build) string {
 	t.Helper()
-	dir := t.TempDir()
+	dir := TempDir(t)
 	if _, err := BuildInto(dir, builds...); err != nil {
 		if errors.Is(err, ErrNoGo) {
 			t.Skip(err)
@@ -89,12 +119,12 @@ func Main(m *testing.M, dir *string, run func(Runner), builds ...Build) {
 	}
 	*dir = d
 	if _, err := BuildInto(d, builds...); err != nil {
-		_ = os.RemoveAll(d)
+		_ = removeAll(d)
 		panic(err)
 	}
 	code := 0
 	func() {
-		defer func() { _ = os.RemoveAll(d) }()
+		defer func() { _ = removeAll(d) }()
 		run(exitCatcher{&code, m})
 	}()
 	os.Exit(code)
