@@ -27,8 +27,8 @@ type Adapter struct {
 	Services []*Service
 
 	// Configuration, if not nil, is a pointer (usually to a struct) that initialize's
-	// configuration object is decoded into by package codec, with mapstructure's names
-	// (json tags, exact key matching). Fields absent from the configuration keep the values they had, so
+	// configuration object is decoded into by package codec: members matched to json tag
+	// names exactly. Fields absent from the configuration keep the values they had, so
 	// defaults can be set beforehand. An unknown key or a value of the wrong type
 	// answers initialize with invalid. When Configuration is nil the configuration
 	// object is accepted and ignored.
@@ -106,7 +106,7 @@ func NewService(id string, version int) *Service {
 // duplicate in the catalog and makes Serve fail.
 //
 // The request's params object is decoded into P by package codec, whose rules the host
-// shares: mapstructure's (json tags, exact key matching, embedded structs squashed),
+// shares: members matched to json tag names exactly, embedded structs inlined,
 // unknown keys refused with invalid, numbers exact (an integer field refuses 1.5 and a
 // number it cannot hold). The invalid reply's message is one line naming the field,
 // e.g. `params: field "warehouse" is not known (known: sku, qty)`. P may be
