@@ -30,9 +30,9 @@ var order = []layer{
 	{"Wire", []string{"runtime/wire"}}, // frames, envelopes, codes, catalogs
 	// The pieces several layers share: frame codec, buffers, sentinels, launch stage...
 	{"Shared", []string{"internal"}},
-	{"Conn", []string{"runtime"}}, // the host side of one connection
-	{"Codec", []string{"codec"}},
-	{"Contract", []string{"contract"}},
+	{"Codec", []string{"codec"}},       // typed values to JSON and back, for both ends
+	{"Contract", []string{"contract"}}, // a service declared once
+	{"Conn", []string{"runtime"}},      // the host side of one connection
 	{"SDK", []string{"plugin"}},
 	{"Platform", []string{"platform"}},
 	{"Lifecycle", []string{"lifecycle"}},
@@ -212,6 +212,7 @@ func TestCheck(t *testing.T) {
 			"plugin": {"codec"}, "codec": {"runtime"}, "runtime": nil,
 		}, []string{
 			"codec (Codec) depends on runtime (Conn): codec -> runtime; values know no connection",
+			"codec (Codec) imports runtime (Conn), a higher layer",
 			"plugin (SDK) depends on runtime (Conn): plugin -> codec -> runtime; the adapter side shares only the wire with the host",
 		}},
 		{"in no layer", map[string][]string{"tools/x": nil}, []string{"tools/x is in no layer: add its directory to order"}},
