@@ -14,7 +14,7 @@ TESTFLAGS   ?= -race -count=1 -timeout 15m -p 2
 export ADAPTERKIT_SKIPLOG := $(BUILD)/sdk-skipped.txt
 $(shell rm -f $(ADAPTERKIT_SKIPLOG))
 
-.PHONY: all test vet lint cross unit demo adapters sdk-test bench-sdk bench bench-go bench-check fuzz soak tools clean api api-check systemd-verify test-windows
+.PHONY: all test vet lint cross unit demo adapters sdk-test bench-sdk bench bench-go bench-check fuzz soak tools clean api api-check layers systemd-verify test-windows
 
 all: test
 
@@ -32,6 +32,11 @@ api:
 
 api-check:
 	$(GO) run ./internal/apisnap
+
+## layers: the import-graph test (internal/layers, also run by `make test` with the other
+## tests): a package importing a higher layer, or reaching a part the design rules out, fails it.
+layers:
+	$(GO) test -count=1 -run '^(TestImportGraph|TestCheck)$$' ./internal/layers/
 
 lint: tools
 	$(STATICCHECK) ./...

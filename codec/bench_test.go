@@ -127,7 +127,7 @@ func BenchmarkAppendStampedStd(b *testing.B) {
 
 // A 1 MiB and a 3.9 MiB string (a frame's largest: larger than the caches, where a
 // second pass over it reads memory again) decoded from a text the caller hands over
-// (DecodeOwned: the string shares the text), checking the string, and from a text
+// (decodeAliasing: the string shares the text), checking the string, and from a text
 // already validated whole (what the module's own callers decode: a frame's params or
 // result), not checking it again.
 func BenchmarkDecodeBigString(b *testing.B) {
@@ -135,7 +135,7 @@ func BenchmarkDecodeBigString(b *testing.B) {
 		name   string
 		decode func(data []byte, r *reading) error
 	}{
-		{"checked", func(data []byte, r *reading) error { return DecodeOwned(data, r, RefuseUnknown) }},
+		{"checked", func(data []byte, r *reading) error { return decodeAliasing(data, r, RefuseUnknown) }},
 		{"validated", func(data []byte, r *reading) error { return decodeValidOwned(data, nil, r, false) }},
 	}
 	for _, text := range []struct {

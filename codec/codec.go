@@ -22,12 +22,12 @@ const (
 	IgnoreUnknown Unknown = true
 )
 
-// DecodeOwned decodes the JSON value data into *v as [DecodeValue] does, for a data
-// that the caller hands over for good: it is never modified afterwards (a frame read
-// for this value alone). Long strings without escapes then share data's memory instead
-// of being copied (a string of 64 KiB or more keeps data alive as long as it is
-// referenced).
-func DecodeOwned[T any](data []byte, v *T, unknown Unknown) error {
+// decodeAliasing decodes the JSON value data into *v as [DecodeValue] does, except that
+// long strings without escapes alias data: they share its memory instead of being
+// copied (a string of 64 KiB or more keeps data alive as long as it is referenced). The
+// caller hands data over for good: it must never be modified afterwards (a frame read
+// for this value alone), or the decoded strings change with it.
+func decodeAliasing[T any](data []byte, v *T, unknown Unknown) error {
 	if len(data) == 0 {
 		return nil
 	}

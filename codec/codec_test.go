@@ -216,15 +216,15 @@ func TestIgnoreUnknown(t *testing.T) {
 	}
 }
 
-// DecodeOwned shares long plain strings with the text and copies the others.
-func TestDecodeOwned(t *testing.T) {
+// decodeAliasing shares long plain strings with the text and copies the others.
+func TestDecodeAliasing(t *testing.T) {
 	long := strings.Repeat("x", aliasMin)
 	data := []byte(`{"s":"` + long + `","n":"short"}`)
 	var v struct {
 		S string `json:"s"`
 		N string `json:"n"`
 	}
-	if err := DecodeOwned(data, &v, RefuseUnknown); err != nil || v.S != long || v.N != "short" {
+	if err := decodeAliasing(data, &v, RefuseUnknown); err != nil || v.S != long || v.N != "short" {
 		t.Fatalf("%d bytes, %q, %v", len(v.S), v.N, err)
 	}
 	if unsafe.StringData(v.S) != &data[6] {
@@ -237,7 +237,7 @@ func TestDecodeOwned(t *testing.T) {
 
 // decodeValidOwned does not check a string's contents again (the frame it decodes was
 // checked whole by the envelope decoder): a text the envelope decoder would have refused
-// (a string with invalid UTF-8) shows it, where DecodeOwned refuses. It still decodes
+// (a string with invalid UTF-8) shows it, where decodeAliasing refuses. It still decodes
 // escapes, and still refuses what is not the value's shape.
 func TestDecodeValidOwnedSkipsStringChecks(t *testing.T) {
 	type s struct {
@@ -245,8 +245,8 @@ func TestDecodeValidOwnedSkipsStringChecks(t *testing.T) {
 	}
 	bad := []byte("{\"s\":\"a\xffb\"}")
 	var v s
-	if err := DecodeOwned(bad, &v, RefuseUnknown); err == nil {
-		t.Fatal("DecodeOwned accepted invalid UTF-8")
+	if err := decodeAliasing(bad, &v, RefuseUnknown); err == nil {
+		t.Fatal("decodeAliasing accepted invalid UTF-8")
 	}
 	v = s{}
 	if err := decodeValidOwned(bad, nil, &v, false); err != nil || v.S != "a\xffb" {

@@ -22,7 +22,7 @@ type decoder struct {
 	i      int
 	depth  int
 	ignore bool // skip unknown members instead of refusing them
-	alias  bool // long plain strings may share b's memory (DecodeOwned)
+	alias  bool // long plain strings may share b's memory (decodeAliasing)
 	// valid: b was validated by the module's envelope decoder (decodeValidOwned), so a
 	// string's end is found without checking its contents a second time.
 	valid bool
@@ -36,7 +36,7 @@ type decoder struct {
 	known *validjson.Known
 }
 
-// aliasMin is the length from which DecodeOwned shares a string's bytes with the text.
+// aliasMin is the length from which decodeAliasing shares a string's bytes with the text.
 const aliasMin = 64 << 10
 
 func (d *decoder) syntax(msg string) *Error {

@@ -9,9 +9,9 @@
 //
 // # Decoding
 //
-// Names are mapstructure's: json tag names (the Go field name when there is no tag),
-// matched exactly, embedded structs without a tag name inlined, a member naming no field
-// refused. The members are the ones the encoder writes, so whatever it sends comes back
+// A member goes to the field whose json tag name (the Go field name when there is no
+// tag) it matches exactly, without case folding; embedded structs without a tag name
+// are inlined; a member naming no field is refused (or skipped, see [Unknown]). The members are the ones the encoder writes, so whatever it sends comes back
 // to the same field, and a field tagged "-" is neither written nor read (mapstructure
 // would fill it from a member named "-"). One policy for every value:
 //

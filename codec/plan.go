@@ -184,7 +184,7 @@ func (b *builder) build(t reflect.Type) *plan {
 }
 
 // fields flattens the fields of struct t (at index path at) into p: the members the
-// encoder writes (as encoding/json chooses them), matched by mapstructure's names (the
+// encoder writes (as encoding/json chooses them), matched by name (the
 // json tag name, else the Go field name, compared exactly). An embedded struct without
 // a tag name is inlined, exported or not; with one it is a member of that name. It
 // reports false when the struct uses something CheckType refuses.

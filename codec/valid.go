@@ -12,7 +12,7 @@ func init() {
 	validjson.WritesValid = writesValid
 }
 
-// decodeValidOwned is DecodeOwned for a data the module's envelope decoder has already
+// decodeValidOwned is decodeAliasing for a data the module's envelope decoder has already
 // validated as JSON of valid UTF-8 (a frame's params or result value): its strings are
 // not scanned for UTF-8, control characters and escapes a second time. The module's
 // own callers reach it through package internal/validjson; it is not exported, so that

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,8 +27,8 @@ type Adapter struct {
 	Services []*Service
 
 	// Configuration, if not nil, is a pointer (usually to a struct) that initialize's
-	// configuration object is decoded into by package codec, with mapstructure's names
-	// (json tags, exact key matching). Fields absent from the configuration keep the values they had, so
+	// configuration object is decoded into by package codec: members matched to json tag
+	// names exactly. Fields absent from the configuration keep the values they had, so
 	// defaults can be set beforehand. An unknown key or a value of the wrong type
 	// answers initialize with invalid. When Configuration is nil the configuration
 	// object is accepted and ignored.
@@ -91,7 +92,7 @@ func Implement[P, R any](s *Service, m *contract.Method[P, R], h func(ctx contex
 		s.problem = errors.Join(s.problem, fmt.Errorf("method %q is not a method of the contract of service %q", m.Name(), s.id))
 		return
 	}
-	handle(s, m.Name(), h) // the contract checked P and R (and ServiceOf reported it)
+	handle(s, m.Name(), h, false) // the contract checked P and R (and ServiceOf reported it)
 }
 
 // NewService returns a service with the given id (dotted and namespaced, e.g.
@@ -105,7 +106,7 @@ func NewService(id string, version int) *Service {
 // duplicate in the catalog and makes Serve fail.
 //
 // The request's params object is decoded into P by package codec, whose rules the host
-// shares: mapstructure's (json tags, exact key matching, embedded structs squashed),
+// shares: members matched to json tag names exactly, embedded structs inlined,
 // unknown keys refused with invalid, numbers exact (an integer field refuses 1.5 and a
 // number it cannot hold). The invalid reply's message is one line naming the field,
 // e.g. `params: field "warehouse" is not known (known: sku, qty)`. P may be
@@ -115,10 +116,11 @@ func NewService(id string, version int) *Service {
 // MarshalJSON or MarshalText honoured) but with HTML characters not escaped; types
 // that encode themselves are decoded by their UnmarshalJSON or UnmarshalText on the
 // other side. A json.RawMessage result is checked to be one JSON value and sent as is.
-// Large results are not copied into the reply frame: a json.RawMessage result, and the
-// result's strings over 32 KiB, are written to the host from their own memory after the
-// handler returned, so such memory must not change afterwards (a Go string never does;
-// one made with unsafe.String over a buffer the handler reuses would).
+// A json.RawMessage result is copied when the handler returns, so the handler may reuse
+// its memory at once (a pooled buffer's bytes, say); [HandleLent] lends it instead. The
+// result's strings over 32 KiB are not copied into the reply frame: they are written to
+// the host from their own memory after the handler returned, which a Go string allows
+// (one made with unsafe.String over a buffer the handler reuses would not).
 //
 // P and R must make that trip and come back the same value (codec.CheckType): a type
 // that cannot (a chan or func field, an interface with methods...) makes Serve refuse
@@ -135,11 +137,28 @@ func Handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 			s.problem = errors.Join(s.problem, fmt.Errorf("method %q %s: %w", method, c.what, err))
 		}
 	}
-	handle(s, method, h)
+	handle(s, method, h, false)
 }
 
-// handle is Handle for types already checked (a contract's, by contract.NewMethod).
-func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P) (R, error)) {
+// HandleLent is [Handle] for a handler whose json.RawMessage result is lent, not copied:
+// a result over 32 KiB is written to the host from the handler's own memory after the
+// handler returned, when the reply's turn to be written comes. Hazard: the bytes must not
+// change until the reply frame is written, which the handler cannot observe; a buffer
+// reused or returned to a pool after the handler returned corrupts the reply. Lend only
+// memory that is never written again (a slice made for this one result), to save the
+// copy of a large result. A result that is the request's params unchanged is never
+// copied, with Handle as with HandleLent: that memory is the request's own.
+func HandleLent[P any](s *Service, method string, h func(ctx context.Context, p P) (json.RawMessage, error)) {
+	if err := codec.CheckType(reflect.TypeFor[P]()); err != nil {
+		s.problem = errors.Join(s.problem, fmt.Errorf("method %q params: %w", method, err))
+	}
+	handle(s, method, h, true)
+}
+
+// handle is Handle for types already checked (a contract's, by contract.NewMethod). lend
+// says whether a large json.RawMessage result is written from the handler's memory
+// ([HandleLent]) rather than copied.
+func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P) (R, error), lend bool) {
 	if h == nil {
 		s.problem = errors.Join(s.problem, fmt.Errorf("method %q has a nil handler", method))
 		return
@@ -164,14 +183,23 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 			return dst, nil, err
 		}
 		if raw, ok := any(&r).(*json.RawMessage); ok {
-			if !aliases(*raw, params) { // params returned unchanged were validated on arrival
+			// The params returned unchanged: the request's frame, this request's alone,
+			// validated on arrival.
+			own := aliases(*raw, params)
+			if !own {
 				if err := validRaw(*raw); err != nil {
 					return dst, nil, err
 				}
 			}
 			if len(*raw) > smallFrame {
-				// Written after the head, not copied.
-				return dst, []validjson.Splice{{At: len(dst), Data: *raw}}, nil
+				// Written after the head: the handler's memory only if it is the
+				// request's own or lent (HandleLent), otherwise a copy taken now,
+				// before the handler can reuse that memory.
+				data := []byte(*raw)
+				if !own && !lend {
+					data = bytes.Clone(data)
+				}
+				return dst, []validjson.Splice{{At: len(dst), Data: data}}, nil
 			}
 			if len(*raw) == 0 {
 				return append(dst, "null"...), nil, nil

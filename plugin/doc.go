@@ -20,7 +20,9 @@
 // json tags' names); params a handler cannot take are answered invalid with one line
 // naming the field. A service without a contract is declared with [NewService] and its
 // methods registered by name with [Handle]; a handler that wants the raw JSON takes
-// json.RawMessage.
+// json.RawMessage. A json.RawMessage result is copied when the handler returns, so the
+// handler may reuse its memory; [HandleLent] saves the copy of a large one for a handler
+// that never changes those bytes again.
 //
 // The engine ([Adapter.Serve]) does everything the protocol asks of an adapter: the
 // catalog is built and validated before anything is read; the initialize handshake is

@@ -55,7 +55,7 @@ var ErrNotInService = errors.New("registry: method is not one of the client's se
 
 // Call calls the contract method m through c: p is encoded (as a JSON object) and the
 // result decoded into an R with package codec, the rules the adapter's SDK applies:
-// numbers exact, mapstructure's names. A result member R does not know is ignored, so
+// numbers exact, json tag names matched exactly. A result member R does not know is ignored, so
 // an adapter may add result fields within a service version; a member of the wrong
 // kind, or a number R's field cannot hold, is a *DecodeError whose text is one line
 // naming the field. A method of another service than c's fails before anything is

@@ -12,7 +12,7 @@
 // hosts both import (device above); [NewClient] checks an adapter's catalog against
 // it and [Call] calls one of its methods with typed params and result, encoded and
 // decoded by package codec, the rules the adapter's SDK applies (exact numbers,
-// mapstructure's names, one-line errors naming the field). A Go type with the service's
+// json tag names matched exactly, one-line errors naming the field). A Go type with the service's
 // methods is a few lines around the *[Client] NewClient returns (examples/thermometer/client).
 //
 // A host calls through this package, in one of two ways: typed, [Call] with a contract

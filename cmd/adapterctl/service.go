@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/adapterkit/adapterkit/cmd/adapterctl/internal/systemd"
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/prommetrics"
-	"github.com/adapterkit/adapterkit/internal/systemd"
 )
 
 const serveServiceHelp = `

@@ -18,7 +18,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/adapterkit/adapterkit/runtime"
+	"github.com/adapterkit/adapterkit/internal/sentinel"
 )
 
 // Rescanner is what Run calls: *registry.Registry.
@@ -52,7 +52,7 @@ const (
 // Rescan errors are logged; Run goes on.
 func Run(ctx context.Context, r Rescanner, dirs []string, opts *Options) error {
 	if ctx == nil {
-		return runtime.ErrNilContext
+		return sentinel.ErrNilContext // runtime.ErrNilContext
 	}
 	var o Options
 	if opts != nil {

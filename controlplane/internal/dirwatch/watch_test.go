@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/adapterkit/adapterkit/internal/dirwatch"
+	"github.com/adapterkit/adapterkit/controlplane/internal/dirwatch"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
