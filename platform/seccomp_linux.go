@@ -33,9 +33,13 @@ import (
 //     Signals (kill, tgkill, pidfd_send_signal) are Landlock's signal scope's;
 //   - the mount table and namespaces: mount, umount2, pivot_root, the new mount API
 //     (fsopen, fsconfig, fsmount, fspick, move_mount, open_tree, open_tree_attr,
-//     mount_setattr), unshare, setns, chroot — a new namespace from inside is refused
-//     through unshare; clone with namespace flags is not refused (the launcher installs
-//     this filter after the adapter's namespaces exist, so it could be; SECURITY.md);
+//     mount_setattr), unshare, setns, chroot, and clone with a CLONE_NEW* flag (clone3,
+//     whose flags seccomp cannot read, fails with ENOSYS; the C libraries then use
+//     clone): no new namespace from inside, so no capability in a user namespace of
+//     the adapter's own either (the launcher installs this filter after the adapter's
+//     own namespaces exist);
+//   - the terminal ioctls TIOCSTI and TIOCLINUX, which would type into (or paste on) a
+//     terminal the adapter holds a descriptor of, for the shell behind it to run;
 //   - kernel facilities that are attack surface or side channels rather than anything an
 //     adapter needs: bpf, perf_event_open, userfaultfd, keyctl, add_key, request_key
 //     (the per-user keyring is shared with the host), io_uring_setup/enter/register
