@@ -41,7 +41,8 @@ const refusedEPERM = "operation not permitted"
 
 // fileNetAttempts are the attacks on files and the network: mode, owner, time and
 // attribute changes outside the grants, set-user-ID files inside them, listen without
-// bind, a datagram pair to a pathname socket, UDP.
+// bind, a datagram pair to a pathname socket, UDP, a child in a user namespace of its
+// own.
 func (w *containWorld) fileNetAttempts() []hostileAttempt {
 	return []hostileAttempt{
 		{"chown", w.victim, refusedEPERM}, // before chmod-suid: a chown clears set-id bits
@@ -54,6 +55,7 @@ func (w *containWorld) fileNetAttempts() []hostileAttempt {
 		{"listen", "", "listen: " + refusedEPERM},
 		{"dgram", w.dgramPath, refusedEPERM},
 		{"udp", w.udpAddr, "socket: " + refusedEPERM},
+		{"userns", "", "clone(CLONE_NEWUSER): " + refusedEPERM},
 	}
 }
 

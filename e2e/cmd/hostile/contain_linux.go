@@ -75,6 +75,8 @@ func containOp(a Attempt) (detail string, handled bool, err error) {
 		}
 	case "udp": // HOST:PORT (IPv4): a UDP datagram
 		detail, err = sendUDP(a.Arg)
+	case "userns": // a child in a user namespace of its own, holding every capability there
+		detail, err = newUserNamespace()
 	default:
 		handled = false
 	}
