@@ -42,7 +42,7 @@ const refusedEPERM = "operation not permitted"
 // fileNetAttempts are the attacks on files and the network: mode, owner, time and
 // attribute changes outside the grants, set-user-ID files inside them, listen without
 // bind, a datagram pair to a pathname socket, UDP, a child in a user namespace of its
-// own.
+// own, a child of the host outside the adapter's tree.
 func (w *containWorld) fileNetAttempts() []hostileAttempt {
 	return []hostileAttempt{
 		{"chown", w.victim, refusedEPERM}, // before chmod-suid: a chown clears set-id bits
@@ -56,6 +56,7 @@ func (w *containWorld) fileNetAttempts() []hostileAttempt {
 		{"dgram", w.dgramPath, refusedEPERM},
 		{"udp", w.udpAddr, "socket: " + refusedEPERM},
 		{"userns", "", "clone(CLONE_NEWUSER): " + refusedEPERM},
+		{"clone-parent", "", "clone(CLONE_PARENT): " + refusedEPERM},
 	}
 }
 

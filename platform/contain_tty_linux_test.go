@@ -43,6 +43,10 @@ var scTermCases = []scCase{
 	{"clone CLONE_NEWNET|CLONE_NEWNS", "none", unix.EPERM, "ok", func(e *scEnv) error {
 		return forkExecTrue(unix.CLONE_NEWNET | unix.CLONE_NEWNS)
 	}},
+	// The child's parent would be this test; it is not waited for (not run unfiltered).
+	{"clone CLONE_PARENT", "none", unix.EPERM, "any", func(e *scEnv) error {
+		return forkExecTrue(unix.CLONE_PARENT)
+	}},
 	// Invalid arguments (size 0): without the filter EINVAL, never a process.
 	{"clone3", "none", unix.ENOSYS, "any", func(e *scEnv) error { return sys(unix.SYS_CLONE3, 0, 0) }},
 	{"clone without namespaces (fork and exec)", "none", 0, "ok", func(e *scEnv) error { return forkExecTrue(0) }},

@@ -106,11 +106,14 @@ var commonArgRules = []argRule{
 	{unix.SYS_IOPRIO_SET, "ioprio_set", whoSelf(ioprioWhoProc)},
 	// A child in namespaces of its own: in a new user namespace it holds every
 	// capability there (the kernel's attack surface behind them, e.g. a network
-	// namespace it administers); clone3 passes its flags in a structure, so it gets
-	// ENOSYS, which the C libraries answer by using clone.
+	// namespace it administers). A child of the adapter's parent (CLONE_PARENT): the
+	// host's child, not the adapter's, so outside the adapter's tree wherever the tree is
+	// a process group and its descendants (no cgroup), free to outlive it. clone3
+	// passes its flags in a structure, so it gets ENOSYS, which the C libraries answer
+	// by using clone.
 	{unix.SYS_CLONE, "clone", func(a *bpfAsm) {
 		a.stmt(bpfLdAbsW, argOff(0)) // flags, on amd64 and arm64 alike
-		a.jump(bpfJset, cloneNewNS, "deny", "allow")
+		a.jump(bpfJset, cloneNewNS|unix.CLONE_PARENT, "deny", "allow")
 	}},
 	{unix.SYS_CLONE3, "clone3", noSys},
 	{unix.SYS_MEMFD_CREATE, "memfd_create", func(a *bpfAsm) {

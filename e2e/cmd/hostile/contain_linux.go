@@ -77,6 +77,8 @@ func containOp(a Attempt) (detail string, handled bool, err error) {
 		detail, err = sendUDP(a.Arg)
 	case "userns": // a child in a user namespace of its own, holding every capability there
 		detail, err = newUserNamespace()
+	case "clone-parent": // a child of the host (CLONE_PARENT) in a session of its own
+		detail, err = cloneParent()
 	default:
 		handled = false
 	}

@@ -29,7 +29,9 @@
 //   - dgram PATH: socketpair(AF_UNIX, SOCK_DGRAM), then sendto the datagram socket PATH;
 //   - udp HOST:PORT: send a UDP datagram;
 //   - userns: clone a child into a user namespace of its own (where it would hold
-//     every capability).
+//     every capability);
+//   - clone-parent: clone a child of the host (CLONE_PARENT), which leaves the adapter's
+//     process group and lives two seconds.
 //
 // With HOSTILE_ATTEMPTS set (the params' JSON) and HOSTILE_REPORT naming a file, it
 // tries them as it starts, before it speaks the protocol, and writes the result there:
