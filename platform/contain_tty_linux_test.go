@@ -20,9 +20,10 @@ func init() {
 	osHelpers["ttyprobe"] = ttyProbe
 }
 
-// scTermCases are the filter's cases for terminal ioctls and for children in namespaces
-// of their own (allSCCases includes them).
-var scTermCases = []scCase{
+// scContainCases are the filter's cases for terminal ioctls, children in namespaces of
+// their own or of the host, and IPC objects of the host's IPC namespace (allSCCases
+// includes them).
+var scContainCases = []scCase{
 	// A control would type into a terminal only where the kernel still allows it
 	// (dev.tty.legacy_tiocsti), so it is not run; TestSandboxTerminal shows the attack.
 	{"ioctl TIOCSTI", "none", unix.EPERM, "any", func(e *scEnv) error {
@@ -47,6 +48,23 @@ var scTermCases = []scCase{
 	{"clone CLONE_PARENT", "none", unix.EPERM, "any", func(e *scEnv) error {
 		return forkExecTrue(unix.CLONE_PARENT)
 	}},
+	{"shmget", "none", unix.EPERM, "ok", func(e *scEnv) error {
+		id, err := unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600)
+		if err == nil {
+			_, err = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		}
+		return err
+	}},
+	{"shmat", "none", unix.EPERM, "any", func(e *scEnv) error { return sys(unix.SYS_SHMAT, 0, 0, 0) }},
+	{"msgget", "none", unix.EPERM, "ok", func(e *scEnv) error {
+		id, _, errno := unix.Syscall(unix.SYS_MSGGET, 0 /* IPC_PRIVATE */, unix.IPC_CREAT|0o600, 0)
+		if errno != 0 {
+			return errno
+		}
+		return sys(unix.SYS_MSGCTL, id, unix.IPC_RMID, 0)
+	}},
+	{"semget", "none", unix.EPERM, "any", func(e *scEnv) error { return sys(unix.SYS_SEMGET, 0, 1, unix.IPC_CREAT|0o600) }},
+	{"mq_open", "none", unix.EPERM, "any", func(e *scEnv) error { return sys(unix.SYS_MQ_OPEN, cstr("adapterkit-none"), unix.O_RDONLY, 0, 0) }},
 	// Invalid arguments (size 0): without the filter EINVAL, never a process.
 	{"clone3", "none", unix.ENOSYS, "any", func(e *scEnv) error { return sys(unix.SYS_CLONE3, 0, 0) }},
 	{"clone without namespaces (fork and exec)", "none", 0, "ok", func(e *scEnv) error { return forkExecTrue(0) }},

@@ -38,6 +38,12 @@ import (
 //     clone): no new namespace from inside, so no capability in a user namespace of
 //     the adapter's own either (the launcher installs this filter after the adapter's
 //     own namespaces exist);
+//   - System V IPC (shmget, shmat, shmctl, msgget, msgsnd, msgrcv, msgctl, semget,
+//     semop, semtimedop, semctl) and POSIX message queues (mq_*): their objects belong
+//     to the IPC namespace, which the adapter shares with the host, Landlock does not
+//     govern them, and the same user's segments, queues and semaphores (a root host's:
+//     every root-owned one) would be open to it — a channel to local programs as
+//     "no Unix sockets" closes the others (shmdt, which only detaches, passes);
 //   - the terminal ioctls TIOCSTI and TIOCLINUX, which would type into (or paste on) a
 //     terminal the adapter holds a descriptor of, for the shell behind it to run;
 //   - kernel facilities that are attack surface or side channels rather than anything an
@@ -103,6 +109,13 @@ var commonDenied = []deniedSyscall{
 	{unix.SYS_CLOCK_ADJTIME, "clock_adjtime"}, {unix.SYS_ADJTIMEX, "adjtimex"}, {unix.SYS_SYSLOG, "syslog"},
 	{unix.SYS_QUOTACTL, "quotactl"}, {unix.SYS_SETHOSTNAME, "sethostname"},
 	{unix.SYS_SETDOMAINNAME, "setdomainname"}, {unix.SYS_VHANGUP, "vhangup"},
+	{unix.SYS_SHMGET, "shmget"}, {unix.SYS_SHMAT, "shmat"}, {unix.SYS_SHMCTL, "shmctl"},
+	{unix.SYS_MSGGET, "msgget"}, {unix.SYS_MSGSND, "msgsnd"}, {unix.SYS_MSGRCV, "msgrcv"},
+	{unix.SYS_MSGCTL, "msgctl"}, {unix.SYS_SEMGET, "semget"}, {unix.SYS_SEMOP, "semop"},
+	{unix.SYS_SEMTIMEDOP, "semtimedop"}, {unix.SYS_SEMCTL, "semctl"},
+	{unix.SYS_MQ_OPEN, "mq_open"}, {unix.SYS_MQ_UNLINK, "mq_unlink"},
+	{unix.SYS_MQ_TIMEDSEND, "mq_timedsend"}, {unix.SYS_MQ_TIMEDRECEIVE, "mq_timedreceive"},
+	{unix.SYS_MQ_NOTIFY, "mq_notify"}, {unix.SYS_MQ_GETSETATTR, "mq_getsetattr"},
 }
 
 // BPF opcodes and seccomp return values used below.

@@ -79,6 +79,17 @@ func containOp(a Attempt) (detail string, handled bool, err error) {
 		detail, err = newUserNamespace()
 	case "clone-parent": // a child of the host (CLONE_PARENT) in a session of its own
 		detail, err = cloneParent()
+	case "shm": // ID: write into a System V shared memory segment of another process
+		var id int
+		var mem []byte
+		if id, err = strconv.Atoi(a.Arg); err == nil {
+			if mem, err = unix.SysvShmAttach(id, 0, 0); err == nil {
+				copy(mem, "hostile shm")
+				err = unix.SysvShmDetach(mem)
+			} else {
+				err = fmt.Errorf("shmat: %w", err)
+			}
+		}
 	default:
 		handled = false
 	}

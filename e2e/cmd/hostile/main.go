@@ -31,7 +31,8 @@
 //   - userns: clone a child into a user namespace of its own (where it would hold
 //     every capability);
 //   - clone-parent: clone a child of the host (CLONE_PARENT), which leaves the adapter's
-//     process group and lives two seconds.
+//     process group and lives two seconds;
+//   - shm ID: write into the System V shared memory segment ID (of another process).
 //
 // With HOSTILE_ATTEMPTS set (the params' JSON) and HOSTILE_REPORT naming a file, it
 // tries them as it starts, before it speaks the protocol, and writes the result there:
