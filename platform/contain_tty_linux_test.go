@@ -65,6 +65,16 @@ var scContainCases = []scCase{
 	}},
 	{"semget", "none", unix.EPERM, "any", func(e *scEnv) error { return sys(unix.SYS_SEMGET, 0, 1, unix.IPC_CREAT|0o600) }},
 	{"mq_open", "none", unix.EPERM, "any", func(e *scEnv) error { return sys(unix.SYS_MQ_OPEN, cstr("adapterkit-none"), unix.O_RDONLY, 0, 0) }},
+	// The mount table, without /proc: the ids of the mounts under the root (LSMT_ROOT).
+	{"listmount", "none", unix.EPERM, "ok", func(e *scEnv) error {
+		req := struct {
+			size, spare           uint32
+			mntID, param, mntNSID uint64
+		}{size: 24, mntID: ^uint64(0)}
+		var ids [16]uint64
+		return sys(unix.SYS_LISTMOUNT, uintptr(unsafe.Pointer(&req)), uintptr(unsafe.Pointer(&ids[0])), uintptr(len(ids)), 0)
+	}},
+	{"statmount", "none", unix.EPERM, "any", func(e *scEnv) error { return sys(unix.SYS_STATMOUNT, 0, 0, 0, 0) }},
 	// Invalid arguments (size 0): without the filter EINVAL, never a process.
 	{"clone3", "none", unix.ENOSYS, "any", func(e *scEnv) error { return sys(unix.SYS_CLONE3, 0, 0) }},
 	{"clone without namespaces (fork and exec)", "none", 0, "ok", func(e *scEnv) error { return forkExecTrue(0) }},

@@ -33,7 +33,8 @@ import (
 //     Signals (kill, tgkill, pidfd_send_signal) are Landlock's signal scope's;
 //   - the mount table and namespaces: mount, umount2, pivot_root, the new mount API
 //     (fsopen, fsconfig, fsmount, fspick, move_mount, open_tree, open_tree_attr,
-//     mount_setattr), unshare, setns, chroot, and clone with a CLONE_NEW* flag (clone3,
+//     mount_setattr), statmount and listmount (the mount table, which /proc would show
+//     and Landlock keeps closed there), unshare, setns, chroot, and clone with a CLONE_NEW* flag (clone3,
 //     whose flags seccomp cannot read, fails with ENOSYS; the C libraries then use
 //     clone): no new namespace from inside, so no capability in a user namespace of
 //     the adapter's own either (the launcher installs this filter after the adapter's
@@ -96,6 +97,7 @@ var commonDenied = []deniedSyscall{
 	{unix.SYS_FSOPEN, "fsopen"}, {unix.SYS_FSCONFIG, "fsconfig"}, {unix.SYS_FSMOUNT, "fsmount"},
 	{unix.SYS_FSPICK, "fspick"}, {unix.SYS_MOVE_MOUNT, "move_mount"}, {unix.SYS_OPEN_TREE, "open_tree"},
 	{unix.SYS_OPEN_TREE_ATTR, "open_tree_attr"}, {unix.SYS_MOUNT_SETATTR, "mount_setattr"},
+	{unix.SYS_STATMOUNT, "statmount"}, {unix.SYS_LISTMOUNT, "listmount"},
 	{unix.SYS_UNSHARE, "unshare"}, {unix.SYS_SETNS, "setns"}, {unix.SYS_CHROOT, "chroot"},
 	{unix.SYS_BPF, "bpf"}, {unix.SYS_PERF_EVENT_OPEN, "perf_event_open"}, {unix.SYS_USERFAULTFD, "userfaultfd"},
 	{unix.SYS_KEYCTL, "keyctl"}, {unix.SYS_ADD_KEY, "add_key"}, {unix.SYS_REQUEST_KEY, "request_key"},
