@@ -75,6 +75,17 @@ var scContainCases = []scCase{
 		return sys(unix.SYS_LISTMOUNT, uintptr(unsafe.Pointer(&req)), uintptr(unsafe.Pointer(&ids[0])), uintptr(len(ids)), 0)
 	}},
 	{"statmount", "none", unix.EPERM, "any", func(e *scEnv) error { return sys(unix.SYS_STATMOUNT, 0, 0, 0, 0) }},
+	{"fcntl F_SETLEASE", "none", unix.EPERM, "ok", func(e *scEnv) error {
+		return withFd(e, unix.O_RDONLY, func(fd uintptr) error {
+			if err := sys(unix.SYS_FCNTL, fd, unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+				return err
+			}
+			return sys(unix.SYS_FCNTL, fd, unix.F_SETLEASE, unix.F_UNLCK)
+		})
+	}},
+	{"fcntl F_GETFL (other fcntls pass)", "none", 0, "ok", func(e *scEnv) error {
+		return withFd(e, unix.O_RDONLY, func(fd uintptr) error { return sys(unix.SYS_FCNTL, fd, unix.F_GETFL) })
+	}},
 	// Invalid arguments (size 0): without the filter EINVAL, never a process.
 	{"clone3", "none", unix.ENOSYS, "any", func(e *scEnv) error { return sys(unix.SYS_CLONE3, 0, 0) }},
 	{"clone without namespaces (fork and exec)", "none", 0, "ok", func(e *scEnv) error { return forkExecTrue(0) }},

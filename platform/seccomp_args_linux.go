@@ -116,6 +116,13 @@ var commonArgRules = []argRule{
 		a.jump(bpfJset, cloneNewNS|unix.CLONE_PARENT, "deny", "allow")
 	}},
 	{unix.SYS_CLONE3, "clone3", noSys},
+	// A lease (F_SETLEASE) makes whoever opens the file for writing wait for the adapter
+	// (the kernel's lease-break-time); an adapter of a root host owns, and so may lease,
+	// every root-owned file it may read. Every other fcntl passes.
+	{unix.SYS_FCNTL, "fcntl", func(a *bpfAsm) {
+		a.stmt(bpfLdAbsW, argOff(1)) // cmd
+		a.jump(bpfJeq, unix.F_SETLEASE, "deny", "allow")
+	}},
 	{unix.SYS_MEMFD_CREATE, "memfd_create", func(a *bpfAsm) {
 		a.stmt(bpfLdAbsW, argOff(1)) // flags
 		a.jump(bpfJset, unix.MFD_NOEXEC_SEAL, "allow", "deny")
