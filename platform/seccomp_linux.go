@@ -45,6 +45,8 @@ import (
 //     govern them, and the same user's segments, queues and semaphores (a root host's:
 //     every root-owned one) would be open to it — a channel to local programs as
 //     "no Unix sockets" closes the others (shmdt, which only detaches, passes);
+//   - fcntl(F_SETLEASE): a lease makes every writer of the file wait on the adapter,
+//     and an adapter of a root host owns every root-owned file it may read;
 //   - the terminal ioctls TIOCSTI and TIOCLINUX, which would type into (or paste on) a
 //     terminal the adapter holds a descriptor of, for the shell behind it to run;
 //   - kernel facilities that are attack surface or side channels rather than anything an
