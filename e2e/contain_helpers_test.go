@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
@@ -24,7 +26,8 @@ import (
 // containWorld is what the hostile adapter attacks (e2e/cmd/hostile): a file outside
 // its grants it tries to make set-user-ID, re-own, re-time and tag; a directory it may
 // write, where it tries to create set-user-ID files; a pathname datagram socket and a
-// UDP socket it tries to reach; and, through a "#!/usr/bin/env HOME/bin/hostile" script,
+// UDP socket it tries to reach; a System V shared memory segment of this process it
+// tries to write into; and, through a "#!/usr/bin/env HOME/bin/hostile" script,
 // a home directory it tries to read. Its host is adapterctl (call, serve, check) or this
 // test process (lifecycle, registry).
 type containWorld struct {
@@ -36,6 +39,8 @@ type containWorld struct {
 	dgram              *net.UnixConn
 	udp                *net.UDPConn
 	daemonSock         string
+	shmID              int
+	shm                []byte // this process's attachment of segment shmID
 }
 
 // containPort is the TCP port the sandboxes grant connections to: with it granted a TCP
@@ -86,6 +91,14 @@ func newContainWorld(t *testing.T) *containWorld {
 	}
 	t.Cleanup(func() { w.udp.Close() })
 	w.udpAddr = w.udp.LocalAddr().String()
+	if w.shmID, err = unix.SysvShmGet(unix.IPC_PRIVATE, 4096, unix.IPC_CREAT|0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = unix.SysvShmCtl(w.shmID, unix.IPC_RMID, nil) })
+	if w.shm, err = unix.SysvShmAttach(w.shmID, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unix.SysvShmDetach(w.shm) })
 	w.startDaemon(t)
 	return w
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +42,9 @@ const refusedEPERM = "operation not permitted"
 
 // fileNetAttempts are the attacks on files and the network: mode, owner, time and
 // attribute changes outside the grants, set-user-ID files inside them, listen without
-// bind, a datagram pair to a pathname socket, UDP.
+// bind, a datagram pair to a pathname socket, UDP, a child in a user namespace of its
+// own, a child of the host outside the adapter's tree, this process's System V shared
+// memory.
 func (w *containWorld) fileNetAttempts() []hostileAttempt {
 	return []hostileAttempt{
 		{"chown", w.victim, refusedEPERM}, // before chmod-suid: a chown clears set-id bits
@@ -54,6 +57,9 @@ func (w *containWorld) fileNetAttempts() []hostileAttempt {
 		{"listen", "", "listen: " + refusedEPERM},
 		{"dgram", w.dgramPath, refusedEPERM},
 		{"udp", w.udpAddr, "socket: " + refusedEPERM},
+		{"userns", "", "clone(CLONE_NEWUSER): " + refusedEPERM},
+		{"clone-parent", "", "clone(CLONE_PARENT): " + refusedEPERM},
+		{"shm", strconv.Itoa(w.shmID), "shmat: " + refusedEPERM},
 	}
 }
 
@@ -104,6 +110,10 @@ func (w *containWorld) after(t *testing.T, how string, sandboxed bool) {
 	if got := received(t, w.udp); got == sandboxed {
 		t.Errorf("%s: UDP datagram received %v", how, got)
 	}
+	if got := bytes.HasPrefix(w.shm, []byte("hostile shm")); got == sandboxed {
+		t.Errorf("%s: shared memory segment written %v", how, got)
+	}
+	clear(w.shm)
 	if err := os.Chmod(w.victim, 0o755); err != nil {
 		t.Fatal(err)
 	}

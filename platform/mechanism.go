@@ -89,7 +89,7 @@ type Supervision struct {
 	// not be enforced. Empty when nothing was dropped.
 	Dropped []Dropped
 	// Sandbox describes the sandbox in force, e.g. "landlock v7: fs, tcp, scope;
-	// seccomp: 79 syscalls denied, 21 checked by argument, sockets none; net none"; ""
+	// seccomp: 98 syscalls denied, 24 checked by argument, sockets none; net none"; ""
 	// when the adapter was started without one ([Config].Sandbox nil).
 	Sandbox string
 	// Derived lists what a sandbox grants beyond its policy because the adapter needs it

@@ -21,6 +21,10 @@ const (
 	fsIOCFSSetXattr = 0x401c5820                                // FS_IOC_FSSETXATTR (struct fsxattr)
 	sockTypeMask    = 0xf                                       // SOCK_TYPE_MASK: without SOCK_NONBLOCK/SOCK_CLOEXEC
 	ioctlSetFlags   = uint32(unix.FS_IOC_SETFLAGS & 0xffffffff) // FS_IOC_SETFLAGS (chattr)
+	// cloneNewNS are clone's flags that create namespaces (CLONE_NEWNS, NEWCGROUP,
+	// NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET; CLONE_NEWTIME is clone3's and unshare's).
+	cloneNewNS = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+		unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
 )
 
 // argOff is the offset of the low 32 bits of args[i] in struct seccomp_data (both
@@ -70,9 +74,15 @@ func createNoSetID(flags, mode int) func(a *bpfAsm) {
 func noSys(a *bpfAsm) { a.stmt(bpfRet, retNoSys) }
 
 // noAttrIoctl refuses the ioctls that set a file's inode flags or extended attributes
-// (chattr: append-only, immutable, no-dump, project id); every other ioctl passes.
+// (chattr: append-only, immutable, no-dump, project id), and the two that act on a
+// terminal as if someone typed or selected on it: TIOCSTI (push characters into a
+// terminal's input, which the shell behind it then reads and runs once the host ends)
+// and TIOCLINUX (the console's selection, pasted the same way). Every other ioctl
+// passes. The command is compared in its low 32 bits, as the kernel reads it.
 func noAttrIoctl(a *bpfAsm) {
 	a.stmt(bpfLdAbsW, argOff(1))
+	a.jump(bpfJeq, unix.TIOCSTI, "deny", "")
+	a.jump(bpfJeq, unix.TIOCLINUX, "deny", "")
 	a.jump(bpfJeq, ioctlSetFlags, "deny", "")
 	a.jump(bpfJeq, fsIOC32SetFlags, "deny", "")
 	a.jump(bpfJeq, fsIOCFSSetXattr, "deny", "allow")
@@ -94,6 +104,25 @@ var commonArgRules = []argRule{
 	{unix.SYS_MOVE_PAGES, "move_pages", selfOnly(0)},
 	{unix.SYS_SETPRIORITY, "setpriority", whoSelf(unix.PRIO_PROCESS)},
 	{unix.SYS_IOPRIO_SET, "ioprio_set", whoSelf(ioprioWhoProc)},
+	// A child in namespaces of its own: in a new user namespace it holds every
+	// capability there (the kernel's attack surface behind them, e.g. a network
+	// namespace it administers). A child of the adapter's parent (CLONE_PARENT): the
+	// host's child, not the adapter's, so outside the adapter's tree wherever the tree is
+	// a process group and its descendants (no cgroup), free to outlive it. clone3
+	// passes its flags in a structure, so it gets ENOSYS, which the C libraries answer
+	// by using clone.
+	{unix.SYS_CLONE, "clone", func(a *bpfAsm) {
+		a.stmt(bpfLdAbsW, argOff(0)) // flags, on amd64 and arm64 alike
+		a.jump(bpfJset, cloneNewNS|unix.CLONE_PARENT, "deny", "allow")
+	}},
+	{unix.SYS_CLONE3, "clone3", noSys},
+	// A lease (F_SETLEASE) makes whoever opens the file for writing wait for the adapter
+	// (the kernel's lease-break-time); an adapter of a root host owns, and so may lease,
+	// every root-owned file it may read. Every other fcntl passes.
+	{unix.SYS_FCNTL, "fcntl", func(a *bpfAsm) {
+		a.stmt(bpfLdAbsW, argOff(1)) // cmd
+		a.jump(bpfJeq, unix.F_SETLEASE, "deny", "allow")
+	}},
 	{unix.SYS_MEMFD_CREATE, "memfd_create", func(a *bpfAsm) {
 		a.stmt(bpfLdAbsW, argOff(1)) // flags
 		a.jump(bpfJset, unix.MFD_NOEXEC_SEAL, "allow", "deny")

@@ -33,9 +33,22 @@ import (
 //     Signals (kill, tgkill, pidfd_send_signal) are Landlock's signal scope's;
 //   - the mount table and namespaces: mount, umount2, pivot_root, the new mount API
 //     (fsopen, fsconfig, fsmount, fspick, move_mount, open_tree, open_tree_attr,
-//     mount_setattr), unshare, setns, chroot — a new namespace from inside is refused
-//     through unshare; clone with namespace flags is not refused (the launcher installs
-//     this filter after the adapter's namespaces exist, so it could be; SECURITY.md);
+//     mount_setattr), statmount and listmount (the mount table, which /proc would show
+//     and Landlock keeps closed there), unshare, setns, chroot, and clone with a CLONE_NEW* flag (clone3,
+//     whose flags seccomp cannot read, fails with ENOSYS; the C libraries then use
+//     clone): no new namespace from inside, so no capability in a user namespace of
+//     the adapter's own either (the launcher installs this filter after the adapter's
+//     own namespaces exist);
+//   - System V IPC (shmget, shmat, shmctl, msgget, msgsnd, msgrcv, msgctl, semget,
+//     semop, semtimedop, semctl) and POSIX message queues (mq_*): their objects belong
+//     to the IPC namespace, which the adapter shares with the host, Landlock does not
+//     govern them, and the same user's segments, queues and semaphores (a root host's:
+//     every root-owned one) would be open to it — a channel to local programs as
+//     "no Unix sockets" closes the others (shmdt, which only detaches, passes);
+//   - fcntl(F_SETLEASE): a lease makes every writer of the file wait on the adapter,
+//     and an adapter of a root host owns every root-owned file it may read;
+//   - the terminal ioctls TIOCSTI and TIOCLINUX, which would type into (or paste on) a
+//     terminal the adapter holds a descriptor of, for the shell behind it to run;
 //   - kernel facilities that are attack surface or side channels rather than anything an
 //     adapter needs: bpf, perf_event_open, userfaultfd, keyctl, add_key, request_key
 //     (the per-user keyring is shared with the host), io_uring_setup/enter/register
@@ -86,6 +99,7 @@ var commonDenied = []deniedSyscall{
 	{unix.SYS_FSOPEN, "fsopen"}, {unix.SYS_FSCONFIG, "fsconfig"}, {unix.SYS_FSMOUNT, "fsmount"},
 	{unix.SYS_FSPICK, "fspick"}, {unix.SYS_MOVE_MOUNT, "move_mount"}, {unix.SYS_OPEN_TREE, "open_tree"},
 	{unix.SYS_OPEN_TREE_ATTR, "open_tree_attr"}, {unix.SYS_MOUNT_SETATTR, "mount_setattr"},
+	{unix.SYS_STATMOUNT, "statmount"}, {unix.SYS_LISTMOUNT, "listmount"},
 	{unix.SYS_UNSHARE, "unshare"}, {unix.SYS_SETNS, "setns"}, {unix.SYS_CHROOT, "chroot"},
 	{unix.SYS_BPF, "bpf"}, {unix.SYS_PERF_EVENT_OPEN, "perf_event_open"}, {unix.SYS_USERFAULTFD, "userfaultfd"},
 	{unix.SYS_KEYCTL, "keyctl"}, {unix.SYS_ADD_KEY, "add_key"}, {unix.SYS_REQUEST_KEY, "request_key"},
@@ -99,6 +113,13 @@ var commonDenied = []deniedSyscall{
 	{unix.SYS_CLOCK_ADJTIME, "clock_adjtime"}, {unix.SYS_ADJTIMEX, "adjtimex"}, {unix.SYS_SYSLOG, "syslog"},
 	{unix.SYS_QUOTACTL, "quotactl"}, {unix.SYS_SETHOSTNAME, "sethostname"},
 	{unix.SYS_SETDOMAINNAME, "setdomainname"}, {unix.SYS_VHANGUP, "vhangup"},
+	{unix.SYS_SHMGET, "shmget"}, {unix.SYS_SHMAT, "shmat"}, {unix.SYS_SHMCTL, "shmctl"},
+	{unix.SYS_MSGGET, "msgget"}, {unix.SYS_MSGSND, "msgsnd"}, {unix.SYS_MSGRCV, "msgrcv"},
+	{unix.SYS_MSGCTL, "msgctl"}, {unix.SYS_SEMGET, "semget"}, {unix.SYS_SEMOP, "semop"},
+	{unix.SYS_SEMTIMEDOP, "semtimedop"}, {unix.SYS_SEMCTL, "semctl"},
+	{unix.SYS_MQ_OPEN, "mq_open"}, {unix.SYS_MQ_UNLINK, "mq_unlink"},
+	{unix.SYS_MQ_TIMEDSEND, "mq_timedsend"}, {unix.SYS_MQ_TIMEDRECEIVE, "mq_timedreceive"},
+	{unix.SYS_MQ_NOTIFY, "mq_notify"}, {unix.SYS_MQ_GETSETATTR, "mq_getsetattr"},
 }
 
 // BPF opcodes and seccomp return values used below.

@@ -336,7 +336,7 @@ func init() { osHelpers["seccomp"] = seccompHelper }
 
 // allSCCases is every case, the architecture's own included.
 func allSCCases() []scCase {
-	return append(append(append(append([]scCase(nil), scCases...), archSCCases...), scProcCases...), scSocketCases...)
+	return append(append(append(append(append([]scCase(nil), scCases...), archSCCases...), scProcCases...), scSocketCases...), scContainCases...)
 }
 
 // seccompHelper: args are the policy, "filter" or "control", the scratch directory and

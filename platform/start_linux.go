@@ -236,6 +236,11 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 	}
 	exe := execPath(cfg, attr) // a pinned start executes its hashed descriptor (pin_linux.go)
 	if plan != nil {
+		// A session of its own (its own process group too, as Setpgid would make it):
+		// the host's controlling terminal is not the adapter's, so a terminal it is
+		// handed (Config.Stderr) cannot be used for job control over the host or, with
+		// TIOCSTI (refused by the filter as well), to type commands into it.
+		sys.Setsid, sys.Setpgid = true, false
 		var acg *cgroup
 		if a.cgroup {
 			acg = cg

@@ -250,6 +250,13 @@ func run() int {
 	if unix.Gettid() != unix.Getpid() {
 		return fail("checking the launcher runs on its main thread", unix.EINVAL)
 	}
+	// Anyone who may run the host's binary can make it a launcher, with descriptors of
+	// their own. From a set-user-ID or set-group-ID binary that would execute their
+	// program with the owner's effective ids (the steps below drop capabilities, not
+	// ids), so such a launcher refuses before it reads anything.
+	if os.Getuid() != os.Geteuid() || os.Getgid() != os.Getegid() {
+		return fail("checking the launcher is not set-user-ID or set-group-ID (real and effective ids differ)", unix.EPERM)
+	}
 	spec, err := readSpec()
 	if err != nil {
 		return fail("reading the launch specification", err)

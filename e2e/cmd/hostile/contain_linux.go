@@ -75,6 +75,21 @@ func containOp(a Attempt) (detail string, handled bool, err error) {
 		}
 	case "udp": // HOST:PORT (IPv4): a UDP datagram
 		detail, err = sendUDP(a.Arg)
+	case "userns": // a child in a user namespace of its own, holding every capability there
+		detail, err = newUserNamespace()
+	case "clone-parent": // a child of the host (CLONE_PARENT) in a session of its own
+		detail, err = cloneParent()
+	case "shm": // ID: write into a System V shared memory segment of another process
+		var id int
+		var mem []byte
+		if id, err = strconv.Atoi(a.Arg); err == nil {
+			if mem, err = unix.SysvShmAttach(id, 0, 0); err == nil {
+				copy(mem, "hostile shm")
+				err = unix.SysvShmDetach(mem)
+			} else {
+				err = fmt.Errorf("shmat: %w", err)
+			}
+		}
 	default:
 		handled = false
 	}

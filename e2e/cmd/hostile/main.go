@@ -27,7 +27,12 @@
 //     ioprio PID (or parent): its priority, CPU affinity, I/O priority (each to what it is);
 //   - listen: listen on a TCP socket without bind (detail: the port the kernel chose);
 //   - dgram PATH: socketpair(AF_UNIX, SOCK_DGRAM), then sendto the datagram socket PATH;
-//   - udp HOST:PORT: send a UDP datagram.
+//   - udp HOST:PORT: send a UDP datagram;
+//   - userns: clone a child into a user namespace of its own (where it would hold
+//     every capability);
+//   - clone-parent: clone a child of the host (CLONE_PARENT), which leaves the adapter's
+//     process group and lives two seconds;
+//   - shm ID: write into the System V shared memory segment ID (of another process).
 //
 // With HOSTILE_ATTEMPTS set (the params' JSON) and HOSTILE_REPORT naming a file, it
 // tries them as it starts, before it speaks the protocol, and writes the result there:
