@@ -1,4 +1,3 @@
-import { write as fsWrite } from "node:fs";
 import type { Readable } from "node:stream";
 
 import { validateCatalog, type Catalog, type CatalogService } from "./catalog.js";
@@ -6,6 +5,7 @@ import { AdapterDefinitionError, CallError, CanceledError, ProtocolViolation } f
 import { natural, parseJSON, parseRaw, stringifyJSON, type Raw, type RawObject } from "./json.js";
 import { Logger } from "./log.js";
 import { ParamsError, Schema } from "./params.js";
+import { Writer } from "./writer.js";
 import {
   errorFrame,
   FrameReader,
@@ -168,83 +168,6 @@ export class Adapter<C = Record<string, unknown>> {
 
 function errorMessage(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
-}
-
-/** The single writer of the frames' descriptor: batches whatever is queued into one
- * write, never blocking the event loop on a full pipe. */
-class Writer {
-  private queue: Buffer[] = [];
-  private writing = false;
-  private scheduled = false;
-  private failed: Error | undefined;
-  private drained: Array<() => void> = [];
-
-  constructor(
-    private readonly fd: number,
-    private readonly onError: (e: Error) => void,
-  ) {}
-
-  put(frame: Buffer): void {
-    if (this.failed) {
-      return;
-    }
-    this.queue.push(frame);
-    if (!this.writing && !this.scheduled) {
-      // Replies completed in the same turn of the event loop go out in one write.
-      this.scheduled = true;
-      setImmediate(() => {
-        this.scheduled = false;
-        if (!this.writing) {
-          this.flush();
-        }
-      });
-    }
-  }
-
-  private flush(): void {
-    if (this.queue.length === 0) {
-      this.writing = false;
-      for (const f of this.drained.splice(0)) {
-        f();
-      }
-      return;
-    }
-    this.writing = true;
-    const data = this.queue.length === 1 ? this.queue[0] : Buffer.concat(this.queue);
-    this.queue = [];
-    this.writeAll(data, 0);
-  }
-
-  private writeAll(data: Buffer, off: number): void {
-    fsWrite(this.fd, data, off, data.length - off, null, (err, n) => {
-      if (err) {
-        if ((err as NodeJS.ErrnoException).code === "EAGAIN") {
-          setTimeout(() => this.writeAll(data, off), 1);
-          return;
-        }
-        this.failed = err;
-        this.writing = false;
-        this.onError(err);
-        for (const f of this.drained.splice(0)) {
-          f();
-        }
-        return;
-      }
-      if (off + n < data.length) {
-        this.writeAll(data, off + n);
-      } else {
-        this.flush();
-      }
-    });
-  }
-
-  /** Resolves once everything queued is written (or writing failed). */
-  idle(): Promise<void> {
-    if (!this.writing && !this.scheduled && this.queue.length === 0) {
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.drained.push(resolve));
-  }
 }
 
 interface Call {
