@@ -9,6 +9,7 @@ import inspect
 import json
 import os
 import queue
+import select
 import threading
 import traceback
 from typing import Any, Callable, Dict, List, Optional
@@ -128,26 +129,73 @@ class Adapter:
 
 
 class _Writer:
-    """The only writer of the frames' descriptor: a thread writing whatever is queued
-    with as few write calls as possible, so the event loop never blocks on stdout."""
+    """The only writer of the frames' descriptor, so the event loop never blocks on it.
 
-    def __init__(self, fd: int, on_error: Callable[[OSError], None]) -> None:
+    The replies completed in one turn of the loop go out together, at the next turn. When
+    nothing is being written and they fit in one atomic pipe write (``PIPE_BUF``) that
+    poll(2) says fits now, the loop writes them itself; otherwise they go to a thread that
+    writes whatever is queued with as few write calls as possible.
+    """
+
+    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, on_error: Callable[[OSError], None]) -> None:
         self._fd = fd
+        self._loop = loop
         self._q: "queue.SimpleQueue[Optional[bytes]]" = queue.SimpleQueue()
         self._on_error = on_error
-        self._thread = threading.Thread(target=self._loop, name="adapterkit-writer", daemon=True)
+        self._batch: List[bytes] = []
+        self._queued = 0  # items given to the thread and not yet written, under _lock
+        self._lock = threading.Lock()
+        self._failed = False
+        self._poll: Optional[Any] = None
+        if hasattr(select, "poll"):
+            self._poll = select.poll()
+            self._poll.register(fd, select.POLLOUT)
+        self._thread = threading.Thread(target=self._loop_thread, name="adapterkit-writer", daemon=True)
         self._thread.start()
 
     def put(self, frame: bytes) -> None:
-        self._q.put(frame)
+        """Queues a frame; called on the event loop only."""
+        if not self._batch:
+            self._loop.call_soon(self._flush)
+        self._batch.append(frame)
+
+    def _flush(self) -> None:
+        batch, self._batch = self._batch, []
+        if not batch or self._failed:
+            return
+        data = batch[0] if len(batch) == 1 else b"".join(batch)
+        with self._lock:
+            direct = self._queued == 0 and len(data) <= select.PIPE_BUF and self._poll is not None
+            if not direct:
+                self._queued += 1
+                self._q.put(data)
+                return
+        try:
+            if not self._poll.poll(0):
+                n = 0
+            else:
+                n = os.write(self._fd, data)
+        except OSError as e:
+            self._failed = True
+            self._on_error(e)
+            return
+        if n < len(data):
+            with self._lock:
+                self._queued += 1
+                self._q.put(data[n:])
+
+    def flush(self) -> None:
+        """Hands on the replies of this turn of the loop now; called on the event loop."""
+        self._flush()
 
     def close(self, timeout: float) -> bool:
-        """Writes what is queued, then stops; returns whether that finished in time."""
+        """Writes what is queued, then stops; returns whether that finished in time.
+        Call :meth:`flush` on the event loop first."""
         self._q.put(None)
         self._thread.join(timeout)
         return not self._thread.is_alive()
 
-    def _loop(self) -> None:
+    def _loop_thread(self) -> None:
         q = self._q
         while True:
             item = q.get()
@@ -170,8 +218,12 @@ class _Writer:
                     while data:
                         data = data[os.write(self._fd, data) :]
                 except OSError as e:
+                    self._failed = True
                     self._on_error(e)
                     return
+                finally:
+                    with self._lock:
+                        self._queued -= len(parts)
             if stop:
                 return
 
@@ -268,7 +320,7 @@ class _Connection:
         self.closing = False
         self.abandoned = False
         self.done: asyncio.Future = self.loop.create_future()
-        self.writer = _Writer(out_fd, self._write_failed)
+        self.writer = _Writer(out_fd, self.loop, self._write_failed)
 
     # --- input, on the loop ------------------------------------------------------------
 
@@ -481,6 +533,7 @@ class _Connection:
             if pending:
                 complete = False
                 self.log.warn("handlers did not return after the connection ended; abandoning them", count=len(pending))
+        self.writer.flush()
         if not await self.loop.run_in_executor(None, self.writer.close, FLUSH_WAIT):
             complete = False
             self.log.warn("replies could not be written after the connection ended; abandoning them")
