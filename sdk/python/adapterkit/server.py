@@ -7,9 +7,6 @@ import concurrent.futures
 import dataclasses
 import inspect
 import json
-import os
-import queue
-import select
 import threading
 import traceback
 from typing import Any, Callable, Dict, List, Optional
@@ -18,6 +15,7 @@ from .catalog import Method, Service, validate_catalog
 from .errors import AdapterDefinitionError, CallError, ProtocolViolation
 from .log import Logger
 from .params import ParamsError, decode_value
+from .pipes import Reader, Writer, read_on_loop
 from .wire import (
     INITIALIZE,
     MAX_FRAME,
@@ -27,7 +25,6 @@ from .wire import (
     encode_value,
     error_frame,
     is_id,
-    looks_like_text,
     parse_object,
     result_frame,
 )
@@ -128,159 +125,6 @@ class Adapter:
         return {"protocol": PROTOCOL_VERSION, "services": entries}
 
 
-class _Writer:
-    """The only writer of the frames' descriptor, so the event loop never blocks on it.
-
-    The replies completed in one turn of the loop go out together, at the next turn. When
-    nothing is being written and they fit in one atomic pipe write (``PIPE_BUF``) that
-    poll(2) says fits now, the loop writes them itself; otherwise they go to a thread that
-    writes whatever is queued with as few write calls as possible.
-    """
-
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, on_error: Callable[[OSError], None]) -> None:
-        self._fd = fd
-        self._loop = loop
-        self._q: "queue.SimpleQueue[Optional[bytes]]" = queue.SimpleQueue()
-        self._on_error = on_error
-        self._batch: List[bytes] = []
-        self._queued = 0  # items given to the thread and not yet written, under _lock
-        self._lock = threading.Lock()
-        self._failed = False
-        self._poll: Optional[Any] = None
-        if hasattr(select, "poll"):
-            self._poll = select.poll()
-            self._poll.register(fd, select.POLLOUT)
-        self._thread = threading.Thread(target=self._loop_thread, name="adapterkit-writer", daemon=True)
-        self._thread.start()
-
-    def put(self, frame: bytes) -> None:
-        """Queues a frame; called on the event loop only."""
-        if not self._batch:
-            self._loop.call_soon(self._flush)
-        self._batch.append(frame)
-
-    def _flush(self) -> None:
-        batch, self._batch = self._batch, []
-        if not batch or self._failed:
-            return
-        data = batch[0] if len(batch) == 1 else b"".join(batch)
-        with self._lock:
-            direct = self._queued == 0 and len(data) <= select.PIPE_BUF and self._poll is not None
-            if not direct:
-                self._queued += 1
-                self._q.put(data)
-                return
-        try:
-            if not self._poll.poll(0):
-                n = 0
-            else:
-                n = os.write(self._fd, data)
-        except OSError as e:
-            self._failed = True
-            self._on_error(e)
-            return
-        if n < len(data):
-            with self._lock:
-                self._queued += 1
-                self._q.put(data[n:])
-
-    def flush(self) -> None:
-        """Hands on the replies of this turn of the loop now; called on the event loop."""
-        self._flush()
-
-    def close(self, timeout: float) -> bool:
-        """Writes what is queued, then stops; returns whether that finished in time.
-        Call :meth:`flush` on the event loop first."""
-        self._q.put(None)
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def _loop_thread(self) -> None:
-        q = self._q
-        while True:
-            item = q.get()
-            parts: List[bytes] = []
-            stop = item is None
-            if item is not None:
-                parts.append(item)
-            while not stop:
-                try:
-                    more = q.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    stop = True
-                else:
-                    parts.append(more)
-            if parts:
-                data = memoryview(parts[0] if len(parts) == 1 else b"".join(parts))
-                try:
-                    while data:
-                        data = data[os.write(self._fd, data) :]
-                except OSError as e:
-                    self._failed = True
-                    self._on_error(e)
-                    return
-                finally:
-                    with self._lock:
-                        self._queued -= len(parts)
-            if stop:
-                return
-
-
-class _Reader:
-    """A thread reading frames from the host and handing them to the event loop in
-    batches; it reads promptly whatever the handlers do (R46)."""
-
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, conn: "_Connection") -> None:
-        self._fd, self._loop, self._conn = fd, loop, conn
-        self._thread = threading.Thread(target=self._run, name="adapterkit-reader", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._read()
-        except ProtocolViolation as e:
-            self._deliver(self._conn.end, e)
-        except OSError as e:
-            self._deliver(self._conn.end, ProtocolViolation("reading from the host: %s" % e))
-        else:
-            self._deliver(self._conn.end, None)
-
-    def _deliver(self, fn: Callable[..., None], arg: Any) -> None:
-        try:
-            self._loop.call_soon_threadsafe(fn, arg)
-        except RuntimeError:
-            pass  # the loop is closed: the connection is over
-
-    def _read(self) -> None:
-        fd, buf, need = self._fd, bytearray(), 4
-        while True:
-            chunk = os.read(fd, max(65536, min(need - len(buf), 1 << 22)))
-            if not chunk:
-                if buf:
-                    raise ProtocolViolation("the input ended inside a frame")
-                return
-            buf += chunk
-            frames: List[bytes] = []
-            pos, size = 0, len(buf)
-            while size - pos >= 4:
-                n = int.from_bytes(buf[pos : pos + 4], "big")
-                if n == 0 or n > MAX_FRAME:  # R4, R5: the body is never waited for
-                    hint = looks_like_text(bytes(buf[pos : pos + 4]))
-                    what = "a zero-length frame" if n == 0 else "a frame of %d bytes exceeds the limit" % n
-                    raise ProtocolViolation(what + ("; " + hint if hint else ""))
-                if size - pos - 4 < n:
-                    break
-                frames.append(bytes(buf[pos + 4 : pos + 4 + n]))
-                pos += 4 + n
-            if pos:
-                del buf[:pos]
-            need = 4 + int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 4
-            if frames:
-                self._deliver(self._conn.feed, frames)
-
-
 class _Call:
     __slots__ = ("ctx", "task", "threaded", "started")
 
@@ -320,7 +164,7 @@ class _Connection:
         self.closing = False
         self.abandoned = False
         self.done: asyncio.Future = self.loop.create_future()
-        self.writer = _Writer(out_fd, self.loop, self._write_failed)
+        self.writer = Writer(out_fd, self.loop, self._write_failed)
 
     # --- input, on the loop ------------------------------------------------------------
 
@@ -583,7 +427,8 @@ async def serve(adapter: Adapter, in_fd: int, out_fd: int) -> None:
     """
     catalog = adapter.catalog()
     conn = _Connection(adapter, catalog, out_fd)
-    _Reader(in_fd, conn.loop, conn)
+    if not read_on_loop(in_fd, conn.loop, conn):
+        Reader(in_fd, conn.loop, conn)
     cause = await conn.done
     await conn.shutdown()
     if cause is not None:
