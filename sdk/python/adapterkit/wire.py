@@ -114,17 +114,24 @@ _DECODER = json.JSONDecoder(
 )
 
 
+_WS_CHARS = frozenset(" \t\n\r")
+
+
 def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
     """Parses a JSON object and returns its members as ``{key: (value, start, end)}``.
 
     ``text[start:end]`` is the member's value exactly as written. Raises ``ValueError``
     unless ``text`` is exactly one JSON object (whitespace around it allowed, A2).
     """
-    ws = _WS.match
+    # White space is skipped with the regular expression only where there is some: the
+    # host writes compact JSON, and this runs for every frame.
+    ws, wsc, scan = _WS.match, _WS_CHARS, _DECODER.scan_once
     i = ws(text, 0).end()
     if text[i : i + 1] != "{":
         raise ValueError("not a JSON object")
-    i = ws(text, i + 1).end()
+    i += 1
+    if text[i : i + 1] in wsc:
+        i = ws(text, i).end()
     members: Dict[str, Tuple[Any, int, int]] = {}
     if text[i : i + 1] == "}":
         end = i + 1
@@ -133,19 +140,28 @@ def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
             if text[i : i + 1] != '"':
                 raise ValueError("expected a member name at offset %d" % i)
             key, i = scanstring(text, i + 1, True)
-            i = ws(text, i).end()
+            if text[i : i + 1] in wsc:
+                i = ws(text, i).end()
             if text[i : i + 1] != ":":
                 raise ValueError("expected ':' at offset %d" % i)
-            i = ws(text, i + 1).end()
+            i += 1
+            if text[i : i + 1] in wsc:
+                i = ws(text, i).end()
             try:
-                value, j = _DECODER.raw_decode(text, i)
+                value, j = scan(text, i)
+            except StopIteration as e:
+                raise ValueError(str(json.JSONDecodeError("Expecting value", text, e.value))) from None
             except json.JSONDecodeError as e:
                 raise ValueError(str(e)) from None
             members[key] = (value, i, j)
-            i = ws(text, j).end()
+            i = j
+            if text[i : i + 1] in wsc:
+                i = ws(text, i).end()
             c = text[i : i + 1]
             if c == ",":
-                i = ws(text, i + 1).end()
+                i += 1
+                if text[i : i + 1] in wsc:
+                    i = ws(text, i).end()
                 continue
             if c == "}":
                 end = i + 1
