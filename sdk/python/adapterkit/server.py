@@ -44,6 +44,10 @@ CANCELED_BY_HOST = "canceled by the host"
 DISCONNECTED = "host disconnected"
 
 
+#: Guards the making and setting of every RequestContext's event.
+_EVENTS = threading.Lock()
+
+
 class RequestContext:
     """What a handler knows about its request, and its cancellation signal.
 
@@ -63,28 +67,40 @@ class RequestContext:
         #: Why the request was cancelled (``"canceled by the host"`` or
         #: ``"host disconnected"``), or None.
         self.reason: Optional[str] = None
-        self._event = threading.Event()
+        # Made by the first wait() or cancellation, under _EVENTS: most requests have
+        # neither, and a threading.Event per request was a measurable part of a call.
+        self._event: Optional[threading.Event] = None
 
     @property
     def cancelled(self) -> bool:
         """Whether the host cancelled the request or disconnected."""
-        return self._event.is_set()
+        return self.reason is not None
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Blocks until the request is cancelled or ``timeout`` seconds passed; returns
         whether it was cancelled. For plain (threaded) handlers."""
-        return self._event.wait(timeout)
+        return self._the_event().wait(timeout)
 
     def raise_if_cancelled(self) -> None:
         """Raises ``CallError("aborted", ...)`` if the request was cancelled."""
-        if self._event.is_set():
+        if self.reason is not None:
             raise CallError("aborted", "Request %s" % self.reason)
 
+    def _the_event(self) -> threading.Event:
+        with _EVENTS:
+            if self._event is None:
+                self._event = threading.Event()
+                if self.reason is not None:
+                    self._event.set()
+            return self._event
+
     def _cancel(self, reason: str) -> bool:
-        if self._event.is_set():
-            return False
-        self.reason = reason
-        self._event.set()
+        with _EVENTS:
+            if self.reason is not None:
+                return False
+            self.reason = reason
+            if self._event is not None:
+                self._event.set()
         return True
 
 
@@ -393,12 +409,13 @@ def _is_v1(v: Any) -> bool:
 
 
 def _envelope_problem(m: Dict[str, Any]) -> Optional[str]:
-    extra = sorted(set(m) - REQUEST_FIELDS)
-    if extra:
-        return 'unknown field (field "%s")' % extra[0]
-    missing = sorted(REQUEST_FIELDS - set(m))
-    if missing:
-        return 'missing field (field "%s")' % missing[0]
+    if m.keys() != REQUEST_FIELDS:
+        extra = sorted(set(m) - REQUEST_FIELDS)
+        if extra:
+            return 'unknown field (field "%s")' % extra[0]
+        missing = sorted(REQUEST_FIELDS - set(m))
+        if missing:
+            return 'missing field (field "%s")' % missing[0]
     if not _is_v1(m["v"][0]):
         return 'v is not 1 (field "v")'
     if not isinstance(m["method"][0], str):
