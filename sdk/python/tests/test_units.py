@@ -109,6 +109,33 @@ class Wire(unittest.TestCase):
         self.assertEqual(RawJSON('{"a":1}'), '{"a":1}')
 
 
+    def test_compact_request_fast_path_is_the_general_parser(self):
+        from adapterkit.wire import _parse_object
+
+        base = '{"type":"request","v":1,"id":%s,"method":%s,"params":%s}'
+        cases = [
+            base % ("12345", '"example.echo.echo"', '{"probe":"inlet","n":12345,"ok":true}'),
+            base % ("1", '"a"', '{"a":1,"a":2}'),  # a member twice: the params remember it
+            base % ("1", '"\u00e9 x"', '{"x":-0,"y":1.50}'),
+            base % ("9007199254740993", '"a"', "{}"),
+            base % ("1", '"a"', "null"),
+            base % ("1", '"a"', '{"a":NaN}'),
+            base % ("1", '"a"', '{"a":1}') + "x",
+            (base % ("1", '"a"', "{}"))[:-1],
+            base % ("1", '"a"', '{},"params":{"b":1}'),
+        ]
+
+        def parsed(f, text):
+            try:
+                m = f(text)
+            except ValueError as e:
+                return "error: %s" % e
+            return {k: (repr(v), type(v).__name__, getattr(v, "twice", None), s, e) for k, (v, s, e) in m.items()}
+
+        for text in cases:
+            self.assertEqual(parsed(parse_object, text), parsed(_parse_object, text), text)
+
+
 class Logging(unittest.TestCase):
     def test_hclog_json_lines(self):
         out = io.StringIO()
