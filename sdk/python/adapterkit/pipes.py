@@ -14,6 +14,11 @@ from .errors import ProtocolViolation
 from .wire import MAX_FRAME, looks_like_text
 
 
+#: The most one write(2) to a pipe puts in atomically (POSIX; absent on Windows, where the
+#: loop never writes itself: select.poll is absent too).
+_PIPE_BUF = getattr(select, "PIPE_BUF", 512)
+
+
 class Writer:
     """The only writer of the frames' descriptor, so the event loop never blocks on it.
 
@@ -51,7 +56,7 @@ class Writer:
             return
         data = batch[0] if len(batch) == 1 else b"".join(batch)
         with self._lock:
-            direct = self._queued == 0 and len(data) <= select.PIPE_BUF and self._poll is not None
+            direct = self._poll is not None and self._queued == 0 and len(data) <= _PIPE_BUF
             if not direct:
                 self._queued += 1
                 self._q.put(data)
@@ -173,7 +178,7 @@ def read_on_loop(fd: int, loop: asyncio.AbstractEventLoop, conn: "Any") -> bool:
 
     try:
         loop.add_reader(fd, readable)
-    except (OSError, ValueError):
+    except (OSError, ValueError, NotImplementedError):  # a file; Windows' proactor loop
         return False
     conn.done.add_done_callback(lambda _: loop.remove_reader(fd))
     return True
