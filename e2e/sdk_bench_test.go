@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -15,7 +18,11 @@ import (
 
 // BenchmarkSDKEcho compares each SDK's echo adapter with the Go SDK's examples/echo
 // through the same host: "rtt" is one caller's round trip of a small echo (p50-µs is
-// its median), "par32" is 32 callers at once (calls/s). Run it with
+// its median), "par32" is 32 callers at once (calls/s). "floor" is the language's own
+// limit: 64 bytes bounced over the same kind of pipes off a child written in that
+// language with no SDK, no framing and no JSON (e2e/testdata/pingpong,
+// sdk/python/tools/pingpong.py, sdk/typescript/tools/pingpong.mjs), one caller at a
+// time (p50-µs and calls/s). Run it with
 //
 //	make adapters && ADAPTERKIT_SDK_ADAPTERS=$PWD/build/adapters go test -run '^$' -bench SDKEcho ./e2e/
 //
@@ -26,6 +33,11 @@ func BenchmarkSDKEcho(b *testing.B) {
 		b.Skip("set ADAPTERKIT_SDK_ADAPTERS to the directory `make adapters` filled")
 	}
 	adapters := []struct{ name, path string }{{"go", buildBin("examples/echo")}}
+	floors := map[string][]string{
+		"go":     {buildBin("e2e/testdata/pingpong")},
+		"pyecho": {"python3", "../sdk/python/tools/pingpong.py"},
+		"tsecho": {"node", "../sdk/typescript/tools/pingpong.mjs"},
+	}
 	for _, e := range sdkEchoes {
 		p := filepath.Join(dir, e.file)
 		if _, err := os.Stat(p); err != nil { // not built on this machine: `make adapters` said why
@@ -76,5 +88,58 @@ func BenchmarkSDKEcho(b *testing.B) {
 		if err := reg.Close(ctx); err != nil {
 			b.Fatalf("close %s: %v", a.name, err)
 		}
+		if argv := floors[a.name]; argv != nil {
+			b.Run(a.name+"/floor", func(b *testing.B) { benchPingpong(b, argv) })
+		}
 	}
+}
+
+// benchPingpong bounces 64 bytes off the child argv (a pingpong program) b.N times over
+// its stdin and stdout pipes and reports the median round trip and the calls/s.
+func benchPingpong(b *testing.B, argv []string) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Skipf("%s: %v", argv[0], err)
+	}
+	msg := bytes.Repeat([]byte{'p'}, 64)
+	reply := make([]byte, 64)
+	bounce := func() {
+		if _, err := in.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(out, reply); err != nil {
+			b.Fatal(err)
+		}
+	}
+	bounce() // the child has started and answers
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		t := time.Now()
+		bounce()
+		lat = append(lat, time.Since(t))
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if !bytes.Equal(reply, msg) {
+		b.Fatalf("%s bounced %q", argv, reply)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("%s: %v", argv, err)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 }

@@ -7,8 +7,6 @@ import concurrent.futures
 import dataclasses
 import inspect
 import json
-import os
-import queue
 import threading
 import traceback
 from typing import Any, Callable, Dict, List, Optional
@@ -17,6 +15,7 @@ from .catalog import Method, Service, validate_catalog
 from .errors import AdapterDefinitionError, CallError, ProtocolViolation
 from .log import Logger
 from .params import ParamsError, decode_value
+from .pipes import Reader, Writer, read_on_loop
 from .wire import (
     INITIALIZE,
     MAX_FRAME,
@@ -26,7 +25,6 @@ from .wire import (
     encode_value,
     error_frame,
     is_id,
-    looks_like_text,
     parse_object,
     result_frame,
 )
@@ -44,6 +42,10 @@ CANCEL_FIELDS = frozenset(["type", "v", "id"])
 #: Why a request's context was cancelled.
 CANCELED_BY_HOST = "canceled by the host"
 DISCONNECTED = "host disconnected"
+
+
+#: Guards the making and setting of every RequestContext's event.
+_EVENTS = threading.Lock()
 
 
 class RequestContext:
@@ -65,28 +67,40 @@ class RequestContext:
         #: Why the request was cancelled (``"canceled by the host"`` or
         #: ``"host disconnected"``), or None.
         self.reason: Optional[str] = None
-        self._event = threading.Event()
+        # Made by the first wait() or cancellation, under _EVENTS: most requests have
+        # neither, and a threading.Event per request was a measurable part of a call.
+        self._event: Optional[threading.Event] = None
 
     @property
     def cancelled(self) -> bool:
         """Whether the host cancelled the request or disconnected."""
-        return self._event.is_set()
+        return self.reason is not None
 
     def wait(self, timeout: Optional[float] = None) -> bool:
         """Blocks until the request is cancelled or ``timeout`` seconds passed; returns
         whether it was cancelled. For plain (threaded) handlers."""
-        return self._event.wait(timeout)
+        return self._the_event().wait(timeout)
 
     def raise_if_cancelled(self) -> None:
         """Raises ``CallError("aborted", ...)`` if the request was cancelled."""
-        if self._event.is_set():
+        if self.reason is not None:
             raise CallError("aborted", "Request %s" % self.reason)
 
+    def _the_event(self) -> threading.Event:
+        with _EVENTS:
+            if self._event is None:
+                self._event = threading.Event()
+                if self.reason is not None:
+                    self._event.set()
+            return self._event
+
     def _cancel(self, reason: str) -> bool:
-        if self._event.is_set():
-            return False
-        self.reason = reason
-        self._event.set()
+        with _EVENTS:
+            if self.reason is not None:
+                return False
+            self.reason = reason
+            if self._event is not None:
+                self._event.set()
         return True
 
 
@@ -125,108 +139,6 @@ class Adapter:
         if self.configuration is not None and not dataclasses.is_dataclass(self.configuration):
             raise AdapterDefinitionError("configuration must be a dataclass type")
         return {"protocol": PROTOCOL_VERSION, "services": entries}
-
-
-class _Writer:
-    """The only writer of the frames' descriptor: a thread writing whatever is queued
-    with as few write calls as possible, so the event loop never blocks on stdout."""
-
-    def __init__(self, fd: int, on_error: Callable[[OSError], None]) -> None:
-        self._fd = fd
-        self._q: "queue.SimpleQueue[Optional[bytes]]" = queue.SimpleQueue()
-        self._on_error = on_error
-        self._thread = threading.Thread(target=self._loop, name="adapterkit-writer", daemon=True)
-        self._thread.start()
-
-    def put(self, frame: bytes) -> None:
-        self._q.put(frame)
-
-    def close(self, timeout: float) -> bool:
-        """Writes what is queued, then stops; returns whether that finished in time."""
-        self._q.put(None)
-        self._thread.join(timeout)
-        return not self._thread.is_alive()
-
-    def _loop(self) -> None:
-        q = self._q
-        while True:
-            item = q.get()
-            parts: List[bytes] = []
-            stop = item is None
-            if item is not None:
-                parts.append(item)
-            while not stop:
-                try:
-                    more = q.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    stop = True
-                else:
-                    parts.append(more)
-            if parts:
-                data = memoryview(parts[0] if len(parts) == 1 else b"".join(parts))
-                try:
-                    while data:
-                        data = data[os.write(self._fd, data) :]
-                except OSError as e:
-                    self._on_error(e)
-                    return
-            if stop:
-                return
-
-
-class _Reader:
-    """A thread reading frames from the host and handing them to the event loop in
-    batches; it reads promptly whatever the handlers do (R46)."""
-
-    def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, conn: "_Connection") -> None:
-        self._fd, self._loop, self._conn = fd, loop, conn
-        self._thread = threading.Thread(target=self._run, name="adapterkit-reader", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self._read()
-        except ProtocolViolation as e:
-            self._deliver(self._conn.end, e)
-        except OSError as e:
-            self._deliver(self._conn.end, ProtocolViolation("reading from the host: %s" % e))
-        else:
-            self._deliver(self._conn.end, None)
-
-    def _deliver(self, fn: Callable[..., None], arg: Any) -> None:
-        try:
-            self._loop.call_soon_threadsafe(fn, arg)
-        except RuntimeError:
-            pass  # the loop is closed: the connection is over
-
-    def _read(self) -> None:
-        fd, buf, need = self._fd, bytearray(), 4
-        while True:
-            chunk = os.read(fd, max(65536, min(need - len(buf), 1 << 22)))
-            if not chunk:
-                if buf:
-                    raise ProtocolViolation("the input ended inside a frame")
-                return
-            buf += chunk
-            frames: List[bytes] = []
-            pos, size = 0, len(buf)
-            while size - pos >= 4:
-                n = int.from_bytes(buf[pos : pos + 4], "big")
-                if n == 0 or n > MAX_FRAME:  # R4, R5: the body is never waited for
-                    hint = looks_like_text(bytes(buf[pos : pos + 4]))
-                    what = "a zero-length frame" if n == 0 else "a frame of %d bytes exceeds the limit" % n
-                    raise ProtocolViolation(what + ("; " + hint if hint else ""))
-                if size - pos - 4 < n:
-                    break
-                frames.append(bytes(buf[pos + 4 : pos + 4 + n]))
-                pos += 4 + n
-            if pos:
-                del buf[:pos]
-            need = 4 + int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 4
-            if frames:
-                self._deliver(self._conn.feed, frames)
 
 
 class _Call:
@@ -268,7 +180,7 @@ class _Connection:
         self.closing = False
         self.abandoned = False
         self.done: asyncio.Future = self.loop.create_future()
-        self.writer = _Writer(out_fd, self._write_failed)
+        self.writer = Writer(out_fd, self.loop, self._write_failed)
 
     # --- input, on the loop ------------------------------------------------------------
 
@@ -481,6 +393,7 @@ class _Connection:
             if pending:
                 complete = False
                 self.log.warn("handlers did not return after the connection ended; abandoning them", count=len(pending))
+        self.writer.flush()
         if not await self.loop.run_in_executor(None, self.writer.close, FLUSH_WAIT):
             complete = False
             self.log.warn("replies could not be written after the connection ended; abandoning them")
@@ -496,12 +409,13 @@ def _is_v1(v: Any) -> bool:
 
 
 def _envelope_problem(m: Dict[str, Any]) -> Optional[str]:
-    extra = sorted(set(m) - REQUEST_FIELDS)
-    if extra:
-        return 'unknown field (field "%s")' % extra[0]
-    missing = sorted(REQUEST_FIELDS - set(m))
-    if missing:
-        return 'missing field (field "%s")' % missing[0]
+    if m.keys() != REQUEST_FIELDS:
+        extra = sorted(set(m) - REQUEST_FIELDS)
+        if extra:
+            return 'unknown field (field "%s")' % extra[0]
+        missing = sorted(REQUEST_FIELDS - set(m))
+        if missing:
+            return 'missing field (field "%s")' % missing[0]
     if not _is_v1(m["v"][0]):
         return 'v is not 1 (field "v")'
     if not isinstance(m["method"][0], str):
@@ -530,7 +444,8 @@ async def serve(adapter: Adapter, in_fd: int, out_fd: int) -> None:
     """
     catalog = adapter.catalog()
     conn = _Connection(adapter, catalog, out_fd)
-    _Reader(in_fd, conn.loop, conn)
+    if not read_on_loop(in_fd, conn.loop, conn):
+        Reader(in_fd, conn.loop, conn)
     cause = await conn.done
     await conn.shutdown()
     if cause is not None:

@@ -114,17 +114,53 @@ _DECODER = json.JSONDecoder(
 )
 
 
+_WS_CHARS = frozenset(" \t\n\r")
+
+
+# A request envelope as hosts write it: compact, in this order, a plain method name. Its
+# members are what the general parser below would return for the same text; anything
+# else (white space, escapes, another order) is left to the general parser.
+_COMPACT_REQUEST = re.compile(
+    r'\{"type":("request"),"v":(1),"id":([1-9][0-9]{0,15}),"method":("[^"\\\x00-\x1f]*"),"params":'
+)
+
+
 def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
     """Parses a JSON object and returns its members as ``{key: (value, start, end)}``.
 
     ``text[start:end]`` is the member's value exactly as written. Raises ``ValueError``
     unless ``text`` is exactly one JSON object (whitespace around it allowed, A2).
     """
-    ws = _WS.match
+    m = _COMPACT_REQUEST.match(text)
+    if m is not None:
+        i = m.end()
+        try:
+            params, j = _DECODER.scan_once(text, i)
+        except (StopIteration, json.JSONDecodeError):
+            params = None  # the general parser says what is wrong
+        if params is not None and text[j:] == "}":
+            s = m.start
+            e = m.end
+            return {
+                "type": ("request", s(1), e(1)),
+                "v": (1, s(2), e(2)),
+                "id": (int(m.group(3)), s(3), e(3)),
+                "method": (m.group(4)[1:-1], s(4), e(4)),
+                "params": (params, i, j),
+            }
+    return _parse_object(text)
+
+
+def _parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
+    # White space is skipped with the regular expression only where there is some: the
+    # host writes compact JSON, and this runs for every frame.
+    ws, wsc, scan = _WS.match, _WS_CHARS, _DECODER.scan_once
     i = ws(text, 0).end()
     if text[i : i + 1] != "{":
         raise ValueError("not a JSON object")
-    i = ws(text, i + 1).end()
+    i += 1
+    if text[i : i + 1] in wsc:
+        i = ws(text, i).end()
     members: Dict[str, Tuple[Any, int, int]] = {}
     if text[i : i + 1] == "}":
         end = i + 1
@@ -133,19 +169,28 @@ def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
             if text[i : i + 1] != '"':
                 raise ValueError("expected a member name at offset %d" % i)
             key, i = scanstring(text, i + 1, True)
-            i = ws(text, i).end()
+            if text[i : i + 1] in wsc:
+                i = ws(text, i).end()
             if text[i : i + 1] != ":":
                 raise ValueError("expected ':' at offset %d" % i)
-            i = ws(text, i + 1).end()
+            i += 1
+            if text[i : i + 1] in wsc:
+                i = ws(text, i).end()
             try:
-                value, j = _DECODER.raw_decode(text, i)
+                value, j = scan(text, i)
+            except StopIteration as e:
+                raise ValueError(str(json.JSONDecodeError("Expecting value", text, e.value))) from None
             except json.JSONDecodeError as e:
                 raise ValueError(str(e)) from None
             members[key] = (value, i, j)
-            i = ws(text, j).end()
+            i = j
+            if text[i : i + 1] in wsc:
+                i = ws(text, i).end()
             c = text[i : i + 1]
             if c == ",":
-                i = ws(text, i + 1).end()
+                i += 1
+                if text[i : i + 1] in wsc:
+                    i = ws(text, i).end()
                 continue
             if c == "}":
                 end = i + 1

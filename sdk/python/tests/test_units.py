@@ -109,6 +109,33 @@ class Wire(unittest.TestCase):
         self.assertEqual(RawJSON('{"a":1}'), '{"a":1}')
 
 
+    def test_compact_request_fast_path_is_the_general_parser(self):
+        from adapterkit.wire import _parse_object
+
+        base = '{"type":"request","v":1,"id":%s,"method":%s,"params":%s}'
+        cases = [
+            base % ("12345", '"example.echo.echo"', '{"probe":"inlet","n":12345,"ok":true}'),
+            base % ("1", '"a"', '{"a":1,"a":2}'),  # a member twice: the params remember it
+            base % ("1", '"\u00e9 x"', '{"x":-0,"y":1.50}'),
+            base % ("9007199254740993", '"a"', "{}"),
+            base % ("1", '"a"', "null"),
+            base % ("1", '"a"', '{"a":NaN}'),
+            base % ("1", '"a"', '{"a":1}') + "x",
+            (base % ("1", '"a"', "{}"))[:-1],
+            base % ("1", '"a"', '{},"params":{"b":1}'),
+        ]
+
+        def parsed(f, text):
+            try:
+                m = f(text)
+            except ValueError as e:
+                return "error: %s" % e
+            return {k: (repr(v), type(v).__name__, getattr(v, "twice", None), s, e) for k, (v, s, e) in m.items()}
+
+        for text in cases:
+            self.assertEqual(parsed(parse_object, text), parsed(_parse_object, text), text)
+
+
 class Logging(unittest.TestCase):
     def test_hclog_json_lines(self):
         out = io.StringIO()
@@ -180,3 +207,73 @@ class BuildAdapter(unittest.TestCase):
         _, r = self.build("--python", "python3")
         self.assertEqual(r.returncode, 2)
         self.assertIn(b"not an absolute path", r.stderr)
+
+
+class Pipes(unittest.TestCase):
+    """The frames' descriptors: whatever the input is, every request gets its reply."""
+
+    @staticmethod
+    def frames(*envelopes):
+        out = b""
+        for e in envelopes:
+            p = json.dumps(e).encode()
+            out += len(p).to_bytes(4, "big") + p
+        return out
+
+    def serve(self, in_fd):
+        import asyncio
+
+        svc = Service("t.echo", 1)
+
+        @svc.method("t.echo.echo")
+        async def echo(params: RawJSON) -> RawJSON:
+            return params
+
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+        try:
+            adapter = adapterkit.Adapter(services=[svc], logger=Logger(io.StringIO()))
+            asyncio.run(asyncio.wait_for(adapterkit.serve(adapter, in_fd, w), 20))  # an unread input fails, not hangs
+        finally:
+            os.close(w)
+        data, got = b"", []
+        while True:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            data += chunk
+        while data:
+            n = int.from_bytes(data[:4], "big")
+            got.append(json.loads(data[4 : 4 + n]))
+            data = data[4 + n :]
+        return got
+
+    def requests(self):
+        return self.frames(
+            {"type": "request", "v": 1, "id": 1, "method": "system.adapter.initialize", "params": {"protocol": 1, "configuration": {}}},
+            {"type": "request", "v": 1, "id": 2, "method": "t.echo.echo", "params": {"a": [1, 2]}},
+        )
+
+    def check(self, got):
+        # Both read and answered; the second came before initialize was answered (R27).
+        got.sort(key=lambda g: g["id"])
+        self.assertEqual([(g["type"], g["id"]) for g in got], [("result", 1), ("error", 2)], got)
+        self.assertEqual(got[0]["value"]["services"][0]["id"], "t.echo")
+        self.assertEqual(got[1]["message"], "Adapter is not initialized")
+
+    def test_regular_file_input(self):
+        # The event loop cannot watch a regular file: a thread reads it instead.
+        import tempfile
+
+        with tempfile.TemporaryFile() as f:
+            f.write(self.requests())
+            f.flush()
+            f.seek(0)
+            self.check(self.serve(f.fileno()))
+
+    def test_pipe_input(self):
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+        os.write(w, self.requests())
+        os.close(w)
+        self.check(self.serve(r))

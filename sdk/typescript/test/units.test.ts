@@ -124,3 +124,38 @@ test("parseJSON accepts and refuses what JSON.parse does, with the same values (
   }
   assert.ok(accepted > 1000, `only ${accepted} valid texts`);
 });
+
+test("the writer writes every frame in order to a file, and reports a failed write once", async () => {
+  const { closeSync, mkdtempSync, openSync, readFileSync, rmSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { Writer } = await import("../src/writer.js");
+  const dir = mkdtempSync(join(tmpdir(), "adapterkit-writer-"));
+  try {
+    const path = join(dir, "frames");
+    const fd = openSync(path, "w");
+    const errors: Error[] = [];
+    const w = new Writer(fd, (e) => errors.push(e));
+    w.put(Buffer.from("one,"));
+    w.put(Buffer.from("two,")); // the same turn: one write with the first
+    await new Promise((r) => setImmediate(r));
+    w.put(Buffer.from("three"));
+    await w.idle();
+    closeSync(fd);
+    assert.equal(readFileSync(path, "utf8"), "one,two,three");
+    assert.equal(errors.length, 0);
+
+    const ro = openSync(path, "r"); // writing to it fails (EBADF)
+    const bad = new Writer(ro, (e) => errors.push(e));
+    bad.put(Buffer.from("x"));
+    bad.put(Buffer.from("y"));
+    await bad.idle();
+    bad.put(Buffer.from("z")); // after a failure: dropped, not written, not reported again
+    await bad.idle();
+    closeSync(ro);
+    assert.equal(errors.length, 1);
+    assert.equal(readFileSync(path, "utf8"), "one,two,three");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
