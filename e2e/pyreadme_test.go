@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -27,33 +26,8 @@ func TestPythonREADME(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the README's steps are for a POSIX shell")
 	}
-	for _, tool := range []string{"bash", "python3"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if sdkRequired("python") {
-				t.Fatalf("%s: %v (ADAPTERKIT_REQUIRE_SDKS names python)", tool, err)
-			}
-			t.Skipf("the Python SDK's README needs %s: %v", tool, err)
-		}
-	}
-	readme, err := os.ReadFile("../sdk/python/README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(readme)
-	start, end := strings.Index(text, "## Start from an empty directory"), strings.Index(text, "## What the SDK does")
-	if start < 0 || end < start {
-		t.Fatal(`sdk/python/README.md has no "## Start from an empty directory" before "## What the SDK does"`)
-	}
-	var sh []string
-	var py string
-	for _, m := range regexp.MustCompile("(?ms)^```(sh|python)\n(.*?)^```").FindAllStringSubmatch(text[start:end], -1) {
-		if m[1] == "python" {
-			py = m[2]
-		} else {
-			sh = append(sh, m[2])
-		}
-	}
-	if len(sh) != 1 || py == "" || !strings.Contains(text[start:end], "`hello.py`") {
+	sh, py, section := sdkREADMESteps(t, "python", "sdk/python/README.md", "python", "bash", "python3")
+	if len(sh) != 1 || py == "" || !strings.Contains(section, "`hello.py`") {
 		t.Fatalf("want hello.py and one sh block (build, check and call); got %d and %v", len(sh), py != "")
 	}
 	root, err := filepath.Abs("..")

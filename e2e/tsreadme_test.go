@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -29,33 +28,8 @@ func TestTypeScriptREADME(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the README's steps are for a POSIX shell")
 	}
-	for _, tool := range []string{"bash", "node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if sdkRequired("typescript") {
-				t.Fatalf("%s: %v (ADAPTERKIT_REQUIRE_SDKS names typescript)", tool, err)
-			}
-			t.Skipf("the TypeScript SDK's README needs %s: %v", tool, err)
-		}
-	}
-	readme, err := os.ReadFile("../sdk/typescript/README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(readme)
-	start, end := strings.Index(text, "## Start from an empty directory"), strings.Index(text, "## What the SDK does")
-	if start < 0 || end < start {
-		t.Fatal(`sdk/typescript/README.md has no "## Start from an empty directory" before "## What the SDK does"`)
-	}
-	var sh []string
-	var ts string
-	for _, m := range regexp.MustCompile("(?ms)^```(sh|ts)\n(.*?)^```").FindAllStringSubmatch(text[start:end], -1) {
-		if m[1] == "ts" {
-			ts = m[2]
-		} else {
-			sh = append(sh, m[2])
-		}
-	}
-	if len(sh) != 3 || ts == "" || !strings.Contains(text[start:end], "`src/hello.ts`") {
+	sh, ts, section := sdkREADMESteps(t, "typescript", "sdk/typescript/README.md", "ts", "bash", "node", "npm")
+	if len(sh) != 3 || ts == "" || !strings.Contains(section, "`src/hello.ts`") {
 		t.Fatalf("want three sh blocks (build the SDK, set up the directory, build and check) and src/hello.ts; got %d and %v", len(sh), ts != "")
 	}
 
