@@ -3,9 +3,9 @@
 // the host (package registry: params out, results in). One package, so both ends apply
 // the same rules.
 //
-// It sits just above runtime/wire (whose token scanner it reuses, so the JSON grammar
+// It sits just above wire (whose token scanner it reuses, so the JSON grammar
 // and UTF-8 rules are written once) and below runtime, plugin and registry:
-// limits < runtime/wire < codec < contract < runtime < plugin < ... < registry.
+// limits < wire < codec < contract < runtime < plugin < ... < registry.
 //
 // # Decoding
 //

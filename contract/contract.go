@@ -11,7 +11,7 @@
 // version is its contract: changing a method's params or result in a way old peers
 // cannot read is a new version.
 //
-// The package sits above runtime/wire (whose name rules it checks) and codec, and
+// The package sits above wire (whose name rules it checks) and codec, and
 // below plugin and registry, which both import it.
 package contract
 

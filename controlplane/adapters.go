@@ -21,7 +21,7 @@ import (
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // adapterSet is the daemon's set of adapters: discovered in its directories, opened

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // A Send whose timeout_ms is shorter than the protocol's call deadline ends by the

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/registry"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Params and results of the methods, as they travel in envelopes. The [Client]

@@ -43,7 +43,7 @@ var snippetImports = map[string]string{
 	"contract":      "github.com/adapterkit/adapterkit/contract",
 	"plugin":        "github.com/adapterkit/adapterkit/plugin",
 	"runtime":       "github.com/adapterkit/adapterkit/runtime",
-	"wire":          "github.com/adapterkit/adapterkit/runtime/wire",
+	"wire":          "github.com/adapterkit/adapterkit/wire",
 	"lifecycle":     "github.com/adapterkit/adapterkit/lifecycle",
 	"controlplane":  "github.com/adapterkit/adapterkit/controlplane",
 	"platform":      "github.com/adapterkit/adapterkit/platform",

@@ -26,7 +26,7 @@ import (
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // The part of the rogue adapter's service (rogue.test version 1) that TestHostInput

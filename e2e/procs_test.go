@@ -26,7 +26,7 @@ import (
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Every test here checks the end of an adapter's process tree from outside: the

@@ -35,7 +35,7 @@ import (
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // sdkWait bounds every wait so that a broken test fails instead of hanging.

@@ -18,7 +18,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // forEachEcho runs f as a subtest per echo adapter: the Go one and every SDK's.

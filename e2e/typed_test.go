@@ -14,7 +14,7 @@ import (
 	"github.com/adapterkit/adapterkit/e2e/typedapi"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // sameEvent reports whether b is a: its times the same instants at the same offsets

@@ -16,7 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // One error vocabulary: each concept is defined once (internal/sentinel, or the lowest

@@ -21,7 +21,7 @@ import (
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Config describes one adapter to open. Only Path is required.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // CallerErrors counts the failures that were the caller's doing, by code, and only

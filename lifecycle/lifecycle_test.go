@@ -16,7 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 func open(t *testing.T, mode string, mod func(*lifecycle.Config)) *lifecycle.Adapter {

@@ -17,7 +17,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // The test binary doubles as the adapters these tests start: with ADAPTERKIT_TEST_ADAPTER

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // observeModes are the test adapters of the observability tests.

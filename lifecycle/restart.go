@@ -12,7 +12,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // RestartPolicy says whether and how soon a supervised adapter that ended on its own

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // An adapter that exits before it answers initialize says why: the handshake error

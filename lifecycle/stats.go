@@ -13,7 +13,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/stderrlog"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Observer is a host's hook into what its adapters do, to feed its own metrics or

@@ -16,7 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Adapter describes an adapter: the services it provides and how it is configured.

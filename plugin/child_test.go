@@ -8,7 +8,7 @@ import (
 	"os/exec"
 
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // childEnv makes the test binary run as an adapter process (see runChild).

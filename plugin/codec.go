@@ -7,7 +7,7 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/validjson"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // paramsDecoder returns the function that decodes a request's params (a JSON object,

@@ -9,7 +9,7 @@ import (
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 type stockParams struct {

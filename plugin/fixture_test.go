@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // thermometer is the specification's example service, as examples/thermometer serves it.

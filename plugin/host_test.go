@@ -12,7 +12,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // wait bounds every wait of the tests: generous, only there so a bug cannot hang the run.

@@ -7,7 +7,7 @@ import (
 	"runtime/debug"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // initialize registers the handshake, to be answered as a request is (see conn.read),

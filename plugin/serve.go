@@ -19,7 +19,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/sentinel"
 	"github.com/adapterkit/adapterkit/internal/validjson"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Errors that end a connection, returned by Serve. A host that broke the protocol in a

@@ -12,7 +12,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Client is a typed client's connection to one service of an open adapter: made by

@@ -14,7 +14,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Handle is one open adapter of a Registry. A Handle opened by NAME[@CONSTRAINT] in a

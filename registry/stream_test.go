@@ -9,7 +9,7 @@ import (
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // A Stream's Read says why it stopped: runtime.ErrClosed only after Close, and the

@@ -17,7 +17,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/digest"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Upgrade makes the handles a Registry opens by NAME[@CONSTRAINT] follow new versions

@@ -11,7 +11,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/validjson"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // call is the record of one request from the moment it takes a slot until its reply is

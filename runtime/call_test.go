@@ -16,7 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // The specification's example exchange, byte for byte, from the host's point of view.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Options configure a [Conn]. A nil *Options is valid and means the defaults; NewConn

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/adapterkit/adapterkit/internal/sentinel"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Causes of errors the host decides itself. Each is the Cause of a *CallError.

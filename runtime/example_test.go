@@ -8,7 +8,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // thermometer is a tiny adapter: it serves example.device.read until its input ends.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/validjson"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Large params lent with their pooled buffer (validjson.Lend, as the typed client lends

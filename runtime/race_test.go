@@ -9,7 +9,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // R16, R39, A17: a call whose context is cancelled exactly as its reply arrives has

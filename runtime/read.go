@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // readLoop is the only reader of the adapter's output: it decodes each frame and routes

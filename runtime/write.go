@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // ErrWriteTimeout is the detail of an InputPipe violation when a frame was not written

@@ -15,7 +15,7 @@ import (
 )
 
 // session is the checker's own raw protocol driver: one adapter process started with
-// package platform, spoken to frame by frame with package runtime/wire, so that it can
+// package platform, spoken to frame by frame with package wire, so that it can
 // send what a normal host never would (requests before initialize, a second initialize,
 // unknown envelope fields, cancels of unknown ids, 33 requests at once) and observe
 // every byte the adapter writes to stdout.

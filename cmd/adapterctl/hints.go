@@ -7,7 +7,7 @@ import (
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // outputHint is the hint for an adapter whose output violated the protocol.

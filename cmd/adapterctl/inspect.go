@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 const inspectHelp = `

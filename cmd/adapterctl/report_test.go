@@ -12,7 +12,7 @@ import (
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // TestExitStatus: every kind of error maps to its documented exit status, including

@@ -10,7 +10,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/registry"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // buildConsole builds this adapter into a fresh directory under the discovery naming

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // R61, A31 applied to commands: never resolved, never through a shell.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // The test binary doubles as the commands the console runs: started with helperArg as

@@ -26,7 +26,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/echo/echoapi"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // maxBig is the largest string example.echo.big returns: the frame limit less room for

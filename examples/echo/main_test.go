@@ -12,7 +12,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

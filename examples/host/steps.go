@@ -16,7 +16,7 @@ import (
 	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/registry"
 	"github.com/adapterkit/adapterkit/runtime"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // slowTimeout is how long the demo lets the thermometer's "slow" probe run before it

@@ -15,7 +15,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/examples/thermometer/device"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // log is the adapter's logger: JSON records on stderr that the host shows under the

@@ -26,8 +26,8 @@ type layer struct {
 // that holds it (internal/x/y is in internal's layer unless internal/x/y or internal/x
 // is listed), so a package under cmd/adapterctl/internal is the CLI's.
 var order = []layer{
-	{"Limits", []string{"limits"}},     // every protocol number, named once
-	{"Wire", []string{"runtime/wire"}}, // frames, envelopes, codes, catalogs
+	{"Limits", []string{"limits"}}, // every protocol number, named once
+	{"Wire", []string{"wire"}},     // frames, envelopes, codes, catalogs
 	// The pieces several layers share: frame codec, buffers, sentinels, launch stage...
 	{"Shared", []string{"internal"}},
 	{"Codec", []string{"codec"}},       // typed values to JSON and back, for both ends
@@ -200,7 +200,7 @@ func TestCheck(t *testing.T) {
 	}{
 		{"down", map[string][]string{
 			"registry": {"lifecycle", "codec", "internal/proto"}, "lifecycle": {"runtime", "platform"},
-			"runtime": {"internal/proto"}, "internal/proto": {"runtime/wire", "limits"}, "runtime/wire": nil,
+			"runtime": {"internal/proto"}, "internal/proto": {"wire", "limits"}, "wire": nil,
 			"limits": nil, "codec": {"internal/proto"}, "platform": nil,
 			"cmd/adapterctl": {"cmd/adapterctl/internal/systemd"}, "cmd/adapterctl/internal/systemd": nil,
 		}, nil},

@@ -29,7 +29,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // OtherMethod is the method label of calls to methods no catalog of the adapter

@@ -10,7 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // restarting plays an adapter that restarts with a new catalog before every scrape:

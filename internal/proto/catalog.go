@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // MethodInitialize is the method of the handshake request, always id 1 (R17).

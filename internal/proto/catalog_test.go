@@ -9,7 +9,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 func TestDecodeCatalog(t *testing.T) {

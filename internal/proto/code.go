@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Codes lists the protocol's error codes in the specification's order.

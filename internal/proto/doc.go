@@ -1,7 +1,7 @@
 // Package proto is the Adapter process protocol v1 on the wire: frames, envelopes, and
 // the initialize catalog's encoding and checks, shared by the host side (package runtime)
 // and the adapter SDK (package plugin). The vocabulary they share with users (codes,
-// the catalog, violations) is package runtime/wire.
+// the catalog, violations) is package wire.
 //
 // A frame is a 4-byte big-endian payload length followed by exactly that many bytes of
 // UTF-8 JSON (R1-R5). [Reader] checks the length against the cap before it allocates

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // Type is an envelope type (R9).

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 func TestDecodeAdapterMessage(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/adapterkit/adapterkit/limits"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // AppendInitializeParams appends the params of the initialize request (R17):

@@ -56,7 +56,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/plugin"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 // config is the initialize configuration.

@@ -1,6 +1,6 @@
 // Command rogue is an adapter that breaks the Adapter process protocol v1 on purpose,
 // one misbehaviour per mode, so that the e2e tests can assert the host's exact reaction
-// to each. It speaks the protocol by hand with package runtime/wire (not the plugin SDK,
+// to each. It speaks the protocol by hand with package wire (not the plugin SDK,
 // which would refuse to break the rules).
 //
 // The mode is the first argument, or else the environment variable ROGUE_MODE (a host

@@ -1,5 +1,5 @@
 // Command badadapter is a deliberately faulty adapter for the tests of adapterctl. It
-// speaks the protocol by hand (package runtime/wire) and misbehaves according to the
+// speaks the protocol by hand (package wire) and misbehaves according to the
 // NAME of its file name NAME_vVERSION, so one build serves every fault:
 //
 //   - garbage: after answering initialize, prints a line of text to stdout (R6, R53).
@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/runtime/wire"
+	"github.com/adapterkit/adapterkit/wire"
 )
 
 const catalog = `{"protocol":1,"services":[{"id":"bad.adapter","version":1,"methods":["bad.adapter.echo"]}]}`
