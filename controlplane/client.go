@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/codec"
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/runtime"
 )
@@ -31,7 +32,7 @@ var errClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
 // ends every request under way on the daemon's side too.
 type Client struct {
 	nc   net.Conn
-	wmu  sync.Mutex // one frame written at a time
+	w    *framewriter.Writer // frames are written by the callers, batched under load
 	done chan struct{}
 
 	mu      sync.Mutex
@@ -123,7 +124,7 @@ func userName(uid int) string {
 
 // NewClient returns a Client over an established connection, which it owns.
 func newClient(nc net.Conn) *Client {
-	c := &Client{nc: nc, done: make(chan struct{}), pending: make(map[string]*pending)}
+	c := &Client{nc: nc, w: framewriter.New(nc, framewriter.Config{}), done: make(chan struct{}), pending: make(map[string]*pending)}
 	go c.read()
 	return c
 }
@@ -158,6 +159,7 @@ func (c *Client) fail(cause error) {
 		c.err = cause
 	}
 	c.mu.Unlock()
+	c.w.Stop()
 	_ = c.nc.Close()
 }
 
@@ -305,23 +307,23 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	}
 }
 
-// write writes one whole frame within ctx; a frame left half-written ends the
-// connection, since the stream could not be followed after it.
 // writeFailGrace bounds the wait, after a write failed, for the reader to take what
 // the daemon sent before it closed the connection.
 const writeFailGrace = time.Second
 
+// write queues one frame and writes what is queued within ctx, unless another caller
+// is writing (it then writes this frame too, within its ctx); a failed write ends the
+// connection, since the stream could not be followed after a frame left half-written.
 func (c *Client) write(ctx context.Context, frame []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	dl, _ := ctx.Deadline()
-	_ = c.nc.SetWriteDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { _ = c.nc.SetWriteDeadline(time.Now()) })
-	_, err := c.nc.Write(frame)
-	stop()
+	var err error
+	if c.w.Queue(frame, nil, 0, nil) {
+		err = c.w.Flush(ctx)
+	} else if err = c.w.Err(); err == nil {
+		err = net.ErrClosed // the connection has ended
+	}
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			// The daemon may have closed the connection after saying why (refusing

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
@@ -17,18 +18,19 @@ import (
 var errDropped = errors.New("controlplane: client dropped")
 
 // serverConn is one client connection. One goroutine reads requests and starts a
-// handler goroutine for each (at most maxConnRequests at once); one writer goroutine
-// owns the socket's write side and takes framed answers from a bounded queue. A
-// client that lets the queue fill, or leaves a frame unwritten, for WriteTimeout is
-// dropped: a slow client never holds up other clients, the adapters, or the handlers.
+// handler goroutine for each (at most maxConnRequests at once); the socket's write
+// side is the frame writer's (internal/framewriter), whose goroutine writes the framed
+// answers the handlers queue, batched. A client that lets the queue fill, or leaves a
+// Write unfinished, for WriteTimeout is dropped: a slow client never holds up other
+// clients, the adapters, or the handlers.
 type serverConn struct {
 	srv    *server
 	nc     net.Conn
 	ctx    context.Context // ends when the client leaves, is dropped, or the daemon stops
 	cancel context.CancelFunc
 
-	out      chan []byte   // framed answers, for the writer
-	dead     chan struct{} // closed when the writer can no longer deliver
+	w        *framewriter.Writer // writes the framed answers
+	dead     chan struct{}       // closed when the connection can no longer deliver
 	deadOnce sync.Once
 	sem      chan struct{}
 	handlers sync.WaitGroup
@@ -48,9 +50,9 @@ type serverConn struct {
 }
 
 func newServerConn(parent context.Context, s *server, nc net.Conn) *serverConn {
-	c := &serverConn{srv: s, nc: nc, out: make(chan []byte, sendQueue), dead: make(chan struct{}),
-		ids: make(map[string]struct{})}
+	c := &serverConn{srv: s, nc: nc, dead: make(chan struct{}), ids: make(map[string]struct{})}
 	c.ctx, c.cancel = context.WithCancel(parent)
+	c.w = framewriter.New(nc, framewriter.Config{Timeout: s.cfg.WriteTimeout, MaxQueued: sendQueue, OnFail: c.writeFailed})
 	return c
 }
 
@@ -83,6 +85,7 @@ func (c *serverConn) terminate(dropped bool) {
 			}
 		}
 		close(c.dead)
+		c.w.Stop() // answers not written yet are dropped
 		c.cancel()
 		if c.raw != nil {
 			_ = c.raw.Close() // no close_notify: it could wait on a stuck write
@@ -97,18 +100,13 @@ func (c *serverConn) terminate(dropped bool) {
 func (c *serverConn) run() {
 	c.lim = limitsFor(c.perm)
 	c.sem = make(chan struct{}, c.lim.requests)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writer()
-	}()
 	stop := context.AfterFunc(c.ctx, func() { _ = c.nc.SetReadDeadline(time.Now()) })
 	c.read()
 	stop()
 	c.cancel() // the client is gone or must go: end its requests
 	c.handlers.Wait()
-	close(c.out)
-	<-writerDone
+	c.w.Close() // write what the handlers answered, then end
+	<-c.w.Done()
 	c.kill()
 }
 
@@ -261,29 +259,19 @@ func (c *serverConn) end(id string) {
 	c.idle.touch()
 }
 
-// writer writes queued frames, each within the write timeout, until the queue is
-// closed; after a failed write it discards the rest.
-func (c *serverConn) writer() {
-	for frame := range c.out {
-		select {
-		case <-c.dead:
-			continue
-		default:
-		}
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
-		if _, err := c.nc.Write(frame); err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				c.drop()
-			}
-			c.kill()
-		}
+// writeFailed is the writer's report of a failed Write: the connection is over, and a
+// Write that outlasted WriteTimeout means the client does not read its answers.
+func (c *serverConn) writeFailed(err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.drop()
 	}
+	c.kill()
 }
 
 // send frames and queues one envelope. It fails when the client is dropped, or is
-// dropped by it: a queue still full after the write timeout means the client does
-// not read.
+// dropped by it: a queue still over its bound after the write timeout means the client
+// does not read.
 func (c *serverConn) send(env *envelope) error {
 	body, err := json.Marshal(env)
 	if err == nil && len(body) > maxFrame {
@@ -300,23 +288,19 @@ func (c *serverConn) send(env *envelope) error {
 		return err
 	}
 	select {
-	case c.out <- frame:
-		return nil
 	case <-c.dead:
 		return errDropped
 	default:
 	}
-	t := time.NewTimer(c.srv.cfg.WriteTimeout)
-	defer t.Stop()
-	select {
-	case c.out <- frame:
-		return nil
-	case <-c.dead:
-		return errDropped
-	case <-t.C:
+	if !c.w.WaitRoom(c.srv.cfg.WriteTimeout) {
 		c.drop()
 		return errDropped
 	}
+	if !c.w.Queue(frame, nil, 0, nil) {
+		return errDropped
+	}
+	c.w.Kick()
+	return nil
 }
 
 // respond sends the final response of a request: result (marshalled) or error.

@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"encoding/binary"
 	"io"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
@@ -41,14 +40,16 @@ func (f *frameReader) read() ([]byte, error) {
 	return f.wr.ReadFrame()
 }
 
-// appendFrame returns body framed: its length, big-endian, then the body. It
-// refuses a body over the cap.
+// appendFrame returns body framed (the protocol's frame header, with the control
+// plane's cap; an empty body is a frame too) appended to dst. It refuses a body over
+// the cap.
 func appendFrame(dst, body []byte) ([]byte, error) {
-	if len(body) > maxFrame {
-		return nil, &proto.FrameError{Err: ErrFrameTooLarge, Length: uint64(len(body)), Max: maxFrame}
+	start := len(dst)
+	dst = append(proto.BeginFrame(dst), body...)
+	if _, err := proto.FinishFrameCap(dst[start:], 0, maxFrame, true); err != nil {
+		return nil, err
 	}
-	dst = binary.BigEndian.AppendUint32(dst, uint32(len(body)))
-	return append(dst, body...), nil
+	return dst, nil
 }
 
 // maxFrame is the cap on a frame's body (the prefix excluded): 16 MiB.

@@ -265,18 +265,16 @@ func TestOversizedAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newServerConn(context.Background(), s, a)
-	done := make(chan struct{})
-	go func() { defer close(done); c.writer() }()
 	id := newID()
 	c.respond(id, map[string]string{"big": strings.Repeat("x", maxFrame)}, nil)
-	close(c.out)
+	c.w.Close()
 	fr := frameReader{r: b}
 	_ = b.SetReadDeadline(time.Now().Add(30 * time.Second))
 	body, err := fr.read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-done
+	<-c.w.Done()
 	c.kill()
 	var got envelope
 	if err := json.Unmarshal(body, &got); err != nil {

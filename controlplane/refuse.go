@@ -1,10 +1,13 @@
 package controlplane
 
 import (
+	"context"
 	"encoding/json"
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 )
 
 // refuseWriteTimeout bounds writing the refusal of another user's client: one small
@@ -28,6 +31,8 @@ func refuseUser(nc net.Conn, daemonUID, uid int) {
 	if err != nil {
 		return
 	}
-	_ = nc.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
-	_, _ = nc.Write(frame)
+	w := framewriter.New(nc, framewriter.Config{Timeout: refuseWriteTimeout})
+	if w.Queue(frame, nil, 0, nil) {
+		_ = w.Flush(context.Background())
+	}
 }

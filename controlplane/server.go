@@ -111,8 +111,9 @@ const (
 	// maxConnRequests caps the requests a single client may have under way; its
 	// further requests are not read until one ends.
 	maxConnRequests = 64
-	// sendQueue is the number of frames queued for one client's writer.
-	sendQueue = 64
+	// sendQueue is the bytes of answers queued for one client's writer beyond which a
+	// handler waits (for at most WriteTimeout) to queue another.
+	sendQueue = 1 << 20
 )
 
 // Errors of Serve. On an operating system where the daemon cannot learn a Unix-socket

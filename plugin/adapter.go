@@ -13,6 +13,7 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/limits"
@@ -56,10 +57,10 @@ type Adapter struct {
 
 // handlerFunc runs one request: it decodes params, runs the user's handler and
 // appends the encoded result value to dst. The value is out with parts spliced in
-// (validjson.Splice, At an index of out): the large strings of the result, or a large
+// (framewriter.Splice, At an index of out): the large strings of the result, or a large
 // json.RawMessage result (validated), which are written to the host after the bytes
 // before them instead of being copied into the frame.
-type handlerFunc func(ctx context.Context, params []byte, long []proto.LongString, dst []byte) (out []byte, parts []validjson.Splice, err error)
+type handlerFunc func(ctx context.Context, params []byte, long []proto.LongString, dst []byte) (out []byte, parts []framewriter.Splice, err error)
 
 // Service is one service of the catalog: an id, a version and its methods. Create it
 // with [NewService] and add methods with [Handle].
@@ -169,7 +170,7 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 	s.methods = append(s.methods, method)
 	dec := paramsDecoder[P]()
 	var size bufpool.Hint // how large this method's results were lately
-	s.handlers[method] = func(ctx context.Context, params []byte, long []proto.LongString, dst []byte) ([]byte, []validjson.Splice, error) {
+	s.handlers[method] = func(ctx context.Context, params []byte, long []proto.LongString, dst []byte) ([]byte, []framewriter.Splice, error) {
 		var p P
 		var known *validjson.Known
 		if len(long) > 0 {
@@ -199,7 +200,7 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 				if !own && !lend {
 					data = bytes.Clone(data)
 				}
-				return dst, []validjson.Splice{{At: len(dst), Data: data}}, nil
+				return dst, []framewriter.Splice{{At: len(dst), Data: data}}, nil
 			}
 			if len(*raw) == 0 {
 				return append(dst, "null"...), nil, nil

@@ -55,7 +55,7 @@ func (c *conn) runInitialize(req request) {
 		}
 		*buf = b
 	}
-	c.w.reply(buf)
+	c.reply(buf)
 	c.finished()
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/bound"
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/sentinel"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
@@ -62,7 +62,7 @@ type conn struct {
 	catalog  []byte // the initialize result value
 	maxFrame int
 	inFlight int
-	w        *writer
+	w        *framewriter.Writer
 
 	base context.Context
 	stop context.CancelCauseFunc
@@ -124,8 +124,8 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 	case cause = <-readDone:
 	case <-ctx.Done():
 		cause = context.Cause(ctx)
-	case <-c.w.failed:
-		cause = fmt.Errorf("plugin: writing to the host: %w", c.w.error())
+	case <-c.w.Failed():
+		cause = fmt.Errorf("plugin: writing to the host: %w", c.w.Err())
 	}
 	return c.shutdown(cause)
 }
@@ -188,10 +188,10 @@ func (c *conn) shutdown(cause error) error {
 		}
 	}
 
-	if !c.w.close() {
+	if !c.w.Close() {
 		timer.Reset(cleanup / 4)
 		select {
-		case <-c.w.done:
+		case <-c.w.Done():
 		case <-timer.C:
 			incomplete = true
 			c.log.Warn("replies could not be written after the connection ended; abandoning them")
@@ -223,7 +223,7 @@ func (c *conn) shutdown(cause error) error {
 // a new goroutine's small stack would grow, copied, on every request it serves.
 func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 	if !first {
-		c.w.waitRoom() // the previous reader's last dispatch
+		c.w.WaitRoom(0) // the previous reader's last dispatch
 	}
 	for ; ; first = false {
 		p, err := r.ReadFrame()
@@ -255,7 +255,7 @@ func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 				return
 			}
 		}
-		c.w.waitRoom()
+		c.w.WaitRoom(0)
 	}
 }
 
@@ -424,7 +424,7 @@ func (c *conn) run(req request) {
 	buf := getFrame()
 	b := proto.BeginFrame((*buf)[:0])
 	head, fast := appendResultHead(b, id)
-	var parts []validjson.Splice
+	var parts []framewriter.Splice
 	var err error
 	if fast {
 		if b, parts, err = c.invoke(ctx, h, params, long, head); err == nil {
@@ -458,7 +458,7 @@ func (c *conn) run(req request) {
 
 // finishSplicedFrame fills in the header of a frame whose payload is head's (head starts
 // with the header) with parts spliced in.
-func finishSplicedFrame(head []byte, parts []validjson.Splice, max int) error {
+func finishSplicedFrame(head []byte, parts []framewriter.Splice, max int) error {
 	more := 0
 	for _, p := range parts {
 		more += len(p.Data)
@@ -468,7 +468,7 @@ func finishSplicedFrame(head []byte, parts []validjson.Splice, max int) error {
 }
 
 // joinSplices returns text with parts spliced in, as one slice.
-func joinSplices(text []byte, parts []validjson.Splice) []byte {
+func joinSplices(text []byte, parts []framewriter.Splice) []byte {
 	if len(parts) == 0 {
 		return text
 	}
@@ -488,12 +488,12 @@ func joinSplices(text []byte, parts []validjson.Splice) []byte {
 // complete frees a request's slot and queues its reply frame. The slot is free before
 // the reply can reach the host, so a host that sends a new request on seeing the reply
 // never meets a stale busy.
-func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte, parts []validjson.Splice) {
+func (c *conn) complete(id uint64, cancel context.CancelCauseFunc, frame *[]byte, parts []framewriter.Splice) {
 	c.mu.Lock()
 	delete(c.calls, id)
 	c.mu.Unlock()
 	cancel(nil)
-	c.w.reply(frame, parts...)
+	c.reply(frame, parts...)
 	c.finished()
 }
 
@@ -514,7 +514,7 @@ type panicError struct{ value any }
 func (e *panicError) Error() string { return fmt.Sprintf("handler panic: %v", e.value) }
 
 // invoke runs a handler, turning a panic into an error: the adapter keeps running.
-func (c *conn) invoke(ctx context.Context, h handlerFunc, params []byte, long []proto.LongString, dst []byte) (out []byte, parts []validjson.Splice, err error) {
+func (c *conn) invoke(ctx context.Context, h handlerFunc, params []byte, long []proto.LongString, dst []byte) (out []byte, parts []framewriter.Splice, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.log.Error("handler panicked", "panic", r, "stack", string(debug.Stack()))
@@ -553,5 +553,5 @@ func errorFrame(dst []byte, id uint64, err error) []byte {
 func (c *conn) replyError(id uint64, code wire.Code, msg string) {
 	buf := getFrame()
 	*buf = errorFrame((*buf)[:0], id, &Error{Code: code, Message: msg})
-	c.w.enqueue(buf)
+	c.enqueue(buf)
 }

@@ -101,11 +101,12 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 		callCtx, long = validjson.ExpectStrings(callCtx)
 	}
 	raw, err := c.h.Call(callCtx, m.Name(), params)
-	// The call has returned: the connection is done with params, unless it took the
-	// loan (its writer pools the buffer once the frame is written, which a call given
-	// up mid-write does not wait for).
+	// The call has returned: the caller lets go of params. A lent buffer goes back to
+	// the pool once no writer holds it either (a call given up mid-write does not wait
+	// for the write).
 	switch {
-	case loan != nil && loan.Taken():
+	case loan != nil:
+		loan.Release()
 	case owned:
 		*buf = params
 		bufpool.Put(buf)

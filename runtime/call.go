@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/wire"
@@ -293,58 +294,45 @@ func (c *Conn) enqueue(cl *call, method string, params []byte, loan *validjson.L
 		c.end(violation(wire.IDExhausted, fmt.Errorf("next request identity %d exceeds %d", id, c.maxID)))
 		return 0, c.closedNotStarted(method)
 	}
-	start := len(c.out)
+	q, ok := c.fw.Begin()
+	if !ok { // the writer failed; the connection is ending
+		c.mu.Unlock()
+		return 0, c.closedNotStarted(method)
+	}
+	start := len(q)
+	var parts []framewriter.Splice
+	var rel framewriter.Releaser
 	var err error
 	if loan != nil && len(params) > directMax {
-		c.out = proto.AppendRequestHead(proto.BeginFrame(c.out), id, method)
-		at := len(c.out)
-		c.out = append(c.out, '}')
-		if _, err = proto.FinishSplicedFrame(c.out[start:], len(params), c.frameMax); err == nil {
-			c.outLent = append(c.outLent, lentParams{at: at, data: params, buf: loan.Take()})
+		q = proto.AppendRequestHead(proto.BeginFrame(q), id, method)
+		parts = []framewriter.Splice{{At: len(q), Data: params}}
+		q = append(q, '}')
+		if _, err = proto.FinishSplicedFrame(q[start:], len(params), c.frameMax); err == nil {
+			loan.Hold()
+			rel = loan
 		}
 	} else {
-		c.out = bufpool.Reserve(c.out, len(params)+len(method)+requestOverhead)
-		c.out = proto.AppendRequest(proto.BeginFrame(c.out), id, method, params)
-		_, err = proto.FinishFrame(c.out[start:], c.frameMax)
+		q = bufpool.Reserve(q, len(params)+len(method)+requestOverhead)
+		q = proto.AppendRequest(proto.BeginFrame(q), id, method, params)
+		_, err = proto.FinishFrame(q[start:], c.frameMax)
 	}
 	if err != nil {
-		c.out = c.out[:start]
+		c.fw.Cancel()
 		c.mu.Unlock()
 		return 0, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
 	}
-	c.outEnds = append(c.outEnds, len(c.out))
-	c.outIDs = append(c.outIDs, id)
+	c.fw.Commit(q, id, parts, rel)
 	c.nextID++
 	cl.id, cl.method = id, method
 	c.pending[id] = cl
 	c.mu.Unlock()
-	if !c.writeNow() {
-		c.kick()
+	if !c.fw.TryFlush() {
+		c.fw.Kick()
 	}
 	if c.log.IsTrace() {
 		c.log.Trace("request queued", "id", id, "method", method)
 	}
 	return id, nil
-}
-
-// kick wakes the writer, starting it when none runs. A connection whose callers
-// write their requests themselves (writeNow) does not need it, so it does not pay for
-// its goroutine until then, and the writer ends when idle (writerIdle).
-func (c *Conn) kick() {
-	if !c.writer.Load() {
-		c.mu.Lock()
-		if !c.writer.Load() && c.state != stateEnded {
-			// Under c.mu, before end: Close's wait sees this goroutine counted.
-			c.writer.Store(true)
-			c.wg.Add(1)
-			go c.writeLoop()
-		}
-		c.mu.Unlock()
-	}
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
 }
 
 // giveUp ends a caller's wait after its context or deadline ended. If the request is
@@ -361,17 +349,19 @@ func (c *Conn) giveUp(ctx context.Context, cl *call, method string, id uint64, f
 		return result(method, id, r)
 	}
 	cl.abandoned = true // from here on the read loop owns cl
-	if !init {
-		start := len(c.out)
-		c.out = proto.AppendCancel(proto.BeginFrame(c.out), id)
-		if _, err := proto.FinishFrame(c.out[start:], c.frameMax); err != nil {
-			c.out = c.out[:start] // unreachable: a cancel is a few dozen bytes
+	if q, ok := c.fw.Begin(); ok && !init {
+		start := len(q)
+		q = proto.AppendCancel(proto.BeginFrame(q), id)
+		if _, err := proto.FinishFrame(q[start:], c.frameMax); err == nil {
+			c.fw.Commit(q, 0, nil, nil)
 		} else {
-			c.outEnds = append(c.outEnds, len(c.out))
+			c.fw.Cancel() // unreachable: a cancel is a few dozen bytes
 		}
+	} else if ok {
+		c.fw.Cancel() // initialize sends no cancel
 	}
 	c.mu.Unlock()
-	c.kick()
+	c.fw.Kick()
 	err := ctxError(ctx, method, id, fromTimer)
 	c.log.Debug("caller gave up", "id", id, "method", method, "code", err.Code)
 	return nil, err

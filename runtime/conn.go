@@ -11,6 +11,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/bound"
+	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/wire"
 )
@@ -62,11 +64,6 @@ type catalogState struct {
 	methods map[string]struct{}
 }
 
-// deadlineWriter is a writer with write deadlines, such as an *os.File pipe.
-type deadlineWriter interface {
-	SetWriteDeadline(t time.Time) error
-}
-
 // Conn is the host side of one connection to an adapter. Its methods are safe for
 // concurrent use.
 type Conn struct {
@@ -80,10 +77,9 @@ type Conn struct {
 	callDeadline time.Duration
 	pipeWrite    time.Duration
 
-	r      io.Reader
-	w      io.WriteCloser
-	dw     deadlineWriter // nil when w has no usable write deadline
-	wtimer *time.Timer    // ends the connection when a write stalls, without dw
+	r  io.Reader
+	w  io.WriteCloser
+	fw *framewriter.Writer // writes the adapter's input; its queue is in identity order
 
 	slots    chan struct{} // one token per request in flight
 	wake     chan struct{} // 1-buffered: frames are queued
@@ -91,8 +87,7 @@ type Conn struct {
 	ioClosed chan struct{} // closed once w and r are closed
 	wg       sync.WaitGroup
 
-	cat    atomic.Pointer[catalogState]
-	writer atomic.Bool // the write loop runs (see kick and retireWriter); set under mu
+	cat atomic.Pointer[catalogState]
 
 	mu       sync.Mutex
 	state    connState
@@ -100,29 +95,11 @@ type Conn struct {
 	closeErr error // from closing w, for Close
 	nextID   uint64
 	pending  map[uint64]*call
-	wmu      sync.Mutex                 // held by whoever writes: the write loop, or a caller in writeNow
-	wbuf     []byte                     // the buffer being written, kept for the next batch (under wmu)
-	wends    []int                      // its frames' end offsets (under wmu)
-	wlent    []lentParams               // its lent params (under wmu)
-	tryWrite func(p []byte) (int, bool) // one non-blocking write attempt; nil when w has none
-	out      []byte                     // queued frames, in identity order
-	outEnds  []int                      // the end offset in out of each queued frame
-	outIDs   []uint64                   // the identity of each queued request (not of cancels)
-	outLent  []lentParams               // params written from the caller's buffer, in order of at
-}
-
-// lentParams are a queued request's params that stay in the buffer a caller lent
-// (validjson.Lend) instead of being copied into the queue: they belong at offset at of
-// the queue. buf goes back to package bufpool once the frame is written.
-type lentParams struct {
-	at   int
-	data []byte
-	buf  *[]byte
 }
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
 // it. r and w must not be nil. The connection starts its read loop at once, and its
-// writer when a caller cannot write its request itself (it ends when idle); nothing is
+// writer's goroutine when a caller cannot write its request itself (it ends when idle); nothing is
 // written before [Conn.Initialize]. w is closed when the connection
 // ends, r too if it is an io.Closer; closing them must unblock a Read or Write in
 // progress (as it does for io.Pipe and os.File pipes), otherwise Close waits until it
@@ -163,13 +140,10 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		// flight, and an idle connection does not pay for a full one.
 		pending: make(map[uint64]*call),
 	}
-	if dw, ok := w.(deadlineWriter); ok && dw.SetWriteDeadline(time.Time{}) == nil {
-		c.dw = dw
-	} else {
-		c.wtimer = time.AfterFunc(time.Hour, c.writeStalled)
-		c.wtimer.Stop()
-	}
-	c.tryWrite = nonblockingWriter(w)
+	c.fw = framewriter.New(w, framewriter.Config{
+		Timeout: c.pipeWrite, OnStall: c.writeStalled, OnFail: c.writeFailed,
+		Batch: batchLimit, Keep: bufpool.SmallCap, Try: directMax,
+	})
 	c.wg.Add(1)
 	go c.readLoop()
 	return c
@@ -234,6 +208,7 @@ func (c *Conn) Abort(cause error) {
 func (c *Conn) wait() {
 	<-c.ioClosed
 	c.wg.Wait()
+	<-c.fw.Done()
 }
 
 // ended reports whether the connection has ended.
@@ -257,8 +232,9 @@ func (c *Conn) end(cause error) bool {
 	}
 	c.state = stateEnded
 	c.cause = cause
-	// Requests still queued were never handed to the writer: never started.
-	for _, id := range c.outIDs {
+	// Requests still queued were never handed to a Write: never started. The writer
+	// releases what their frames borrow (the caller still holds lent params).
+	for _, id := range c.fw.Stop() {
 		if cl, ok := c.pending[id]; ok {
 			delete(c.pending, id)
 			if !cl.abandoned {
@@ -272,15 +248,9 @@ func (c *Conn) end(cause error) bool {
 			cl.ch <- reply{err: &CallError{Method: cl.method, ID: id, Code: wire.CodeClosed, Message: "the connection ended", Uncertain: true, Cause: cause}}
 		}
 	}
-	// Lent buffers of frames never written are left to the collector, not pooled: the
-	// request may be made again from them (never started).
-	c.out, c.outEnds, c.outIDs, c.outLent = nil, nil, nil, nil
 	close(c.done)
 	c.mu.Unlock()
 
-	if c.wtimer != nil {
-		c.wtimer.Stop()
-	}
 	werr := c.w.Close()
 	if errors.Is(werr, os.ErrClosed) || errors.Is(werr, io.ErrClosedPipe) {
 		werr = nil // closed already by its owner: the adapter's input is closed either way

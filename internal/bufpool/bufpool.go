@@ -184,3 +184,10 @@ func (h *Hint) Record(size int) {
 		h.n.Store(int64(size))
 	}
 }
+
+// Buffer is a pooled buffer seen as what a frame writer releases once it wrote the
+// frame the buffer holds: (*Buffer)(b) of a buffer b from [Get] puts b back on Release.
+type Buffer []byte
+
+// Release puts the buffer back into the pool ([Put]); it must not be used afterwards.
+func (b *Buffer) Release() { Put((*[]byte)(b)) }

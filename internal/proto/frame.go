@@ -200,12 +200,20 @@ func FinishSplicedFrame(frame []byte, more, max int) ([]byte, error) {
 	if max <= 0 || max > limits.MaxFrameSize {
 		max = limits.MaxFrameSize
 	}
+	return FinishFrameCap(frame, more, max, false)
+}
+
+// FinishFrameCap is [FinishSplicedFrame] for a framing of the protocol's shape with
+// another cap: max, which must be positive, is not clamped to the protocol's (the
+// control plane's frames may be up to [limits.ControlMaxFrameSize]), and an empty
+// payload is framed when allowEmpty (as [ReaderConfig.AllowEmpty] reads it).
+func FinishFrameCap(frame []byte, more, max int, allowEmpty bool) ([]byte, error) {
 	if len(frame) < limits.FrameHeaderSize {
 		return nil, &FrameError{Err: ErrFrameEmpty, Max: max}
 	}
 	n := len(frame) - limits.FrameHeaderSize + more
 	switch {
-	case n == 0:
+	case n == 0 && !allowEmpty:
 		return nil, &FrameError{Err: ErrFrameEmpty, Max: max}
 	case n > max:
 		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: max}

@@ -15,8 +15,11 @@ package validjson
 import (
 	"context"
 	"reflect"
+	"sync/atomic"
 	"unsafe"
 
+	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
@@ -51,26 +54,31 @@ type loanKey struct{}
 
 // Loan is a caller's large params handed to the connection together with the pooled
 // buffer (package bufpool) that holds them: the connection writes the request's frame
-// from them instead of copying them into its write queue, and puts the buffer back into
-// the pool once the frame was written (not when the call returns: a call given up
-// returns while its frame may still be being written). A buffer whose frame is never
-// written (the connection ended first) is left to the garbage collector: a request that
-// was never started may be made again from the same params, on a new connection.
+// from them instead of copying them into its write queue.
+//
+// The buffer goes back to the pool in exactly one place, [Loan.Release], when the last
+// holder lets it go: the caller holds the loan from Lend until the call has returned,
+// and every connection that queues a frame referring to the params holds it (Hold)
+// until its writer has written or dropped that frame. So a call given up while its
+// frame is being written leaves the buffer to the writer, and a request dropped by a
+// connection that ended before writing it can be made again from the same params, on
+// a new connection, because the caller still holds them.
 type Loan struct {
 	p     *byte
 	n     int
 	valid bool
 	buf   *[]byte
-	taken bool // by a connection; read and written by the caller's goroutine only
+	refs  atomic.Int32
 }
 
 // Lend returns a context that lends params, which are *buf (a bufpool buffer), to the
-// connection the call reaches, and the Loan. valid says params were written by package
-// codec for a type WritesValid accepts (see Valid). After the call, the caller owns
-// buf again only if the loan was not Taken. It costs an allocation: callers use it for
-// large params, where the copy it spares costs far more.
+// connection the call reaches, and the Loan, held once by the caller: it calls Release
+// when the call has returned and must not use buf afterwards. valid says params were
+// written by package codec for a type WritesValid accepts (see Valid). It costs an
+// allocation: callers use it for large params, where the copy it spares costs far more.
 func Lend(ctx context.Context, params []byte, buf *[]byte, valid bool) (context.Context, *Loan) {
 	l := &Loan{p: unsafe.SliceData(params), n: len(params), valid: valid, buf: buf}
+	l.refs.Store(1)
 	return context.WithValue(ctx, loanKey{}, l), l
 }
 
@@ -84,30 +92,35 @@ func Lent(ctx context.Context, params []byte) *Loan {
 	return l
 }
 
-// Take is called by the connection, in the caller's goroutine, when it queues a frame
-// that refers to the params: it returns the buffer, which the connection now puts back
-// into the pool once the frame is written.
-func (l *Loan) Take() *[]byte {
-	l.taken = true
-	return l.buf
+// Hold is called by a connection, in the caller's goroutine while the caller holds the
+// loan, when it queues a frame that refers to the params; it releases it once that
+// frame is written or dropped.
+func (l *Loan) Hold() { l.refs.Add(1) }
+
+// Release lets go of one hold; the last one puts the buffer back into the pool. This
+// is the only place a lent buffer returns to the pool.
+func (l *Loan) Release() {
+	switch n := l.refs.Add(-1); {
+	case n == 0:
+		bufpool.Put(l.buf)
+	case n < 0:
+		panic("validjson: a loan released more often than held")
+	}
 }
+
+// Holders returns how many hold the loan now.
+func (l *Loan) Holders() int { return int(l.refs.Load()) }
 
 // Valid reports whether the lent params were written by package codec for a type
 // WritesValid accepts: one valid JSON object, which the connection does not check again
 // (the check costs a pass over every byte). l may be nil.
 func (l *Loan) Valid() bool { return l != nil && l.valid }
 
-// Taken reports whether a connection took the buffer: the caller must then not use it.
-func (l *Loan) Taken() bool { return l.taken }
-
 // Splice is a run of bytes that belongs at offset At of an encoded text but was not
 // copied into it: the text is written up to At, then Data, then on from At. Data is the
 // memory of an immutable Go string (package codec writes long strings so); it must never
 // be written to.
-type Splice struct {
-	At   int
-	Data []byte
-}
+type Splice = framewriter.Splice
 
 // AppendSpliced appends v encoded as codec.Append encodes it to dst (verbatim: see
 // Known.Verbatim), except that every

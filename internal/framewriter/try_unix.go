@@ -1,6 +1,6 @@
 //go:build unix
 
-package runtime
+package framewriter
 
 import (
 	"io"
@@ -12,7 +12,7 @@ import (
 // nonblockingWriter returns one non-blocking write attempt on w when w is a file in
 // non-blocking mode (a pipe from os.Pipe, as lifecycle gives the adapter's input): it
 // writes what the pipe takes at once and never waits; nil for any other writer. The
-// attempt reports how much was written and false on any error, which the write loop
+// attempt reports how much was written and false on any error, which the writing turn
 // then meets and handles itself.
 func nonblockingWriter(w io.Writer) func(p []byte) (int, bool) {
 	sc, ok := w.(syscall.Conn)
@@ -35,7 +35,7 @@ func nonblockingWriter(w io.Writer) func(p []byte) (int, bool) {
 	return nb.try
 }
 
-// nonblocking is the state of one write attempt at a time (writeNow holds c.wmu).
+// nonblocking is the state of one write attempt at a time (the writing turn makes them one at a time).
 type nonblocking struct {
 	rc      syscall.RawConn
 	attempt func(fd uintptr) bool

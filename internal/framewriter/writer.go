@@ -1,0 +1,565 @@
+// Package framewriter is the module's one frame writer: the host's connection to an
+// adapter, the adapter SDK and the control plane (daemon and client) all write their
+// frames through a Writer. It owns what every writer of length-prefixed frames needs
+// and what is easy to get subtly wrong: the queue of finished frames (headers and
+// bodies, with large parts written by reference instead of copied), batching several
+// frames into one Write, the writing turn (exactly one goroutine writes at a time; a
+// producer that finds nobody writing writes itself, else the turn's holder writes its
+// frame too), a write goroutine started only for frames nobody else writes and ended
+// when idle, the bound on each Write (a write deadline, the caller's context, or a
+// timer), and when a frame's borrowed memory is given back (see [Releaser]).
+//
+// Frames are built by the packages that know their envelopes (internal/proto); the
+// writer never looks inside them.
+package framewriter
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/adapterkit/adapterkit/internal/bufpool"
+)
+
+// Splice is a run of bytes that belongs at offset At of a text (a frame, or the queue)
+// but was not copied into it: the text is written up to At, then Data, then on from
+// At. Data is memory the writer borrows until the frame is written: it must not change
+// before then.
+type Splice struct {
+	At   int
+	Data []byte
+}
+
+// Releaser is what a queued frame borrows beyond the bytes copied into the queue (a
+// pooled buffer, lent params). The writer calls Release exactly once per frame queued
+// with one: after the Writes of the frame's batch have returned (also a failed one), or
+// when the frame is dropped without being written (the writer was stopped, or a write
+// failed first). Release runs in the goroutine that wrote or dropped the frame, with no
+// lock of the writer held.
+type Releaser interface{ Release() }
+
+// Config configures a Writer. The zero Config writes without a bound on a Write,
+// batches up to 64 KiB per Write and has no non-blocking attempt.
+type Config struct {
+	// Timeout bounds every Write: through a write deadline when the writer has one
+	// (SetWriteDeadline), else through OnStall. 0: no bound.
+	Timeout time.Duration
+	// OnStall is called, from a timer, when a Write outlasted Timeout on a writer
+	// without write deadlines; it must make the Write return (by closing the writer).
+	OnStall func()
+	// OnFail is called once with the first error of a Write, unless the writer was
+	// stopped first; from the goroutine that met it, with no lock of the writer held.
+	OnFail func(err error)
+	// Batch is the most bytes of several frames one Write carries; a larger frame is
+	// written by itself. 0 means 64 KiB.
+	Batch int
+	// CopyMax is the largest frame [Writer.Queue] copies into the queue; a larger one
+	// (or one with splices) is written from the caller's memory. 0 means 32 KiB.
+	CopyMax int
+	// Keep is the largest queue buffer kept between batches; a larger one goes back to
+	// package bufpool. 0 means bufpool.SmallCap.
+	Keep int
+	// Try is the most bytes [Writer.TryFlush] writes with one non-blocking attempt,
+	// when the writer offers one (a pipe in non-blocking mode, Unix); 0 disables it.
+	Try int
+	// Idle is how long the write goroutine waits for more to write before it ends; the
+	// next [Writer.Kick] starts it again. 0 means one second.
+	Idle time.Duration
+	// MaxQueued bounds what [Writer.WaitRoom] lets queue up: it waits while more bytes
+	// than this are queued and not yet taken by a writing turn. 0: no bound.
+	MaxQueued int
+}
+
+// deadliner is a writer with write deadlines (os.File pipes, net.Conn).
+type deadliner interface{ SetWriteDeadline(t time.Time) error }
+
+// Writer writes frames to one io.Writer. Its methods are safe for concurrent use.
+type Writer struct {
+	out     io.Writer
+	dw      deadliner // nil when out has no usable write deadline
+	dlSet   bool      // a write deadline is set on dw (by the turn's holder only)
+	stall   *time.Timer
+	try     func(p []byte) (int, bool)
+	timeout time.Duration
+	onFail  func(error)
+	batchN  int
+	copyMax int
+	keep    int
+	tryMax  int
+	idle    time.Duration
+	maxQ    int
+
+	wake chan struct{} // 1-buffered: something for the write goroutine to look at
+	done chan struct{} // closed once the writer is over and nobody writes
+
+	mu   sync.Mutex
+	room sync.Cond // broadcast after each batch and when the writer ends
+	q    queue     // frames not yet taken by a writing turn
+	// spare is the last batch's arrays, for the next one.
+	spare      queue
+	queued     int  // bytes queued since a turn last took the queue
+	writing    bool // a goroutine holds the writing turn
+	looping    bool // the write goroutine runs
+	closing    bool // Close: write what is queued, then end
+	stopped    bool // Stop: drop what is queued, end
+	doneClosed bool
+	err        error
+	failed     chan struct{} // closed on the first write error
+}
+
+// queue is frames in the order they are written: buf holds their copied bytes, the
+// i-th frame ending at ends[i]; refs are borrowed runs spliced in at their offsets of
+// buf (in order of At); rels what the frames borrow, given back after the write.
+type queue struct {
+	buf  []byte
+	ends []int
+	tags []uint64
+	refs []Splice
+	rels []Releaser
+}
+
+func (q *queue) reset() {
+	clear(q.refs)
+	clear(q.rels)
+	q.buf, q.ends, q.tags, q.refs, q.rels = q.buf[:0], q.ends[:0], q.tags[:0], q.refs[:0], q.rels[:0]
+}
+
+// New returns a Writer of out configured by cfg. Nothing starts until a frame is
+// queued and flushed or kicked.
+func New(out io.Writer, cfg Config) *Writer {
+	w := &Writer{
+		out: out, timeout: cfg.Timeout, onFail: cfg.OnFail,
+		batchN: cfg.Batch, copyMax: cfg.CopyMax, keep: cfg.Keep, tryMax: cfg.Try, idle: cfg.Idle, maxQ: cfg.MaxQueued,
+		wake: make(chan struct{}, 1), done: make(chan struct{}), failed: make(chan struct{}),
+	}
+	if w.batchN <= 0 {
+		w.batchN = 64 << 10
+	}
+	if w.copyMax <= 0 {
+		w.copyMax = 32 << 10
+	}
+	if w.keep <= 0 {
+		w.keep = bufpool.SmallCap
+	}
+	if w.idle <= 0 {
+		w.idle = time.Second
+	}
+	w.room.L = &w.mu
+	if dw, ok := out.(deadliner); ok && dw.SetWriteDeadline(time.Time{}) == nil {
+		w.dw = dw
+	} else if cfg.Timeout > 0 && cfg.OnStall != nil {
+		w.stall = time.AfterFunc(time.Hour, cfg.OnStall)
+		w.stall.Stop()
+	}
+	if w.tryMax > 0 {
+		w.try = nonblockingWriter(out)
+	}
+	return w
+}
+
+// Begin starts queueing one frame in place: it locks the queue and returns its bytes,
+// to which the caller appends exactly one frame (header included) and then calls
+// [Writer.Commit] with the result, or [Writer.Cancel]; nothing else of the writer may
+// be called in between. ok is false (and nothing is locked) when the writer no longer
+// takes frames.
+func (w *Writer) Begin() (q []byte, ok bool) {
+	w.mu.Lock()
+	if w.stopped || w.closing || w.err != nil {
+		w.mu.Unlock()
+		return nil, false
+	}
+	return w.q.buf, true
+}
+
+// Commit queues the frame appended to the bytes Begin returned: q is those bytes with
+// the frame appended. tag, if not 0, names the frame for [Writer.Stop]. parts are runs
+// of the frame written by reference, At an offset of q, in order; rel, if not nil, is
+// released once the frame is written or dropped (see [Releaser]).
+func (w *Writer) Commit(q []byte, tag uint64, parts []Splice, rel Releaser) {
+	n := len(q) - len(w.q.buf)
+	for _, p := range parts {
+		n += len(p.Data)
+	}
+	w.q.buf = q
+	w.q.refs = append(w.q.refs, parts...)
+	w.push(n, tag, rel)
+	w.mu.Unlock()
+}
+
+// Cancel ends a Begin without queueing anything.
+func (w *Writer) Cancel() { w.mu.Unlock() }
+
+// push records the frame just added to the queue (under w.mu).
+func (w *Writer) push(n int, tag uint64, rel Releaser) {
+	w.q.ends = append(w.q.ends, len(w.q.buf))
+	w.q.tags = append(w.q.tags, tag)
+	if rel != nil {
+		w.q.rels = append(w.q.rels, rel)
+	}
+	w.queued += n
+}
+
+// Queue queues one frame: text (header included) with parts spliced in (At an offset
+// of text, in order). A frame of at most CopyMax bytes without parts is copied into the
+// queue and rel released at once; a larger one is written from text and the parts, and
+// rel released once it is written or dropped. It reports false, releasing rel, when
+// the writer no longer takes frames.
+func (w *Writer) Queue(text []byte, parts []Splice, tag uint64, rel Releaser) bool {
+	w.mu.Lock()
+	if w.stopped || w.closing || w.err != nil {
+		w.mu.Unlock()
+		if rel != nil {
+			rel.Release()
+		}
+		return false
+	}
+	n := len(text)
+	for _, p := range parts {
+		n += len(p.Data)
+	}
+	if len(parts) == 0 && n <= w.copyMax {
+		w.q.buf = append(w.q.buf, text...)
+		w.push(n, tag, nil)
+		w.mu.Unlock()
+		if rel != nil {
+			rel.Release()
+		}
+		return true
+	}
+	at, from := len(w.q.buf), 0
+	for _, p := range parts {
+		w.q.refs = append(w.q.refs, Splice{At: at, Data: text[from:p.At]}, Splice{At: at, Data: p.Data})
+		from = p.At
+	}
+	w.q.refs = append(w.q.refs, Splice{At: at, Data: text[from:]})
+	w.push(n, tag, rel)
+	w.mu.Unlock()
+	return true
+}
+
+// Flush writes what is queued in the calling goroutine, taking the writing turn,
+// unless another goroutine holds it (that one then writes the frames queued before
+// this call too). ctx bounds the Writes beside Timeout (an ended ctx stops a Write in
+// progress, through the write deadline, when the writer has one). It returns the error
+// of a failed Write this call made, or the writer's error when it has failed before.
+func (w *Writer) Flush(ctx context.Context) error {
+	w.mu.Lock()
+	if w.writing || w.stopped || w.err != nil || len(w.q.ends) == 0 {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	w.writing = true
+	err, first := w.drain(ctx)
+	w.endTurn()
+	w.mu.Unlock()
+	if first && w.onFail != nil {
+		w.onFail(err)
+	}
+	return err
+}
+
+// TryFlush makes one non-blocking attempt to write what is queued in the calling
+// goroutine, sparing the hand-off to the write goroutine: only when nobody holds the
+// writing turn, the writer offers such attempts, and at most Try bytes are queued, none
+// by reference. What the attempt did not write stays queued, in order, in front of
+// what was queued meanwhile. It reports whether nothing is left for the write goroutine
+// (written, written by the turn's holder, or the writer ended); on false the caller
+// calls [Writer.Kick].
+func (w *Writer) TryFlush() bool {
+	w.mu.Lock()
+	if w.writing || w.stopped || w.err != nil || len(w.q.ends) == 0 {
+		w.mu.Unlock()
+		return true
+	}
+	if w.try == nil || w.queued > w.tryMax || len(w.q.refs) > 0 || len(w.q.rels) > 0 {
+		w.mu.Unlock()
+		return false
+	}
+	w.writing = true
+	b := w.take()
+	w.mu.Unlock()
+
+	n, ok := w.try(b.buf)
+
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ok && n == len(b.buf) {
+		w.recycle(b)
+		left := len(w.q.ends) > 0
+		w.endTurn()
+		return !left
+	}
+	if !w.stopped {
+		// The rest goes back in front of what was queued meanwhile (b's arrays are
+		// not used again: the queue may share them no more).
+		rest := queue{buf: b.buf[n:]}
+		for _, e := range b.ends {
+			if e > n {
+				rest.ends = append(rest.ends, e-n)
+				rest.tags = append(rest.tags, 0) // handed to a writer: no longer named
+			}
+		}
+		if len(w.q.ends) > 0 {
+			off := len(rest.buf)
+			rest.buf = append(append(make([]byte, 0, off+len(w.q.buf)), rest.buf...), w.q.buf...)
+			for i, e := range w.q.ends {
+				rest.ends = append(rest.ends, off+e)
+				rest.tags = append(rest.tags, w.q.tags[i])
+			}
+			for _, r := range w.q.refs {
+				rest.refs = append(rest.refs, Splice{At: off + r.At, Data: r.Data})
+			}
+			rest.rels = append(rest.rels, w.q.rels...)
+		} else {
+			rest.buf = append([]byte(nil), rest.buf...)
+		}
+		w.q = rest
+		w.queued = len(w.q.buf)
+	}
+	w.endTurn()
+	return false
+}
+
+// Kick makes the write goroutine write what is queued, starting it when none runs. A
+// producer that must not block on the output (a reader) queues and kicks.
+func (w *Writer) Kick() {
+	w.mu.Lock()
+	if w.stopped || w.err != nil {
+		w.mu.Unlock()
+		return
+	}
+	w.startLoop()
+	w.mu.Unlock()
+}
+
+// startLoop starts the write goroutine if none runs and wakes it (under w.mu).
+func (w *Writer) startLoop() {
+	if !w.looping {
+		w.looping = true
+		go w.loop()
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loop is the write goroutine: it writes what producers leave to it, and ends when
+// the writer is over, or when it was idle for Idle.
+func (w *Writer) loop() {
+	idle := time.NewTimer(w.idle)
+	defer idle.Stop()
+	for {
+		var timedOut bool
+		select {
+		case <-w.wake:
+		case <-idle.C:
+			timedOut = true
+		}
+		w.mu.Lock()
+		over := w.stopped || w.err != nil || (w.closing && len(w.q.ends) == 0)
+		if !w.writing && (over || (timedOut && len(w.q.ends) == 0)) {
+			w.looping = false
+			w.settle()
+			w.mu.Unlock()
+			return
+		}
+		var err error
+		first := false
+		if !w.writing && len(w.q.ends) > 0 {
+			w.writing = true
+			err, first = w.drain(context.Background())
+			w.endTurn()
+		}
+		w.mu.Unlock()
+		if first && w.onFail != nil {
+			w.onFail(err)
+		}
+		idle.Reset(w.idle) // no stale expiry is left to drain (timers since Go 1.23)
+		if first {
+			// The writer has failed: one more turn of the loop ends it.
+			select {
+			case w.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// endTurn gives the writing turn up (under w.mu), handing what is left to do to the
+// write goroutine when the writer is closing or over.
+func (w *Writer) endTurn() {
+	w.writing = false
+	w.settle()
+}
+
+// settle finishes the writer when it is over and nobody writes, or leaves that to the
+// write goroutine (under w.mu).
+func (w *Writer) settle() {
+	if w.writing || w.doneClosed {
+		return
+	}
+	over := w.stopped || w.err != nil
+	if !over && !w.closing {
+		return
+	}
+	if !over && len(w.q.ends) > 0 {
+		w.startLoop() // closing: write what is left, then end
+		return
+	}
+	if w.looping {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	w.doneClosed = true
+	close(w.done)
+	w.room.Broadcast()
+}
+
+// take hands the queue to the writing turn (under w.mu): the frames' tags are cleared,
+// their outcome being uncertain from now on.
+func (w *Writer) take() queue {
+	b := w.q
+	w.q, w.spare = w.spare, queue{}
+	w.q.reset()
+	w.queued = 0
+	return b
+}
+
+// recycle keeps a written batch's arrays for the next one (under w.mu); a large buffer
+// goes back to package bufpool instead.
+func (w *Writer) recycle(b queue) {
+	if cap(b.buf) > w.keep {
+		big := b.buf
+		bufpool.Put(&big)
+		b.buf = nil
+	}
+	b.reset()
+	if w.spare.ends == nil {
+		w.spare = b
+	}
+}
+
+// drain writes the queue until it is empty, holding the writing turn; it is called and
+// returns with w.mu held, and releases it while writing. It returns the error of a
+// failed Write, and whether it was the writer's first (the caller then calls onFail,
+// after unlocking).
+func (w *Writer) drain(ctx context.Context) (error, bool) {
+	for w.err == nil && !w.stopped && len(w.q.ends) > 0 {
+		b := w.take()
+		w.mu.Unlock()
+		err := w.writeBatch(ctx, b.buf, b.ends, b.refs)
+		for _, r := range b.rels {
+			r.Release()
+		}
+		w.mu.Lock()
+		w.recycle(b)
+		w.room.Broadcast()
+		if err != nil {
+			if w.stopped || w.err != nil {
+				return err, false
+			}
+			w.err = err
+			close(w.failed)
+			w.drop()
+			return err, true
+		}
+	}
+	return w.err, false
+}
+
+// drop empties the queue of a writer that is over (under w.mu), releasing what its
+// frames borrow, and returns the tags of the frames dropped.
+func (w *Writer) drop() []uint64 {
+	var tags []uint64
+	for _, t := range w.q.tags {
+		if t != 0 {
+			tags = append(tags, t)
+		}
+	}
+	for _, r := range w.q.rels {
+		r.Release()
+	}
+	w.q.reset()
+	w.queued = 0
+	return tags
+}
+
+// WaitRoom blocks while more than MaxQueued bytes are queued and the writer still
+// works, for at most timeout (0: no bound). It reports false when it gave up on the
+// timeout: the output does not take what is written.
+func (w *Writer) WaitRoom(timeout time.Duration) bool {
+	if w.maxQ <= 0 {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.queued <= w.maxQ {
+		return true
+	}
+	expired := false
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() {
+			w.mu.Lock()
+			expired = true
+			w.room.Broadcast()
+			w.mu.Unlock()
+		})
+		defer t.Stop()
+	}
+	for w.queued > w.maxQ && w.err == nil && !w.stopped && !w.closing {
+		if expired {
+			return false
+		}
+		w.room.Wait()
+	}
+	return true
+}
+
+// Close makes the writer write what is queued and then end ([Writer.Done] is closed
+// then): it takes no more frames. It reports whether the writer was over at once
+// (nothing queued, nobody writing).
+func (w *Writer) Close() (flushed bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.closing = true
+	w.settle()
+	w.room.Broadcast()
+	return w.doneClosed
+}
+
+// Stop ends the writer without writing what is queued: the frames are dropped (what
+// they borrow released) and the tags of the named ones returned, in queue order — they
+// were never handed to a Write. A Write in progress is not waited for (the caller
+// closes the output to end it); [Writer.Done] is closed once it has returned.
+func (w *Writer) Stop() []uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.stopped = true
+	if w.stall != nil {
+		w.stall.Stop()
+	}
+	tags := w.drop()
+	w.settle()
+	w.room.Broadcast()
+	return tags
+}
+
+// Done returns a channel closed once the writer is over (closed and flushed, stopped,
+// or failed) and no goroutine of it runs or writes.
+func (w *Writer) Done() <-chan struct{} { return w.done }
+
+// Failed returns a channel closed on the first failed Write.
+func (w *Writer) Failed() <-chan struct{} { return w.failed }
+
+// Err returns the first error of a Write, or nil.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
