@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/validjson"
@@ -123,4 +125,66 @@ func differing(a, b []byte) int {
 		}
 	}
 	return n
+}
+
+// Lent params whose request was still queued when the connection ended stay the
+// caller's: the call fails never started, and the caller makes it again from the same
+// params and context on a new connection, as package lifecycle does after a restart.
+// The request goes out whole and unchanged there, though buffers taken from the pool
+// in between were written over (the dropped frame gave up only its own hold).
+func TestLentParamsRetriedOnNewConnection(t *testing.T) {
+	c1, f1 := newConn(t, ioPipe, nil)
+	f1.handshake(c1)
+
+	const n = 1 << 20
+	buf := bufpool.Get()
+	*buf = bufpool.Reserve(*buf, n)
+	*buf = append(append(append((*buf)[:0], `{"s":"`...), strings.Repeat("p", n-len(`{"s":""}`))...), `"}`...)
+	params := *buf
+	want := request(2, read, string(params))
+	lctx, loan := validjson.Lend(context.Background(), params, buf, true)
+
+	// The adapter reads nothing more: the writer is stuck in the first request's Write,
+	// and the lent request queues behind it.
+	stuck := goCall(context.Background(), c1, read, `{}`)
+	var head [4]byte
+	if _, err := io.ReadFull(f1.inRaw, head[:]); err != nil {
+		t.Fatal(err)
+	}
+	lent := make(chan error, 1)
+	go func() {
+		_, err := c1.Call(lctx, read, params)
+		lent <- err
+	}()
+	for deadline := time.Now().Add(wait); c1.InFlight() < 2; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lent request was not queued")
+		}
+	}
+	c1.Abort(errors.New("the adapter is gone"))
+	checkOutcome(t, recv(t, lent), wire.CodeClosed, false, true)
+	checkOutcome(t, recv(t, stuck).err, wire.CodeClosed, true, false)
+
+	// Other calls take buffers from the pool and write their params into them.
+	for range 4 {
+		b := bufpool.Reserve(nil, n)
+		b = append(b, bytes.Repeat([]byte("Z"), n)...)
+		defer bufpool.Put(&b)
+	}
+
+	c2, f2 := newConn(t, osPipe, nil)
+	f2.handshake(c2)
+	retried := make(chan error, 1)
+	go func() {
+		_, err := c2.Call(lctx, read, params)
+		retried <- err
+	}()
+	if got := f2.next(); got != want {
+		t.Fatalf("the retried request differs from the params (%d bytes, want %d; %d differ)", len(got), len(want), differing([]byte(got), []byte(want)))
+	}
+	f2.send(resultFrame(2, `{}`))
+	if err := recv(t, retried); err != nil {
+		t.Fatal(err)
+	}
+	loan.Release()
 }
