@@ -9,7 +9,9 @@
 // It also hands over what lets a large value reach the pipe without being copied on
 // the way: a typed client lends its encoded params with their pooled buffer to the
 // connection (Lend), and package codec writes long strings by reference (Splice,
-// AppendSpliced), which the adapter SDK uses for results.
+// AppendSpliced), which the adapter SDK uses for results. A lent buffer has holders
+// (the caller, and every connection that queued a frame of it) and returns to the pool
+// in one place, [Loan.Release], when the last of them lets go.
 package validjson
 
 import (
