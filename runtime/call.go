@@ -17,7 +17,7 @@ import (
 
 // call is the record of one request from the moment it takes a slot until its reply is
 // delivered. Records are pooled: a caller returns its record after receiving the reply;
-// the read loop returns an abandoned one when its reply arrives.
+// the reader returns an abandoned one when its reply arrives.
 type call struct {
 	id        uint64
 	method    string
@@ -219,9 +219,13 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan
 	}
 	cl := getCall()
 	var timerC <-chan time.Time
+	var dl time.Time // the call deadline, for a Read the caller makes (lead); ctx's own ends it by itself
 	if _, ok := ctx.Deadline(); !ok {
 		cl.timer.Reset(c.callDeadline) // R43, A37: from the moment of the call
 		timerC = cl.timer.C
+		if c.rl.dl != nil {
+			dl = time.Now().Add(c.callDeadline)
+		}
 	}
 	if err := c.acquire(ctx, timerC, method); err != nil {
 		cl.timer.Stop()
@@ -235,19 +239,42 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan
 		putCall(cl)
 		return nil, err
 	}
+	return c.await(ctx, cl, method, id, timerC, dl, init)
+}
+
+// await waits for the reply to cl, sent as id: it reads the reply itself when it can
+// take the reader role (read.go), else the reader hands it over.
+func (c *Conn) await(ctx context.Context, cl *call, method string, id uint64, timerC <-chan time.Time, dl time.Time, init bool) (json.RawMessage, error) {
+	if c.rl.dl != nil {
+		c.mu.Lock()
+		lead := c.takeRole(cl)
+		c.mu.Unlock()
+		if lead {
+			r, ok := c.lead(ctx, cl, dl)
+			if !ok {
+				return c.giveUp(ctx, cl, method, id, ctx.Err() == nil, init)
+			}
+			return c.finish(ctx, cl, method, id, r)
+		}
+	}
 	select {
 	case r := <-cl.ch:
-		cl.timer.Stop()
-		putCall(cl)
-		if len(r.long) > 0 {
-			validjson.GiveStrings(ctx, r.value, r.long)
-		}
-		return result(method, id, r)
+		return c.finish(ctx, cl, method, id, r)
 	case <-ctx.Done():
 		return c.giveUp(ctx, cl, method, id, false, init)
 	case <-timerC:
 		return c.giveUp(ctx, cl, method, id, true, init)
 	}
+}
+
+// finish returns cl's reply r as Call's results, and cl to its pool.
+func (c *Conn) finish(ctx context.Context, cl *call, method string, id uint64, r reply) (json.RawMessage, error) {
+	cl.timer.Stop()
+	putCall(cl)
+	if len(r.long) > 0 {
+		validjson.GiveStrings(ctx, r.value, r.long)
+	}
+	return result(method, id, r)
 }
 
 // acquire takes an in-flight slot, waiting within the call's deadline unless FailFast
@@ -337,18 +364,23 @@ func (c *Conn) enqueue(cl *call, method string, params []byte, loan *validjson.L
 
 // giveUp ends a caller's wait after its context or deadline ended. If the request is
 // still pending it stays so, holding its slot, and a cancel is queued (R36, R39, A17);
-// if the reply won the race, it is returned instead.
+// if the reply won the race, it is returned instead. A caller that was reading its reply
+// itself passes the reader role on.
 func (c *Conn) giveUp(ctx context.Context, cl *call, method string, id uint64, fromTimer, init bool) (json.RawMessage, error) {
 	cl.timer.Stop()
 	c.mu.Lock()
 	if c.pending[id] != cl {
-		// Delivered (under the lock) before we looked: the reply is in the channel.
+		// Delivered (under the lock) before we looked, or failed by the connection's
+		// end: the reply is in the channel.
 		c.mu.Unlock()
 		r := <-cl.ch
 		putCall(cl)
 		return result(method, id, r)
 	}
-	cl.abandoned = true // from here on the read loop owns cl
+	cl.abandoned = true // from here on the reader owns cl
+	if c.rl.holder == roleCaller && c.rl.caller == cl {
+		c.passRole() // to readLoop: the reply is still awaited
+	}
 	if q, ok := c.fw.Begin(); ok && !init {
 		start := len(q)
 		q = proto.AppendCancel(proto.BeginFrame(q), id)

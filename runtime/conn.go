@@ -36,8 +36,9 @@ type Options struct {
 	// error it returns becomes the connection's cause — package lifecycle returns a
 	// ProcessExited *ViolationError carrying the exit status when the process ended, so
 	// a crash is reported as "The adapter process exited" rather than as its symptom;
-	// nil keeps the symptom (an Output or InputPipe violation). It is called from the
-	// read loop or the writer, at most once from each; it must return within a bounded
+	// nil keeps the symptom (an Output or InputPipe violation). It is called by the
+	// reader of the output (the connection's reader goroutine, or a caller reading its
+	// reply) or the writer, at most once from each; it must return within a bounded
 	// time and must not call Close or Abort of the same Conn (they wait for those
 	// goroutines); pending calls fail only after it returns.
 	OnPeerGone func() error
@@ -87,6 +88,8 @@ type Conn struct {
 	ioClosed chan struct{} // closed once w and r are closed
 	wg       sync.WaitGroup
 
+	rl readRole // who reads the adapter's output (see read.go)
+
 	cat atomic.Pointer[catalogState]
 
 	mu       sync.Mutex
@@ -98,9 +101,11 @@ type Conn struct {
 }
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
-// it. r and w must not be nil. The connection starts its read loop at once, and its
-// writer's goroutine when a caller cannot write its request itself (it ends when idle); nothing is
-// written before [Conn.Initialize]. w is closed when the connection
+// it. r and w must not be nil. The connection starts reading r at once, and its
+// writer's goroutine when a caller cannot write its request itself (it ends when idle);
+// nothing is written before [Conn.Initialize]. When r has read deadlines
+// (SetReadDeadline, as an *os.File pipe on Unix), callers may read their replies from it
+// themselves, and the connection sets and clears r's read deadline as they do. w is closed when the connection
 // ends, r too if it is an io.Closer; closing them must unblock a Read or Write in
 // progress (as it does for io.Pipe and os.File pipes), otherwise Close waits until it
 // returns.
@@ -144,8 +149,7 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		Timeout: c.pipeWrite, OnStall: c.writeStalled, OnFail: c.writeFailed,
 		Batch: batchLimit, Keep: bufpool.SmallCap, Try: directMax,
 	})
-	c.wg.Add(1)
-	go c.readLoop()
+	c.startReading()
 	return c
 }
 
@@ -223,7 +227,7 @@ func (c *Conn) ended() bool {
 
 // end ends the connection with cause in the documented order (see the package doc) and
 // reports whether this call did it; later calls change nothing. It never waits for the
-// goroutines, so the read loop and the writer may call it.
+// goroutines, so a reader of the output and the writer may call it.
 func (c *Conn) end(cause error) bool {
 	c.mu.Lock()
 	if c.state == stateEnded {
@@ -251,6 +255,9 @@ func (c *Conn) end(cause error) bool {
 	close(c.done)
 	c.mu.Unlock()
 
+	if c.rl.watch != nil {
+		c.rl.watch.Stop()
+	}
 	werr := c.w.Close()
 	if errors.Is(werr, os.ErrClosed) || errors.Is(werr, io.ErrClosedPipe) {
 		werr = nil // closed already by its owner: the adapter's input is closed either way

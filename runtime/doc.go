@@ -3,10 +3,21 @@
 // knows nothing of processes: package lifecycle starts the adapter and hands its pipes
 // to [NewConn].
 //
-// A [Conn] runs one read-loop goroutine, the only reader of the adapter's output, which
-// decodes frames and routes each reply to its caller, and one writer goroutine, which
-// writes queued frames to the adapter's input in identity order, several at once under
-// load, each within the pipe write timeout. Writes never interleave: a caller
+// A [Conn] has one reader of the adapter's output at a time, handed over explicitly: it
+// decodes frames and routes each reply to its caller. Frames are thus read whole and in
+// order, and a violation is seen once, while the reader need not be one goroutine: on an
+// output with read deadlines (an *os.File pipe on Unix, as package lifecycle gives it)
+// a caller that finds nobody reading reads its reply itself, handing other callers
+// theirs, and passes the role on when it has its own, so that a lone call is not woken
+// by another goroutine that read its reply first (on a machine with idle processors
+// that wake-up costs a good part of a round trip). While calls from several callers
+// overlap, and on other outputs always, the connection's own reader goroutine reads;
+// once nothing is in flight it leaves the role free for a moment (for the next call)
+// and then takes it again to watch the idle output for its end. A caller whose
+// context ends while it reads returns at once: a passed read deadline stops its Read
+// and the frame it was in is finished by the next reader. The connection also has one
+// writer goroutine, which writes queued frames to the adapter's input in identity
+// order, several at once under load, each within the pipe write timeout. Writes never interleave: a caller
 // whose request finds nobody writing (on a Unix pipe) first makes one non-blocking write
 // of the queue itself, sparing the hand-off, and leaves the writer whatever the pipe did
 // not take, so no call ever waits for the pipe. The writer runs only while callers
@@ -45,8 +56,9 @@
 //  3. Done is closed, waking callers waiting for a slot and the writer;
 //  4. the adapter's input is closed (the adapter sees end of input; a stalled write
 //     returns);
-//  5. the adapter's output is closed, if it is an io.Closer (the read loop returns);
-//  6. Close and Abort then wait for both goroutines to end.
+//  5. the adapter's output is closed, if it is an io.Closer (a Read in progress, the
+//     reader goroutine's or a caller's, returns);
+//  6. Close and Abort then wait for the connection's goroutines to end.
 //
 // A violation ends only its own connection.
 package runtime

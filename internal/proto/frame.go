@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 
 	"github.com/adapterkit/adapterkit/limits"
@@ -92,6 +93,11 @@ type Reader struct {
 	max        int
 	allowEmpty bool
 	hdr        [limits.FrameHeaderSize]byte
+	// The frame a read deadline interrupted, continued by the next ReadFrame: hn
+	// header bytes, then (once the header is complete) have bytes of a payload of size.
+	hn         int
+	p          []byte
+	have, size int
 }
 
 // ReaderConfig configures a Reader for a framing of the protocol's shape (a 4-byte
@@ -136,43 +142,90 @@ func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
 // a reader configured with a larger cap (the control plane) grows a large payload's
 // buffer as its bytes arrive, so that a peer that announces that cap and then stalls
 // costs what it sent, not what it announced.
+//
+// A read of the stream that fails with os.ErrDeadlineExceeded (its read deadline
+// passed: a reader that sets one is told to stop waiting, not that the stream broke)
+// is returned as it is, and the Reader keeps what it read of the frame: the next
+// ReadFrame continues it. Any other error ends the frame.
 func (r *Reader) ReadFrame() ([]byte, error) {
-	if k, err := io.ReadFull(&r.br, r.hdr[:]); err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
+	if r.hn < len(r.hdr) {
+		if err := r.readHeader(); err != nil {
+			return nil, err
 		}
-		return nil, &FrameError{Err: ErrFrameTruncated, Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:k])}
+		n := binary.BigEndian.Uint32(r.hdr[:])
+		switch {
+		case n == 0 && r.allowEmpty:
+			r.hn = 0
+			return []byte{}, nil
+		case n == 0:
+			r.hn = 0
+			return nil, &FrameError{Err: ErrFrameEmpty, Max: r.max, Header: slices.Clone(r.hdr[:])}
+		case uint64(n) > uint64(r.max):
+			r.hn = 0
+			return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max, Header: slices.Clone(r.hdr[:])}
+		}
+		r.size, r.have = int(n), 0
+		if r.max > limits.MaxFrameSize {
+			// Above the adapter protocol's own cap (the control plane's 16 MiB), a stalled
+			// peer must not pin what it announced: grow as the bytes arrive.
+			r.p = make([]byte, min(r.size, growChunk))
+		} else {
+			r.p = make([]byte, r.size)
+		}
 	}
-	n := binary.BigEndian.Uint32(r.hdr[:])
-	switch {
-	case n == 0 && r.allowEmpty:
-		return []byte{}, nil
-	case n == 0:
-		return nil, &FrameError{Err: ErrFrameEmpty, Max: r.max, Header: slices.Clone(r.hdr[:])}
-	case uint64(n) > uint64(r.max):
-		return nil, &FrameError{Err: ErrFrameTooLarge, Length: uint64(n), Max: r.max, Header: slices.Clone(r.hdr[:])}
-	}
-	size := int(n)
-	var p []byte
-	if r.max > limits.MaxFrameSize {
-		// Above the adapter protocol's own cap (the control plane's 16 MiB), a stalled
-		// peer must not pin what it announced: grow as the bytes arrive.
-		p = make([]byte, min(size, growChunk))
-	} else {
-		p = make([]byte, size)
-	}
-	for have := 0; ; {
-		if _, err := io.ReadFull(&r.br, p[have:]); err != nil {
-			if err == io.EOF {
-				err = io.ErrUnexpectedEOF
+	for {
+		for r.have < len(r.p) {
+			k, err := r.br.Read(r.p[r.have:])
+			r.have += k
+			if err != nil && r.have < len(r.p) {
+				if paused(err) {
+					return nil, err
+				}
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				size := r.size
+				r.hn, r.p, r.have, r.size = 0, nil, 0, 0
+				return nil, &FrameError{Err: ErrFrameTruncated, Length: uint64(size), Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:])}
 			}
-			return nil, &FrameError{Err: ErrFrameTruncated, Length: uint64(n), Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:])}
 		}
-		if have = len(p); have == size {
+		if r.have == r.size {
+			p := r.p
+			r.hn, r.p, r.have, r.size = 0, nil, 0, 0
 			return p, nil
 		}
-		p = slices.Grow(p, min(size, 2*have)-have)[:min(size, 2*have)]
+		grown := min(r.size, 2*r.have)
+		r.p = slices.Grow(r.p, grown-r.have)[:grown]
 	}
+}
+
+// readHeader reads the rest of the frame header, as io.ReadFull would.
+func (r *Reader) readHeader() error {
+	for r.hn < len(r.hdr) {
+		k, err := r.br.Read(r.hdr[r.hn:])
+		r.hn += k
+		if err != nil && r.hn < len(r.hdr) {
+			if paused(err) {
+				return err
+			}
+			hn := r.hn
+			r.hn = 0
+			if err == io.EOF {
+				if hn == 0 {
+					return io.EOF
+				}
+				err = io.ErrUnexpectedEOF
+			}
+			return &FrameError{Err: ErrFrameTruncated, Max: r.max, Cause: err, Header: slices.Clone(r.hdr[:hn])}
+		}
+	}
+	return nil
+}
+
+// paused reports whether a read error only interrupted the wait for the stream (its
+// read deadline passed), which leaves a frame in progress to the next ReadFrame.
+func paused(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded)
 }
 
 // growChunk is the first allocation for a payload larger than it; the buffer then

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"os"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -172,6 +174,74 @@ func TestFrameErrorReadsAsText(t *testing.T) {
 		}
 		if !ok || got != c.text || !hinted || !strings.Contains(err.Error(), strconv.Quote(c.text)) {
 			t.Errorf("%s %q: Text() = %q, %v; error %q", c.name, c.in, got, ok, err)
+		}
+	}
+}
+
+// pausingReader returns its stream in the pieces given, with a read deadline error
+// (as an *os.File with a passed read deadline returns it) between them.
+type pausingReader struct {
+	pieces [][]byte
+	pause  bool
+}
+
+func (r *pausingReader) Read(p []byte) (int, error) {
+	if r.pause {
+		r.pause = false
+		return 0, &os.PathError{Op: "read", Path: "|0", Err: os.ErrDeadlineExceeded}
+	}
+	if len(r.pieces) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.pieces[0])
+	if r.pieces[0] = r.pieces[0][n:]; len(r.pieces[0]) == 0 {
+		r.pieces = r.pieces[1:]
+		r.pause = true
+	}
+	return n, nil
+}
+
+// A reader whose read deadline passes in the middle of a frame (a host's caller that
+// stops reading when its context ends) is told so, and the next ReadFrame continues
+// the frame where it stopped: nothing is lost or read twice, wherever the pause falls.
+func TestReadFrameContinuesAfterDeadline(t *testing.T) {
+	small := append(header(3), "abc"...)
+	big := append(header(2000), bytes.Repeat([]byte{'x'}, 2000)...)
+	for _, tt := range []struct {
+		name   string
+		stream []byte
+		want   []string
+	}{
+		{"small frames", append(append([]byte{}, small...), small...), []string{"abc", "abc"}},
+		{"large frame read directly", append(append([]byte{}, big...), small...), []string{strings.Repeat("x", 2000), "abc"}},
+	} {
+		for cut := 0; cut <= len(tt.stream); cut++ {
+			r := proto.NewReader(&pausingReader{pieces: [][]byte{tt.stream[:cut], tt.stream[cut:]}}, 0)
+			var got []string
+			pauses := 0
+			for {
+				p, err := r.ReadFrame()
+				if err == io.EOF {
+					break
+				}
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					var fe *proto.FrameError
+					if errors.As(err, &fe) {
+						t.Fatalf("%s cut %d: a deadline is reported as a frame error: %v", tt.name, cut, err)
+					}
+					if pauses++; pauses > 3 {
+						t.Fatalf("%s cut %d: no progress", tt.name, cut)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s cut %d: %v", tt.name, cut, err)
+				}
+				got = append(got, string(p))
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("%s cut %d: frames %.20q, want %.20q", tt.name, cut, got, tt.want)
+			}
 		}
 	}
 }
