@@ -3,7 +3,6 @@
 package platform
 
 import (
-	"os"
 	"runtime"
 	"strconv"
 
@@ -40,25 +39,44 @@ func protectInheritedFds(cfg *Config) {
 // children through exec.Cmd.ExtraFiles are duplicated there and are not affected.
 // It returns the descriptors it changed.
 func markInheritedCloexec() []int {
-	d, err := os.Open(fdDir())
+	// The descriptor list is read with plain system calls: an *os.File would set the
+	// directory non-blocking, try to register it with the poller, stat it and set it
+	// blocking again before the first read, work repeated on every start.
+	d, err := unix.Open(fdDir(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	var changed []int
-	for _, n := range names {
-		fd, err := strconv.Atoi(n)
-		if err != nil || fd < 3 || fd == int(d.Fd()) {
-			continue
+	defer unix.Close(d)
+	var (
+		buf     [4096]byte
+		names   []string
+		changed []int
+	)
+	for {
+		n, err := unix.ReadDirent(d, buf[:])
+		if err != nil || n <= 0 {
+			return changed
 		}
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			continue
-		}
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err == nil {
-			changed = append(changed, fd)
+		for b := buf[:n]; len(b) > 0; {
+			var used int
+			used, _, names = unix.ParseDirent(b, -1, names[:0])
+			if used <= 0 {
+				break
+			}
+			b = b[used:]
+			for _, name := range names {
+				fd, err := strconv.Atoi(name)
+				if err != nil || fd < 3 || fd == d {
+					continue
+				}
+				flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+				if err != nil || flags&unix.FD_CLOEXEC != 0 {
+					continue
+				}
+				if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err == nil {
+					changed = append(changed, fd)
+				}
+			}
 		}
 	}
-	return changed
 }
