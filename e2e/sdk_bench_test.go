@@ -21,8 +21,9 @@ import (
 // its median), "par32" is 32 callers at once (calls/s). "floor" is the language's own
 // limit: 64 bytes bounced over the same kind of pipes off a child written in that
 // language with no SDK, no framing and no JSON (e2e/testdata/pingpong,
-// sdk/python/tools/pingpong.py, sdk/typescript/tools/pingpong.mjs), one caller at a
-// time (p50-µs and calls/s). Run it with
+// sdk/python/tools/pingpong.py, sdk/typescript/tools/pingpong.mjs,
+// sdk/rust/tools/pingpong.rs, which `make adapters` builds next to the Rust echo), one
+// caller at a time (p50-µs and calls/s). Run it with
 //
 //	make adapters && ADAPTERKIT_SDK_ADAPTERS=$PWD/build/adapters go test -run '^$' -bench SDKEcho ./e2e/
 //
@@ -37,6 +38,7 @@ func BenchmarkSDKEcho(b *testing.B) {
 		"go":     {buildBin("e2e/testdata/pingpong")},
 		"pyecho": {"python3", "../sdk/python/tools/pingpong.py"},
 		"tsecho": {"node", "../sdk/typescript/tools/pingpong.mjs"},
+		"rsecho": {"../sdk/rust/target/release/examples/pingpong"},
 	}
 	for _, e := range sdkEchoes {
 		p := filepath.Join(dir, e.file)

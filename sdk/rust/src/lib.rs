@@ -20,8 +20,9 @@
 //! ```
 //!
 //! The SDK validates the catalog before anything is read, answers initialize (and
-//! decodes its configuration), refuses requests before it, runs every request as its own
-//! task with a [`RequestContext`] that the host's `cancel` and the end of stdin cancel,
+//! decodes its configuration), refuses requests before it, runs every request (first
+//! polled on the thread that read it, then, if still pending, as its own tokio task) with
+//! a [`RequestContext`] that the host's `cancel` and the end of stdin cancel,
 //! answers a 33rd request in flight `busy`, maps errors to the eight codes, answers
 //! unknown methods `unavailable`, ends the connection on host faults, exits within 2 s of
 //! the end of stdin, and protects stdout at the file-descriptor level.
@@ -34,6 +35,7 @@ mod log;
 mod params;
 mod serve;
 mod wire;
+mod writer;
 
 use std::any::TypeId;
 use std::collections::HashMap;

@@ -1,9 +1,13 @@
-//! The engine: one connection served over a reader and a writer.
+//! The engine: one connection served by its reader thread, replies written by a writer.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io::{Read, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 use std::time::Duration;
 
 use tokio::sync::{mpsc as tmpsc, Notify};
@@ -11,7 +15,8 @@ use tokio::sync::{mpsc as tmpsc, Notify};
 use crate::errors::ServeError;
 use crate::log::Logger;
 use crate::wire::{decode_host, error_frame, looks_like_text, result_frame, HostMessage, INITIALIZE, MAX_FRAME, MAX_IN_FLIGHT, TEXT_HINT};
-use crate::{Adapter, HandlerFn, InitFn, RequestContext};
+use crate::writer::Writer;
+use crate::{Adapter, BoxFuture, CallError, HandlerFn, InitFn, RequestContext};
 
 /// How long handlers get to return after the connection ended, then how long their
 /// replies get to be written: together well inside the 2 s of R49.
@@ -26,145 +31,209 @@ const INITIALIZING: u8 = 1;
 const READY: u8 = 2;
 const FAILED: u8 = 3;
 
-enum Event {
-    Frames(Vec<Vec<u8>>),
-    End(Option<ServeError>),
-}
+/// The input buffer a connection starts with; it grows to hold the largest frame.
+const READ_CHUNK: usize = 1 << 16;
 
-/// Reads frames on its own thread and hands them to the engine in batches, so stdin is
-/// read promptly whatever the handlers do (R46).
-fn reader<R: Read + Send + 'static>(mut input: R, events: tmpsc::UnboundedSender<Event>) {
-    std::thread::spawn(move || {
-        let end = read_frames(&mut input, &events);
-        let _ = events.send(Event::End(end));
-    });
-}
-
-fn read_frames<R: Read>(input: &mut R, events: &tmpsc::UnboundedSender<Event>) -> Option<ServeError> {
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        let n = match input.read(&mut chunk) {
-            Ok(0) => {
-                return if buf.is_empty() { None } else { Some(ServeError::Violation("the input ended inside a frame".into())) };
-            }
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Some(ServeError::Violation(format!("reading from the host: {}", e))),
-        };
-        buf.extend_from_slice(&chunk[..n]);
-        let mut frames = Vec::new();
-        let mut pos = 0;
-        while buf.len() - pos >= 4 {
-            let head = &buf[pos..pos + 4];
-            let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
-            if len == 0 || len > MAX_FRAME {
-                // R4, R5: the body is never waited for.
-                let what = if len == 0 { "a zero-length frame".to_string() } else { format!("a frame of {} bytes exceeds the limit", len) };
-                let hint = if looks_like_text(head) { format!("; {}", TEXT_HINT) } else { String::new() };
-                return Some(ServeError::Violation(what + &hint));
-            }
-            if buf.len() - pos - 4 < len {
-                break;
-            }
-            frames.push(buf[pos + 4..pos + 4 + len].to_vec());
-            pos += 4 + len;
-        }
-        if pos > 0 {
-            buf.drain(..pos);
-        }
-        if !frames.is_empty() && events.send(Event::Frames(frames)).is_err() {
-            return None;
-        }
-    }
-}
-
-/// The single writer of the frames' output, on its own thread: writes whatever is queued
-/// with as few writes as possible, never blocking the engine on a full pipe.
-struct Writer {
-    tx: mpsc::Sender<Option<Vec<u8>>>,
-    done: Mutex<Option<mpsc::Receiver<()>>>,
-}
-
-impl Writer {
-    fn start<W: Write + Send + 'static>(mut out: W, events: tmpsc::UnboundedSender<Event>) -> Writer {
-        let (tx, rx) = mpsc::channel::<Option<Vec<u8>>>();
-        let (done_tx, done_rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let mut batch = Vec::new();
-            'outer: while let Ok(first) = rx.recv() {
-                let mut stop = first.is_none();
-                batch.clear();
-                if let Some(f) = first {
-                    batch.extend_from_slice(&f);
-                }
-                while !stop {
-                    match rx.try_recv() {
-                        Ok(Some(f)) => batch.extend_from_slice(&f),
-                        Ok(None) => stop = true,
-                        Err(_) => break,
-                    }
-                }
-                if !batch.is_empty() {
-                    if let Err(e) = out.write_all(&batch).and_then(|_| out.flush()) {
-                        let _ = events.send(Event::End(Some(ServeError::Output(e.to_string()))));
-                        break 'outer;
-                    }
-                }
-                if stop {
-                    break;
-                }
-            }
-            let _ = done_tx.send(());
-        });
-        Writer { tx, done: Mutex::new(Some(done_rx)) }
-    }
-
-    fn put(&self, frame: Vec<u8>) {
-        let _ = self.tx.send(Some(frame));
-    }
-
-    /// Writes what is queued, then stops; returns whether that finished within `wait`.
-    fn close(&self, wait: Duration) -> bool {
-        let _ = self.tx.send(None);
-        match self.done.lock().unwrap().take() {
-            Some(rx) => rx.recv_timeout(wait).is_ok(),
-            None => true,
-        }
-    }
+/// Requests in flight past their first poll (initialize excluded), and whether the
+/// connection is shutting down: nothing more is started then.
+#[derive(Default)]
+struct Calls {
+    map: HashMap<u64, RequestContext>,
+    closed: bool,
 }
 
 struct Shared {
-    writer: Writer,
+    writer: Arc<Writer>,
     logger: Logger,
     state: AtomicU8,
-    calls: Mutex<HashMap<u64, RequestContext>>,
+    calls: Mutex<Calls>,
     init: Mutex<Option<RequestContext>>,
     running: AtomicUsize,
     idle: Notify,
 }
 
 impl Shared {
-    fn reply_error(&self, id: u64, code: &str, message: &str) {
-        self.writer.put(error_frame(id, code, message));
-    }
-
     fn finished(&self) {
         if self.running.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.idle.notify_waiters();
         }
     }
+
+    /// Cancels every handler, waits for them and flushes the replies, boundedly;
+    /// returns whether everything finished in time.
+    async fn shutdown(self: &Arc<Self>) -> bool {
+        let ctxs: Vec<RequestContext> = {
+            let mut calls = self.calls.lock().unwrap();
+            calls.closed = true;
+            calls.map.values().cloned().collect()
+        };
+        for c in ctxs.iter().chain(self.init.lock().unwrap().iter()) {
+            c.cancel(DISCONNECTED);
+        }
+        let mut complete = true;
+        let wait = async {
+            loop {
+                let idle = self.idle.notified();
+                if self.running.load(Ordering::Acquire) == 0 {
+                    return;
+                }
+                idle.await;
+            }
+        };
+        if tokio::time::timeout(HANDLER_WAIT, wait).await.is_err() {
+            complete = false;
+            self.logger.warn("handlers did not return after the connection ended; abandoning them", &[]);
+        }
+        let writer = self.writer.clone();
+        let flushed = tokio::task::spawn_blocking(move || writer.close(FLUSH_WAIT)).await.unwrap_or(false);
+        if !flushed {
+            complete = false;
+            self.logger.warn("replies could not be written after the connection ended; abandoning them", &[]);
+        }
+        complete
+    }
 }
 
+/// A waker that does nothing: a handler's first poll runs on the reader thread, and a
+/// handler still pending after it is polled again by its tokio task, with that task's
+/// waker, which is then the one a future must wake (only the last poll's waker counts).
+fn noop_waker() -> Waker {
+    fn clone(_: *const ()) -> RawWaker {
+        RawWaker::new(std::ptr::null(), &VTABLE)
+    }
+    fn noop(_: *const ()) {}
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
+    // SAFETY: the vtable's functions ignore the data pointer.
+    unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }
+}
+
+/// Polls a future once; a panic is returned as `Err`.
+fn poll_once<T>(fut: &mut BoxFuture<T>) -> Result<Poll<T>, ()> {
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))).map_err(|_| ())
+}
+
+/// A future whose panic is its output's `Err`: a handler's panic answers `failed`.
+struct CatchPanic<T>(BoxFuture<T>);
+
+impl<T> Future for CatchPanic<T> {
+    type Output = Result<T, ()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(())),
+        }
+    }
+}
+
+/// The reply frame of a handler's outcome (`Err(())`: it panicked).
+fn handler_reply(shared: &Shared, id: u64, outcome: Result<Result<String, CallError>, ()>) -> Vec<u8> {
+    match outcome {
+        Ok(Ok(text)) => {
+            let f = result_frame(id, &text);
+            if f.len() - 4 > MAX_FRAME {
+                error_frame(id, "failed", "Result exceeds the adapter frame limit")
+            } else {
+                f
+            }
+        }
+        Ok(Err(e)) => error_frame(id, &e.code, &e.message),
+        Err(()) => {
+            shared.logger.error("handler panicked", &[("id", id.into())]);
+            error_frame(id, "failed", "handler panicked")
+        }
+    }
+}
+
+/// What the reader thread owns: everything a frame is dispatched with.
 struct Connection {
     shared: Arc<Shared>,
+    rt: tokio::runtime::Handle,
     handlers: HashMap<String, HandlerFn>,
     on_initialize: Option<InitFn>,
     catalog: Arc<str>,
     last_id: u64,
+    /// Replies made while dispatching the frames of one read, written together after.
+    out: Vec<u8>,
 }
 
 impl Connection {
+    /// Reads and dispatches frames until the input ends (`None`) or the host violates the
+    /// protocol.
+    ///
+    /// Requests are served on this thread: a handler is called and polled once here, so
+    /// one that completes without waiting (most do) is answered with no thread hand-off,
+    /// and the replies to one read's frames leave in one write. A handler still pending
+    /// continues as a tokio task, and the thread reads on at once (R46).
+    fn read_loop<R: Read>(&mut self, input: &mut R) -> Option<ServeError> {
+        let mut buf = vec![0u8; READ_CHUNK];
+        let (mut start, mut end) = (0, 0);
+        loop {
+            if end == buf.len() {
+                buf.copy_within(start..end, 0);
+                end -= start;
+                start = 0;
+                if end == buf.len() {
+                    // A frame larger than the buffer: room for all of it (its length was
+                    // checked against the limit below).
+                    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+                    buf.resize(4 + len, 0);
+                }
+            }
+            let n = match input.read(&mut buf[end..]) {
+                Ok(0) => {
+                    return if start == end { None } else { Some(ServeError::Violation("the input ended inside a frame".into())) };
+                }
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Some(ServeError::Violation(format!("reading from the host: {}", e))),
+            };
+            end += n;
+            if self.shared.calls.lock().unwrap().closed {
+                return None;
+            }
+            let mut err = None;
+            while end - start >= 4 {
+                let head = &buf[start..start + 4];
+                let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
+                if len == 0 || len > MAX_FRAME {
+                    // R4, R5: the body is never waited for.
+                    let what = if len == 0 { "a zero-length frame".to_string() } else { format!("a frame of {} bytes exceeds the limit", len) };
+                    let hint = if looks_like_text(head) { format!("; {}", TEXT_HINT) } else { String::new() };
+                    err = Some(ServeError::Violation(what + &hint));
+                    break;
+                }
+                if end - start - 4 < len {
+                    break;
+                }
+                if let Err(e) = self.dispatch(&buf[start + 4..start + 4 + len]) {
+                    err = Some(e);
+                    break;
+                }
+                start += 4 + len;
+            }
+            self.shared.writer.reader_batch(&mut self.out);
+            if err.is_some() {
+                return err;
+            }
+            if start == end {
+                start = 0;
+                end = 0;
+                if buf.len() > READ_CHUNK {
+                    buf.truncate(READ_CHUNK);
+                    buf.shrink_to_fit();
+                }
+            }
+        }
+    }
+
+    fn reply_error(&mut self, id: u64, code: &str, message: &str) {
+        self.out.extend_from_slice(&error_frame(id, code, message));
+    }
+
     fn dispatch(&mut self, payload: &[u8]) -> Result<(), ServeError> {
         let msg = decode_host(payload).map_err(ServeError::Violation)?;
         let (id, method, params) = match msg {
@@ -175,61 +244,71 @@ impl Connection {
             }
             HostMessage::BadRequest { id, problem } => {
                 self.order(id)?;
-                self.shared.reply_error(id, "invalid", &format!("Invalid request envelope: {}", problem)); // R12
+                self.reply_error(id, "invalid", &format!("Invalid request envelope: {}", problem)); // R12
                 return Ok(());
             }
             HostMessage::Request { id, method, params } => (id, method, params),
         };
         self.order(id)?;
-        let sh = &self.shared;
         if method == INITIALIZE {
             self.initialize(id, params);
             return Ok(());
         }
-        if sh.state.load(Ordering::Acquire) != READY {
-            sh.reply_error(id, "invalid", "Adapter is not initialized"); // R27
+        if self.shared.state.load(Ordering::Acquire) != READY {
+            self.reply_error(id, "invalid", "Adapter is not initialized"); // R27
             return Ok(());
         }
-        let h = match self.handlers.get(&method) {
+        let h = match self.handlers.get(method.as_str()) {
             Some(h) => h.clone(),
             None => {
-                sh.reply_error(id, "unavailable", "Unknown method"); // R42
+                self.reply_error(id, "unavailable", "Unknown method"); // R42
                 return Ok(());
             }
         };
-        let ctx = RequestContext::new(id, &method, sh.logger.clone());
         {
-            let mut calls = sh.calls.lock().unwrap();
-            if calls.len() >= MAX_IN_FLIGHT {
-                drop(calls);
-                sh.reply_error(id, "busy", "Too many requests in flight"); // R40
+            let calls = self.shared.calls.lock().unwrap();
+            if calls.closed {
                 return Ok(());
             }
-            calls.insert(id, ctx.clone());
+            if calls.map.len() >= MAX_IN_FLIGHT {
+                drop(calls);
+                self.reply_error(id, "busy", "Too many requests in flight"); // R40
+                return Ok(());
+            }
         }
-        sh.running.fetch_add(1, Ordering::AcqRel);
-        let fut = h(params, ctx);
+        let ctx = RequestContext::new(id, &method, self.shared.logger.clone());
+        // A handler that returns at its first poll was never in flight past this frame:
+        // no cancel can reach it, and it takes no slot.
+        let mut fut = match catch_unwind(AssertUnwindSafe(|| h(params, ctx.clone()))) {
+            Ok(fut) => fut,
+            Err(_) => {
+                let f = handler_reply(&self.shared, id, Err(()));
+                self.out.extend_from_slice(&f);
+                return Ok(());
+            }
+        };
+        match poll_once(&mut fut) {
+            Ok(Poll::Ready(r)) => {
+                let f = handler_reply(&self.shared, id, Ok(r));
+                self.out.extend_from_slice(&f);
+                return Ok(());
+            }
+            Ok(Poll::Pending) => {}
+            Err(()) => {
+                let f = handler_reply(&self.shared, id, Err(()));
+                self.out.extend_from_slice(&f);
+                return Ok(());
+            }
+        }
+        self.shared.calls.lock().unwrap().map.insert(id, ctx);
+        self.shared.running.fetch_add(1, Ordering::AcqRel);
         let shared = self.shared.clone();
-        tokio::spawn(async move {
-            let frame = match tokio::spawn(fut).await {
-                Ok(Ok(text)) => {
-                    let f = result_frame(id, &text);
-                    if f.len() - 4 > MAX_FRAME {
-                        error_frame(id, "failed", "Result exceeds the adapter frame limit")
-                    } else {
-                        f
-                    }
-                }
-                Ok(Err(e)) => error_frame(id, &e.code, &e.message),
-                Err(e) => {
-                    let what = if e.is_panic() { "handler panicked" } else { "handler was cancelled" };
-                    shared.logger.error(what, &[("id", id.into())]);
-                    error_frame(id, "failed", what)
-                }
-            };
+        self.rt.spawn(async move {
+            let outcome = CatchPanic(fut).await;
+            let frame = handler_reply(&shared, id, outcome);
             // The slot is free before the reply can reach the host (R40).
-            shared.calls.lock().unwrap().remove(&id);
-            shared.writer.put(frame);
+            shared.calls.lock().unwrap().map.remove(&id);
+            shared.writer.reply(&frame);
             shared.finished();
         });
         Ok(())
@@ -245,7 +324,7 @@ impl Connection {
     }
 
     fn cancel(&self, id: u64) {
-        let ctx = self.shared.calls.lock().unwrap().get(&id).cloned();
+        let ctx = self.shared.calls.lock().unwrap().map.get(&id).cloned();
         let ctx = ctx.or_else(|| self.shared.init.lock().unwrap().as_ref().filter(|c| c.id() == id).cloned());
         if let Some(ctx) = ctx {
             ctx.cancel(CANCELED_BY_HOST); // unknown and finished ids are ignored (R37)
@@ -255,7 +334,7 @@ impl Connection {
     fn initialize(&mut self, id: u64, params: &serde_json::value::RawValue) {
         let sh = self.shared.clone();
         if sh.state.compare_exchange(NEW, INITIALIZING, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            sh.reply_error(id, "invalid", "Adapter is already initialized"); // A7
+            self.reply_error(id, "invalid", "Adapter is already initialized"); // A7
             return;
         }
         #[derive(serde::Deserialize)]
@@ -269,7 +348,10 @@ impl Connection {
             Ok(p) if p.protocol.as_ref().and_then(|v| v.as_i64()) == Some(1) && p.protocol.as_ref().map(|v| v.is_i64() || v.is_u64()).unwrap_or(false) => {
                 match p.configuration {
                     Some(c) if c.get().starts_with('{') => match &self.on_initialize {
-                        Some(f) => Some(f(c, ctx.clone())),
+                        Some(f) => match catch_unwind(AssertUnwindSafe(|| f(c, ctx.clone()))) {
+                            Ok(fut) => Some(fut),
+                            Err(_) => return self.initialized(id, Err(CallError::new("failed", "initialize panicked"))),
+                        },
                         None => None,
                     },
                     _ => {
@@ -279,80 +361,68 @@ impl Connection {
             }
             _ => return self.refuse_initialize(id, "Invalid initialize params: protocol is not 1"),
         };
+        let mut fut = match fut {
+            Some(fut) => fut,
+            None => return self.initialized(id, Ok(())),
+        };
+        match poll_once(&mut fut) {
+            Ok(Poll::Ready(r)) => return self.initialized(id, r),
+            Ok(Poll::Pending) => {}
+            Err(()) => return self.initialized(id, Err(CallError::new("failed", "initialize panicked"))),
+        }
         *sh.init.lock().unwrap() = Some(ctx);
         sh.running.fetch_add(1, Ordering::AcqRel);
         let catalog = self.catalog.clone();
-        tokio::spawn(async move {
-            let outcome = match fut {
-                Some(fut) => match tokio::spawn(fut).await {
-                    Ok(r) => r,
-                    Err(_) => Err(crate::CallError::new("failed", "initialize panicked")),
-                },
-                None => Ok(()),
-            };
+        self.rt.spawn(async move {
+            let outcome = CatchPanic(fut).await.unwrap_or_else(|()| Err(CallError::new("failed", "initialize panicked")));
             *sh.init.lock().unwrap() = None;
-            match outcome {
-                Ok(()) => {
-                    // Ready before the reply is queued: a request sent on seeing it is served.
-                    sh.state.store(READY, Ordering::Release);
-                    sh.writer.put(result_frame(id, &catalog));
-                }
-                Err(e) => {
-                    sh.state.store(FAILED, Ordering::Release);
-                    sh.logger.warn("initialize refused", &[("error", e.message.clone().into()), ("code", e.code.clone().into())]);
-                    sh.reply_error(id, &e.code, &e.message);
-                }
-            }
+            let mut out = Vec::new();
+            init_outcome(&sh, &catalog, id, outcome, &mut out);
+            sh.writer.reply(&out);
             sh.finished();
         });
     }
 
-    fn refuse_initialize(&self, id: u64, message: &str) {
-        self.shared.state.store(FAILED, Ordering::Release);
-        self.shared.reply_error(id, "invalid", message);
+    /// Answers initialize on the reader thread.
+    fn initialized(&mut self, id: u64, outcome: Result<(), CallError>) {
+        init_outcome(&self.shared, &self.catalog, id, outcome, &mut self.out);
     }
 
-    /// Cancels every handler, waits for them and flushes the replies, boundedly;
-    /// returns whether everything finished in time.
-    async fn shutdown(&self) -> bool {
-        let sh = &self.shared;
-        let ctxs: Vec<RequestContext> = sh.calls.lock().unwrap().values().cloned().collect();
-        for c in ctxs.iter().chain(sh.init.lock().unwrap().iter()) {
-            c.cancel(DISCONNECTED);
-        }
-        let mut complete = true;
-        let wait = async {
-            loop {
-                let idle = sh.idle.notified();
-                if sh.running.load(Ordering::Acquire) == 0 {
-                    return;
-                }
-                idle.await;
-            }
-        };
-        if tokio::time::timeout(HANDLER_WAIT, wait).await.is_err() {
-            complete = false;
-            sh.logger.warn("handlers did not return after the connection ended; abandoning them", &[]);
-        }
-        let shared = sh.clone();
-        let flushed = tokio::task::spawn_blocking(move || shared.writer.close(FLUSH_WAIT)).await.unwrap_or(false);
-        if !flushed {
-            complete = false;
-            sh.logger.warn("replies could not be written after the connection ended; abandoning them", &[]);
-        }
-        complete
+    fn refuse_initialize(&mut self, id: u64, message: &str) {
+        self.shared.state.store(FAILED, Ordering::Release);
+        self.reply_error(id, "invalid", message);
     }
 }
 
-/// Serves `adapter` over one connection: frames are read from `input` (on a thread of
-/// its own) and replies written to `output` (on another), until the input ends (`Ok`) or
-/// the host violates the protocol or the output fails (`Err`).
+/// Settles the handshake and appends its reply to `out`.
+fn init_outcome(sh: &Shared, catalog: &str, id: u64, outcome: Result<(), CallError>, out: &mut Vec<u8>) {
+    match outcome {
+        Ok(()) => {
+            // Ready before the reply is queued: a request sent on seeing it is served.
+            sh.state.store(READY, Ordering::Release);
+            out.extend_from_slice(&result_frame(id, catalog));
+        }
+        Err(e) => {
+            sh.state.store(FAILED, Ordering::Release);
+            sh.logger.warn("initialize refused", &[("error", e.message.clone().into()), ("code", e.code.clone().into())]);
+            out.extend_from_slice(&error_frame(id, &e.code, &e.message));
+        }
+    }
+}
+
+/// Serves `adapter` over one connection: frames are read from `input` and requests
+/// served on a thread of its own, replies written to `output` (by that thread, by the
+/// handlers' tasks, or by a writer thread when a write could block the reader), until
+/// the input ends (`Ok`) or the host violates the protocol or the output fails (`Err`).
 ///
 /// The catalog is validated first: an invalid adapter returns
-/// [`ServeError::InvalidAdapter`] before anything is read (R19-R25). At the end every
-/// request's context is cancelled; handlers get about a second to return, their replies
-/// are flushed, and `serve` returns within 2 s of the end of input (R49). Handlers that
-/// did not return are abandoned. Must run inside a tokio runtime.
+/// [`ServeError::InvalidAdapter`] before anything is read (R19-R25). Each handler is
+/// called and first polled on the reader thread, so its code up to its first `.await`
+/// should be as short as tokio asks of any task; a handler still pending after that
+/// continues as a tokio task. At the end every request's context is cancelled; handlers
+/// get about a second to return, their replies are flushed, and `serve` returns within
+/// 2 s of the end of input (R49). Handlers that did not return are abandoned. Must run
+/// inside a tokio runtime.
 pub async fn serve<R, W>(adapter: Adapter, input: R, output: W) -> Result<(), ServeError>
 where
     R: Read + Send + 'static,
@@ -361,12 +431,20 @@ where
     let services = adapter.catalog()?;
     let catalog = serde_json::to_string(&serde_json::json!({ "protocol": 1, "services": services }))
         .map_err(|e| ServeError::InvalidAdapter(e.to_string()))?;
-    let (tx, mut rx) = tmpsc::unbounded_channel();
+    let (tx, mut rx) = tmpsc::unbounded_channel::<Option<ServeError>>();
+    let failed = tx.clone();
+    let writer = Arc::new(Writer::new(
+        output,
+        Box::new(move |e| {
+            let _ = failed.send(Some(ServeError::Output(e)));
+        }),
+    ));
+    Writer::spawn(writer.clone());
     let shared = Arc::new(Shared {
-        writer: Writer::start(output, tx.clone()),
+        writer,
         logger: adapter.logger.clone(),
         state: AtomicU8::new(NEW),
-        calls: Mutex::new(HashMap::new()),
+        calls: Mutex::new(Calls::default()),
         init: Mutex::new(None),
         running: AtomicUsize::new(0),
         idle: Notify::new(),
@@ -377,27 +455,26 @@ where
             handlers.insert(name.clone(), h.clone());
         }
     }
-    let mut conn = Connection { shared, handlers, on_initialize: adapter.on_initialize.clone(), catalog: Arc::from(catalog.as_str()), last_id: 0 };
-    reader(input, tx);
-    let cause = loop {
-        match rx.recv().await {
-            Some(Event::Frames(frames)) => {
-                let mut err = None;
-                for f in &frames {
-                    if let Err(e) = conn.dispatch(f) {
-                        err = Some(e);
-                        break;
-                    }
-                }
-                if err.is_some() {
-                    break err;
-                }
-            }
-            Some(Event::End(cause)) => break cause,
-            None => break None,
-        }
+    let mut conn = Connection {
+        shared: shared.clone(),
+        rt: tokio::runtime::Handle::current(),
+        handlers,
+        on_initialize: adapter.on_initialize.clone(),
+        catalog: Arc::from(catalog.as_str()),
+        last_id: 0,
+        out: Vec::with_capacity(READ_CHUNK),
     };
-    conn.shutdown().await;
+    let mut input = input;
+    std::thread::spawn(move || {
+        // Handlers' first polls run here: inside the runtime, as tokio's timers and
+        // spawn require.
+        let _rt = conn.rt.clone();
+        let _guard = _rt.enter();
+        let end = conn.read_loop(&mut input);
+        let _ = tx.send(end);
+    });
+    let cause = rx.recv().await.flatten();
+    shared.shutdown().await;
     match cause {
         Some(e) => Err(e),
         None => Ok(()),

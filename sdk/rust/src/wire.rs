@@ -62,10 +62,9 @@ pub fn decode_host(payload: &[u8]) -> Result<HostMessage<'_>, String> {
     let v_ok = m.get("v").map(|r| r.get() == "1").unwrap_or(false);
     match typ.as_deref() {
         Some("cancel") => {
-            if m.len() == 3 && v_ok && id.is_some() {
-                Ok(HostMessage::Cancel { id: id.unwrap() })
-            } else {
-                Ok(HostMessage::BadCancel)
+            match id {
+                Some(id) if m.len() == 3 && v_ok => Ok(HostMessage::Cancel { id }),
+                _ => Ok(HostMessage::BadCancel),
             }
         }
         Some("request") => {

@@ -172,3 +172,61 @@ fn host_violations() {
         assert!(matches!(r, Err(ServeError::Violation(_))), "{}: {:?}", name, r);
     }
 }
+
+/// An output the engine cannot poll: every reply goes through the writer thread.
+struct Opaque(std::fs::File);
+
+impl std::io::Write for Opaque {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.write(b)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// Sends `n` echo requests of about 1 KiB each from a thread of its own, without
+/// reading a reply, and returns the thread: it ends once all are written, returning the
+/// input (stdin stays open).
+fn flood(h: &mut Host, first: u64, n: u64) -> std::thread::JoinHandle<std::fs::File> {
+    use std::io::Write;
+    let mut to = h.take_input();
+    std::thread::spawn(move || {
+        let pad = "p".repeat(1000);
+        for id in first..first + n {
+            let payload = format!(r#"{{"type":"request","v":1,"id":{},"method":"test.fixture.echo","params":{{"pad":"{}"}}}}"#, id, pad);
+            let mut b = (payload.len() as u32).to_be_bytes().to_vec();
+            b.extend_from_slice(payload.as_bytes());
+            to.write_all(&b).unwrap();
+        }
+        to
+    })
+}
+
+#[test]
+fn stdin_is_read_while_the_host_reads_no_reply() {
+    // R46: 2,000 replies of 1 KiB fill the output pipe many times over while the host is
+    // still writing; the adapter reads on, so the host's writes complete before it
+    // reads anything. Then every reply arrives, once (in any order, R34).
+    for opaque in [false, true] {
+        let mut h = if opaque { Host::start_with(fixture(), Opaque) } else { Host::start(fixture()) };
+        h.initialize(1, r#"{"greeting":"hi"}"#);
+        let writer = flood(&mut h, 2, 2000);
+        let t = std::time::Instant::now();
+        while !writer.is_finished() {
+            assert!(t.elapsed() < Duration::from_secs(20), "opaque={}: the host's writes stalled", opaque);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let input = writer.join().unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..2000 {
+            let m = h.recv();
+            assert_eq!(m["type"], "result", "{}", m);
+            assert_eq!(m["value"]["pad"].as_str().map(str::len), Some(1000));
+            assert!(seen.insert(m["id"].as_u64().unwrap()));
+        }
+        drop(input);
+        let (r, _) = h.close();
+        assert!(r.is_ok(), "opaque={}: {:?}", opaque, r);
+    }
+}

@@ -26,15 +26,26 @@ pub struct Host {
 
 impl Host {
     pub fn start(adapter: Adapter) -> Host {
+        Host::start_with(adapter, |f| f)
+    }
+
+    /// Serves `adapter` with its output pipe wrapped by `wrap`: a writer that is not a
+    /// `File` takes the engine's path for outputs it cannot poll.
+    pub fn start_with<W: Write + Send + 'static>(adapter: Adapter, wrap: impl FnOnce(File) -> W + Send + 'static) -> Host {
         let (in_r, in_w) = pipe();
         let (out_r, out_w) = pipe();
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-            let _ = tx.send(rt.block_on(serve(adapter, in_r, out_w)));
+            let _ = tx.send(rt.block_on(serve(adapter, in_r, wrap(out_w))));
             rt.shutdown_background();
         });
         Host { to: Some(in_w), from: out_r, done: rx }
+    }
+
+    /// Takes the host's end of the adapter's stdin, to write from another thread.
+    pub fn take_input(&mut self) -> File {
+        self.to.take().unwrap()
     }
 
     pub fn send_raw(&mut self, b: &[u8]) {
