@@ -28,7 +28,9 @@ type layer struct {
 var order = []layer{
 	{"Limits", []string{"limits"}}, // every protocol number, named once
 	{"Wire", []string{"wire"}},     // frames, envelopes, codes, catalogs
-	// The pieces several layers share: frame codec, buffers, sentinels, launch stage...
+	// What several layers share (frame codec, buffers, sentinels, pins, bounds, the
+	// control plane's grammar and constants, metrics): they import only Limits, Wire and
+	// each other.
 	{"Shared", []string{"internal"}},
 	{"Codec", []string{"codec"}},       // typed values to JSON and back, for both ends
 	{"Contract", []string{"contract"}}, // a service declared once
@@ -37,9 +39,7 @@ var order = []layer{
 	{"Platform", []string{"platform"}},
 	{"Lifecycle", []string{"lifecycle"}},
 	{"Discovery", []string{"discovery"}},
-	// internal/prommetrics is the registry's metrics, shared by registry/promcollector and
-	// adapterctl: only the module's internal/ is visible to both.
-	{"Registry", []string{"registry", "internal/prommetrics"}},
+	{"Registry", []string{"registry"}},
 	{"Control", []string{"controlplane"}},
 	{"CLI", []string{"cmd"}},
 	// Programs, the docs' checks and test tools, which may use anything.
