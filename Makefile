@@ -34,9 +34,11 @@ api-check:
 	$(GO) run ./internal/apisnap
 
 ## layers: the import-graph test (internal/layers, also run by `make test` with the other
-## tests): a package importing a higher layer, or reaching a part the design rules out, fails it.
+## tests): a package importing a higher layer, or reaching a part the design rules out, fails it,
+## and so does an order table placing an internal/ package above the shared layer or listing a
+## directory that holds no package.
 layers:
-	$(GO) test -count=1 -run '^(TestImportGraph|TestCheck)$$' ./internal/layers/
+	$(GO) test -count=1 -run '^(TestImportGraph|TestCheck|TestInternalIsShared)$$' ./internal/layers/
 
 lint: tools
 	$(STATICCHECK) ./...

@@ -41,7 +41,7 @@
 // it cannot. The sandbox is applied by a launcher stage, never by a thread of the host:
 // the host's own binary, re-executed through /proc/self/exe with the private argv
 // "adapterkit-sandbox-launcher launch-v1" and the launch descriptors 4 to 8, which the
-// init of the internal package it imports for that (internal/launch, with few
+// init of the internal package it imports for that (platform/internal/launch, with few
 // dependencies, so Go initialises it early) recognises before main runs. It
 // drops every capability, sets no_new_privs, enforces the Landlock ruleset, installs the
 // seccomp filter, closes every descriptor but the adapter's, and executes the adapter

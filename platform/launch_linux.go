@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/adapterkit/adapterkit/internal/launch"
+	"github.com/adapterkit/adapterkit/platform/internal/launch"
 )
 
 // launcherExe is what a sandboxed start executes first: the host's own binary, which
-// becomes the launcher stage (package internal/launch) and then the adapter.
+// becomes the launcher stage (package platform/internal/launch) and then the adapter.
 const launcherExe = "/proc/self/exe"
 
 // launchStatusMax bounds what the host reads from the status pipe.

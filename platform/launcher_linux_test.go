@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/adapterkit/adapterkit/internal/launch"
+	"github.com/adapterkit/adapterkit/platform/internal/launch"
 )
 
 // launchTestArg in argv[1] runs one of this file's helper modes (argv[2]).

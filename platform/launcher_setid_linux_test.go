@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/adapterkit/adapterkit/internal/launch"
+	"github.com/adapterkit/adapterkit/platform/internal/launch"
 )
 
 // The launcher stage is recognised by its argv alone, so anyone who may run the host's

@@ -20,7 +20,7 @@ import (
 // no_new_privs and capabilities belong to a thread and pass to the program it executes;
 // Go runs no code of ours between fork and exec. So a sandboxed start executes, instead
 // of the adapter, a short-lived launcher stage: the host's own binary (/proc/self/exe),
-// recognised from a private argv by the init of package internal/launch, which
+// recognised from a private argv by the init of package platform/internal/launch, which
 // platform imports and which Go initialises early (few dependencies). The
 // spawner thread forks it exactly as it forks an unsandboxed adapter — same namespaces,
 // cgroup (v2 or v1), process group and parent-death signal — and the launcher, on its

@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/adapterkit/adapterkit/internal/launch"
+	"github.com/adapterkit/adapterkit/platform/internal/launch"
 )
 
 // The seccomp filter of a sandboxed adapter is built by hand from unix.SockFilter: it

@@ -21,6 +21,7 @@ import (
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/prommetrics"
+	"github.com/adapterkit/adapterkit/lifecycle"
 )
 
 const serveServiceHelp = `
@@ -163,7 +164,7 @@ func (s *service) snapshot() prommetrics.Snapshot {
 	var snap prommetrics.Snapshot
 	for _, a := range s.monitor.Adapters() {
 		snap.Adapters = append(snap.Adapters, prommetrics.Adapter{Name: a.Name, Version: a.Version, Up: a.Running,
-			Methods: a.Methods, Stats: a.Stats})
+			Methods: a.Methods, Figures: figures(&a.Stats)})
 	}
 	st := s.monitor.Status()
 	if st == nil {
@@ -181,6 +182,18 @@ func (s *service) snapshot() prommetrics.Snapshot {
 	}
 	snap.Daemon = d
 	return snap
+}
+
+// figures copies what the collector reads of st.
+func figures(st *lifecycle.Stats) prommetrics.Figures {
+	f := prommetrics.Figures{InFlight: st.InFlight, Restarts: st.Restarts, Violations: st.Violations, LimitHits: st.LimitHits,
+		Running: st.Pid != 0, MemoryBytes: st.Usage.MemoryBytes, CPU: st.Usage.CPU, HasMemory: st.Usage.HasMemory, HasCPU: st.Usage.HasCPU}
+	for i := range st.Methods {
+		ms := &st.Methods[i]
+		f.Methods = append(f.Methods, prommetrics.MethodFigures{Method: ms.Method, Calls: ms.Calls, Errors: ms.Errors,
+			CallerErrors: ms.CallerErrors, Uncertain: ms.Uncertain, Count: ms.Latency.Count, Sum: ms.Latency.Sum, Latency: &ms.Latency})
+	}
+	return f
 }
 
 // ready tells systemd the daemon serves: called from the daemon's OnReady, once the

@@ -28,7 +28,9 @@ type layer struct {
 var order = []layer{
 	{"Limits", []string{"limits"}}, // every protocol number, named once
 	{"Wire", []string{"wire"}},     // frames, envelopes, codes, catalogs
-	// The pieces several layers share: frame codec, buffers, sentinels, launch stage...
+	// What several layers share (frame codec, buffers, sentinels, pins, bounds, the
+	// control plane's grammar and constants, metrics): they import only Limits, Wire and
+	// each other.
 	{"Shared", []string{"internal"}},
 	{"Codec", []string{"codec"}},       // typed values to JSON and back, for both ends
 	{"Contract", []string{"contract"}}, // a service declared once
@@ -37,9 +39,7 @@ var order = []layer{
 	{"Platform", []string{"platform"}},
 	{"Lifecycle", []string{"lifecycle"}},
 	{"Discovery", []string{"discovery"}},
-	// internal/prommetrics is the registry's metrics, shared by registry/promcollector and
-	// adapterctl: only the module's internal/ is visible to both.
-	{"Registry", []string{"registry", "internal/prommetrics"}},
+	{"Registry", []string{"registry"}},
 	{"Control", []string{"controlplane"}},
 	{"CLI", []string{"cmd"}},
 	// Programs, the docs' checks and test tools, which may use anything.
@@ -181,12 +181,48 @@ func TestImportGraph(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list three times")
 	}
+	held := map[string]bool{}
 	for _, goos := range []string{"linux", "windows", "darwin"} {
 		t.Run(goos, func(t *testing.T) {
-			for _, b := range check(t, importGraph(t, goos)) {
+			graph := importGraph(t, goos)
+			for _, b := range check(t, graph) {
 				t.Error(b)
 			}
+			for _, l := range order {
+				for _, d := range l.dirs {
+					for pkg := range graph {
+						if pkg == d || strings.HasPrefix(pkg, d+"/") {
+							held[d] = true
+						}
+					}
+				}
+			}
 		})
+	}
+	// The table is exact: a directory it lists that holds no package (moved away) is
+	// an error, not a silent exception.
+	for _, l := range order {
+		for _, d := range l.dirs {
+			if !held[d] {
+				t.Errorf("order lists %s (%s), which holds no package", d, l.name)
+			}
+		}
+	}
+}
+
+// The order table is strict: a package of the module's internal/ is in the shared layer
+// (it imports only Limits, Wire and other shared packages), or is a test or build tool
+// with the programs. A package only an upper layer uses lives under that layer's own
+// directory (platform/internal, controlplane/internal, cmd/adapterctl/internal), never
+// in internal/ placed higher.
+func TestInternalIsShared(t *testing.T) {
+	shared, programs := partIndex(t, "Shared"), partIndex(t, "Programs")
+	for i, l := range order {
+		for _, d := range l.dirs {
+			if (d == "internal" || strings.HasPrefix(d, "internal/")) && i != shared && i != programs {
+				t.Errorf("order places %s in layer %s: internal/ holds only what several layers share", d, l.name)
+			}
+		}
 	}
 }
 

@@ -1,13 +1,15 @@
-// Package prommetrics converts adapterkit's figures to Prometheus metrics: a
-// collector that reads, at each scrape, a [Snapshot] of the adapters (lifecycle.Stats:
-// calls by method and code, latency histogram, restarts, memory and CPU time of each
-// process tree) and, for a daemon, the daemon's own figures (clients, cleanups, the
-// start-up sweep).
+// Package prommetrics owns adapterkit's Prometheus metrics: their names, help texts
+// and label bounds, and a collector that reads, at each scrape, a [Snapshot] of the
+// adapters' [Figures] (calls by method and code, latency histogram, restarts, memory
+// and CPU time of each process tree) and, for a daemon, the daemon's own figures
+// (clients, cleanups, the start-up sweep).
 //
-// It is internal so that the public surface stays one entry point
-// (registry/promcollector.ForRegistry) while adapterctl serve feeds the same
-// collector from its control-plane daemon. Only packages that import it link the
-// Prometheus client.
+// It is shared by two layers: registry/promcollector (the public entry point,
+// ForRegistry) and adapterctl serve, which feeds the same collector from its
+// control-plane daemon; only the module's top-level internal/ is visible to both. So
+// it sits in the shared layer and imports nothing above it: its input is [Figures], in
+// types of its own, which each of the two fills from a lifecycle.Stats (lifecycle is
+// a higher layer). Only packages that import it link the Prometheus client.
 //
 // Label values are bounded: adapter names come from the host's adapters, method names
 // only from the catalogs the adapters serve now (the calls of any other method name,
@@ -28,7 +30,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
@@ -73,8 +74,50 @@ type Adapter struct {
 	// name advertises is labelled "(other)"; while none of them knows its catalog, the
 	// labels of the last scrape that knew one are kept.
 	Methods map[string]bool
-	// Stats is the adapter's snapshot.
-	Stats lifecycle.Stats
+	// Figures are the adapter's figures.
+	Figures Figures
+}
+
+// Figures are what the collector reads of one adapter's snapshot (a lifecycle.Stats,
+// field for field: the caller copies them).
+type Figures struct {
+	// Methods are the figures of each method called.
+	Methods []MethodFigures
+	// InFlight is the number of calls under way.
+	InFlight int64
+	// Restarts, Violations and LimitHits count restart attempts, connections ended for
+	// breaking the protocol, and process trees stopped at a resource limit.
+	Restarts              int
+	Violations, LimitHits uint64
+	// Running: a process runs (lifecycle.Stats.Pid is not 0). Memory and CPU time are
+	// reported only then.
+	Running bool
+	// MemoryBytes and CPU are the process tree's memory and CPU time, where HasMemory
+	// and HasCPU say the platform told them (platform.Usage).
+	MemoryBytes       int64
+	CPU               time.Duration
+	HasMemory, HasCPU bool
+}
+
+// MethodFigures are one method's figures (a lifecycle.MethodStats, field for field).
+type MethodFigures struct {
+	Method string
+	// Calls counts the calls that returned; Errors those that failed, by code, of which
+	// CallerErrors were the caller's doing; Uncertain those whose outcome is unknown.
+	Calls                uint64
+	Errors, CallerErrors map[wire.Code]uint64
+	Uncertain            uint64
+	// Count and Sum are the latency histogram's count and total duration, Latency the
+	// histogram (nil: no call observed).
+	Count   uint64
+	Sum     time.Duration
+	Latency Histogram
+}
+
+// Histogram is a latency histogram: how many calls took less than d (exact at the
+// bounds of [Buckets]). *lifecycle.Latency is one.
+type Histogram interface {
+	CountUnder(d time.Duration) uint64
 }
 
 // Daemon is a control-plane daemon's own figures at a scrape.
@@ -287,7 +330,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 
 // add adds one adapter's snapshot to the figures of its name, labelled with labels.
 func add(f *adapterFigures, a *Adapter, labels map[string]bool) {
-	st := &a.Stats
+	st := &a.Figures
 	for _, ms := range st.Methods {
 		method := ms.Method
 		if !labels[method] {
@@ -311,20 +354,22 @@ func add(f *adapterFigures, a *Adapter, labels map[string]bool) {
 			m.caller[string(code)] += n
 		}
 		m.uncertain += ms.Uncertain
-		m.count += ms.Latency.Count
-		m.sum += ms.Latency.Sum.Seconds()
-		for i, le := range Buckets {
-			m.buckets[i] += ms.Latency.CountUnder(time.Duration(le * float64(time.Second)))
+		m.count += ms.Count
+		m.sum += ms.Sum.Seconds()
+		if ms.Latency != nil {
+			for i, le := range Buckets {
+				m.buckets[i] += ms.Latency.CountUnder(time.Duration(le * float64(time.Second)))
+			}
 		}
 	}
 	f.inFlight += st.InFlight
-	if u := st.Usage; st.Pid != 0 {
-		if u.HasMemory {
-			f.memory += float64(u.MemoryBytes)
+	if st.Running {
+		if st.HasMemory {
+			f.memory += float64(st.MemoryBytes)
 			f.hasMemory = true
 		}
-		if u.HasCPU {
-			f.cpu += u.CPU.Seconds()
+		if st.HasCPU {
+			f.cpu += st.CPU.Seconds()
 			f.hasCPU = true
 		}
 	}
@@ -347,7 +392,7 @@ func (c *Collector) methodLabels(group map[string][]*Adapter) map[string]map[str
 			if a.Methods != nil {
 				cats = append(cats, a.Methods)
 			}
-			for _, ms := range a.Stats.Methods {
+			for _, ms := range a.Figures.Methods {
 				called = append(called, ms.Method)
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
@@ -25,19 +24,19 @@ type restarting struct {
 func (r *restarting) snapshot() Snapshot {
 	r.round++
 	methods := make(map[string]bool, r.catalogSize+1)
-	var st lifecycle.Stats
+	var st Figures
 	long := fmt.Sprintf("r%d.", r.round) + strings.Repeat("x", r.longLen)
 	methods[long] = true
-	st.Methods = append(st.Methods, lifecycle.MethodStats{Method: long, Calls: 1})
+	st.Methods = append(st.Methods, MethodFigures{Method: long, Calls: 1})
 	for i := range r.catalogSize {
 		m := fmt.Sprintf("round%d.method%05d", r.round, i)
 		methods[m] = true
 		if i < r.calledPerRound {
-			st.Methods = append(st.Methods, lifecycle.MethodStats{Method: m, Calls: 3,
+			st.Methods = append(st.Methods, MethodFigures{Method: m, Calls: 3,
 				Errors: map[wire.Code]uint64{wire.CodeFailed: 1}})
 		}
 	}
-	a := Adapter{Name: "churn", Version: "1.0.0", Up: true, Methods: methods, Stats: st}
+	a := Adapter{Name: "churn", Version: "1.0.0", Up: true, Methods: methods, Figures: st}
 	if r.round%3 == 0 {
 		a.Up, a.Methods = false, nil
 	}
@@ -123,10 +122,10 @@ func labelValue(m *dto.Metric, name string) string {
 func TestCollectorMethodLabels(t *testing.T) {
 	var snap Snapshot
 	c := New(func() Snapshot { return snap })
-	stats := func(methods ...string) lifecycle.Stats {
-		var st lifecycle.Stats
+	stats := func(methods ...string) Figures {
+		var st Figures
 		for _, m := range methods {
-			st.Methods = append(st.Methods, lifecycle.MethodStats{Method: m, Calls: 1})
+			st.Methods = append(st.Methods, MethodFigures{Method: m, Calls: 1})
 		}
 		return st
 	}
@@ -151,14 +150,14 @@ func TestCollectorMethodLabels(t *testing.T) {
 		return out
 	}
 	snap.Adapters = []Adapter{
-		{Name: "a", Methods: map[string]bool{"x.one": true, "x.two": true}, Stats: stats("x.one", "x.two", "invented")},
-		{Name: "b", Methods: map[string]bool{"y.one": true}, Stats: stats("y.one")},
+		{Name: "a", Methods: map[string]bool{"x.one": true, "x.two": true}, Figures: stats("x.one", "x.two", "invented")},
+		{Name: "b", Methods: map[string]bool{"y.one": true}, Figures: stats("y.one")},
 	}
 	if got := scrape(); got["a x.one"] != 1 || got["a x.two"] != 1 || got["a (other)"] != 1 || got["b y.one"] != 1 {
 		t.Fatalf("first scrape: %v", got)
 	}
 	// a restarts (no catalog), then comes back without x.two; b is closed.
-	snap.Adapters = []Adapter{{Name: "a", Stats: stats("x.one", "x.two", "invented")}}
+	snap.Adapters = []Adapter{{Name: "a", Figures: stats("x.one", "x.two", "invented")}}
 	if got := scrape(); got["a x.one"] != 1 || got["a x.two"] != 1 || got["a (other)"] != 1 {
 		t.Fatalf("while restarting: %v", got)
 	}
@@ -176,7 +175,7 @@ func TestCollectorMethodLabels(t *testing.T) {
 		many[m] = true
 		called = append(called, m)
 	}
-	snap.Adapters = []Adapter{{Name: "a", Methods: many, Stats: stats(called...)}}
+	snap.Adapters = []Adapter{{Name: "a", Methods: many, Figures: stats(called...)}}
 	got := scrape()
 	if len(got) != MaxMethodLabels+1 || got["a (other)"] != 10 || got["a m0000"] != 1 || got[fmt.Sprintf("a m%04d", MaxMethodLabels)] != 0 {
 		t.Fatalf("beyond the cap: %d labels, (other) %v", len(got), got["a (other)"])

@@ -172,11 +172,11 @@ func TestSameNameAddedUp(t *testing.T) {
 	}
 	mix(t, h, 2, 0)
 	st := h.Stats()
-	methods := prommetrics.CatalogMethods(h.Catalog())
+	fig, methods := promcollector.FiguresOf(&st), prommetrics.CatalogMethods(h.Catalog())
 	c := prommetrics.New(func() prommetrics.Snapshot {
 		return prommetrics.Snapshot{Adapters: []prommetrics.Adapter{
-			{Name: "echo", Version: "1.2.0", Up: true, Methods: methods, Stats: st},
-			{Name: "echo", Version: "1.3.0", Methods: methods, Stats: st},
+			{Name: "echo", Version: "1.2.0", Up: true, Methods: methods, Figures: fig},
+			{Name: "echo", Version: "1.3.0", Methods: methods, Figures: fig},
 		}}
 	})
 	fams := gather(t, c)
@@ -203,10 +203,11 @@ func BenchmarkCollect(b *testing.B) {
 	for _, m := range []string{"example.echo.echo", "example.echo.big", "example.echo.fail", "example.echo.sleep"} {
 		_, _ = h.Call(ctx, m, json.RawMessage(`{}`))
 	}
-	st, methods := h.Stats(), prommetrics.CatalogMethods(h.Catalog())
+	st := h.Stats()
+	fig, methods := promcollector.FiguresOf(&st), prommetrics.CatalogMethods(h.Catalog())
 	snap := prommetrics.Snapshot{Daemon: &prommetrics.Daemon{}}
 	for i := range 20 {
-		snap.Adapters = append(snap.Adapters, prommetrics.Adapter{Name: "echo" + string(rune('a'+i)), Up: true, Methods: methods, Stats: st})
+		snap.Adapters = append(snap.Adapters, prommetrics.Adapter{Name: "echo" + string(rune('a'+i)), Up: true, Methods: methods, Figures: fig})
 	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(prommetrics.New(func() prommetrics.Snapshot { return snap }))

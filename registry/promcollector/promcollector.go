@@ -4,6 +4,10 @@
 // method and code, latency histogram, restarts, memory and CPU time of each process
 // tree).
 //
+// It is in the registry's layer: it imports registry, discovery and lifecycle, and
+// fills the shared collector of internal/prommetrics, which adapterctl serve feeds too,
+// with each adapter's figures.
+//
 // The collector costs nothing on the call path: calls are counted by package
 // lifecycle whether or not anything exports them, and the collector only converts a
 // snapshot when Prometheus scrapes. It lives in its own package so that hosts that do
@@ -26,6 +30,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/discovery"
 	"github.com/adapterkit/adapterkit/internal/prommetrics"
+	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -37,7 +42,8 @@ func ForRegistry(r *registry.Registry) prometheus.Collector {
 		hs := r.Opened()
 		out := prommetrics.Snapshot{Adapters: make([]prommetrics.Adapter, 0, len(hs))}
 		for _, h := range hs {
-			a := prommetrics.Adapter{Name: h.Name(), Up: h.Status().Running, Stats: h.Stats()}
+			st := h.Stats()
+			a := prommetrics.Adapter{Name: h.Name(), Up: h.Status().Running, Figures: figures(&st)}
 			if _, v, err := discovery.ParseFileName(filepath.Base(h.Path()), goruntime.GOOS); err == nil && v != nil {
 				a.Version = v.String()
 			}
@@ -46,4 +52,16 @@ func ForRegistry(r *registry.Registry) prometheus.Collector {
 		}
 		return out
 	})
+}
+
+// figures copies what the collector reads of st.
+func figures(st *lifecycle.Stats) prommetrics.Figures {
+	f := prommetrics.Figures{InFlight: st.InFlight, Restarts: st.Restarts, Violations: st.Violations, LimitHits: st.LimitHits,
+		Running: st.Pid != 0, MemoryBytes: st.Usage.MemoryBytes, CPU: st.Usage.CPU, HasMemory: st.Usage.HasMemory, HasCPU: st.Usage.HasCPU}
+	for i := range st.Methods {
+		ms := &st.Methods[i]
+		f.Methods = append(f.Methods, prommetrics.MethodFigures{Method: ms.Method, Calls: ms.Calls, Errors: ms.Errors,
+			CallerErrors: ms.CallerErrors, Uncertain: ms.Uncertain, Count: ms.Latency.Count, Sum: ms.Latency.Sum, Latency: &ms.Latency})
+	}
+	return f
 }
