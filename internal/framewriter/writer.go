@@ -105,6 +105,7 @@ type Writer struct {
 	stopped    bool // Stop: drop what is queued, end
 	doneClosed bool
 	err        error
+	lost       []uint64      // tags of frames dropped after a failed Write, for Stop
 	failed     chan struct{} // closed on the first write error
 }
 
@@ -474,12 +475,11 @@ func (w *Writer) drain(ctx context.Context) (error, bool) {
 }
 
 // drop empties the queue of a writer that is over (under w.mu), releasing what its
-// frames borrow, and returns the tags of the frames dropped.
-func (w *Writer) drop() []uint64 {
-	var tags []uint64
+// frames borrow; the tags of the frames dropped are kept for Stop.
+func (w *Writer) drop() {
 	for _, t := range w.q.tags {
 		if t != 0 {
-			tags = append(tags, t)
+			w.lost = append(w.lost, t)
 		}
 	}
 	for _, r := range w.q.rels {
@@ -487,7 +487,6 @@ func (w *Writer) drop() []uint64 {
 	}
 	w.q.reset()
 	w.queued = 0
-	return tags
 }
 
 // WaitRoom blocks while more than MaxQueued bytes are queued and the writer still
@@ -534,8 +533,9 @@ func (w *Writer) Close() (flushed bool) {
 }
 
 // Stop ends the writer without writing what is queued: the frames are dropped (what
-// they borrow released) and the tags of the named ones returned, in queue order — they
-// were never handed to a Write. A Write in progress is not waited for (the caller
+// they borrow released) and the tags of the named ones returned, in queue order, with
+// those of the frames a failed Write left unwritten before — they were never handed to
+// a Write. A Write in progress is not waited for (the caller
 // closes the output to end it); [Writer.Done] is closed once it has returned.
 func (w *Writer) Stop() []uint64 {
 	w.mu.Lock()
@@ -544,7 +544,9 @@ func (w *Writer) Stop() []uint64 {
 	if w.stall != nil {
 		w.stall.Stop()
 	}
-	tags := w.drop()
+	w.drop()
+	tags := w.lost
+	w.lost = nil
 	w.settle()
 	w.room.Broadcast()
 	return tags
