@@ -17,6 +17,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
@@ -98,11 +99,12 @@ type Writer struct {
 	q    queue     // frames not yet taken by a writing turn
 	// spare is the last batch's arrays, for the next one.
 	spare      queue
-	queued     int  // bytes queued since a turn last took the queue
-	writing    bool // a goroutine holds the writing turn
-	looping    bool // the write goroutine runs
-	closing    bool // Close: write what is queued, then end
-	stopped    bool // Stop: drop what is queued, end
+	queued     int         // bytes queued since a turn last took the queue
+	writing    bool        // a goroutine holds the writing turn
+	looping    bool        // the write goroutine runs
+	loopOn     atomic.Bool // looping, for Kick's look without the lock (stored under mu)
+	closing    bool        // Close: write what is queued, then end
+	stopped    bool        // Stop: drop what is queued, end
 	doneClosed bool
 	err        error
 	lost       []uint64      // tags of frames dropped after a failed Write, for Stop
@@ -269,12 +271,15 @@ func (w *Writer) Flush(ctx context.Context) error {
 // (written, written by the turn's holder, or the writer ended); on false the caller
 // calls [Writer.Kick].
 func (w *Writer) TryFlush() bool {
+	if w.try == nil {
+		return false // set once by New: no attempt to make, nothing to lock for
+	}
 	w.mu.Lock()
 	if w.writing || w.stopped || w.err != nil || len(w.q.ends) == 0 {
 		w.mu.Unlock()
 		return true
 	}
-	if w.try == nil || w.queued > w.tryMax || len(w.q.refs) > 0 || len(w.q.rels) > 0 {
+	if w.queued > w.tryMax || len(w.q.refs) > 0 || len(w.q.rels) > 0 {
 		w.mu.Unlock()
 		return false
 	}
@@ -326,6 +331,15 @@ func (w *Writer) TryFlush() bool {
 // Kick makes the write goroutine write what is queued, starting it when none runs. A
 // producer that must not block on the output (a reader) queues and kicks.
 func (w *Writer) Kick() {
+	if w.loopOn.Load() {
+		// The goroutine runs: waking it is enough. It ends only after seeing, under
+		// w.mu, an empty queue, which a frame queued before this call is not in.
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
 	w.mu.Lock()
 	if w.stopped || w.err != nil {
 		w.mu.Unlock()
@@ -339,6 +353,7 @@ func (w *Writer) Kick() {
 func (w *Writer) startLoop() {
 	if !w.looping {
 		w.looping = true
+		w.loopOn.Store(true)
 		go w.loop()
 	}
 	select {
@@ -363,6 +378,7 @@ func (w *Writer) loop() {
 		over := w.stopped || w.err != nil || (w.closing && len(w.q.ends) == 0)
 		if !w.writing && (over || (timedOut && len(w.q.ends) == 0)) {
 			w.looping = false
+			w.loopOn.Store(false)
 			w.settle()
 			w.mu.Unlock()
 			return
