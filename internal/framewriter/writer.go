@@ -17,6 +17,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
@@ -98,13 +99,15 @@ type Writer struct {
 	q    queue     // frames not yet taken by a writing turn
 	// spare is the last batch's arrays, for the next one.
 	spare      queue
-	queued     int  // bytes queued since a turn last took the queue
-	writing    bool // a goroutine holds the writing turn
-	looping    bool // the write goroutine runs
-	closing    bool // Close: write what is queued, then end
-	stopped    bool // Stop: drop what is queued, end
+	queued     int         // bytes queued since a turn last took the queue
+	writing    bool        // a goroutine holds the writing turn
+	looping    bool        // the write goroutine runs
+	loopOn     atomic.Bool // looping, for Kick's look without the lock (stored under mu)
+	closing    bool        // Close: write what is queued, then end
+	stopped    bool        // Stop: drop what is queued, end
 	doneClosed bool
 	err        error
+	lost       []uint64      // tags of frames dropped after a failed Write, for Stop
 	failed     chan struct{} // closed on the first write error
 }
 
@@ -268,12 +271,15 @@ func (w *Writer) Flush(ctx context.Context) error {
 // (written, written by the turn's holder, or the writer ended); on false the caller
 // calls [Writer.Kick].
 func (w *Writer) TryFlush() bool {
+	if w.try == nil {
+		return false // set once by New: no attempt to make, nothing to lock for
+	}
 	w.mu.Lock()
 	if w.writing || w.stopped || w.err != nil || len(w.q.ends) == 0 {
 		w.mu.Unlock()
 		return true
 	}
-	if w.try == nil || w.queued > w.tryMax || len(w.q.refs) > 0 || len(w.q.rels) > 0 {
+	if w.queued > w.tryMax || len(w.q.refs) > 0 || len(w.q.rels) > 0 {
 		w.mu.Unlock()
 		return false
 	}
@@ -325,6 +331,15 @@ func (w *Writer) TryFlush() bool {
 // Kick makes the write goroutine write what is queued, starting it when none runs. A
 // producer that must not block on the output (a reader) queues and kicks.
 func (w *Writer) Kick() {
+	if w.loopOn.Load() {
+		// The goroutine runs: waking it is enough. It ends only after seeing, under
+		// w.mu, an empty queue, which a frame queued before this call is not in.
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
 	w.mu.Lock()
 	if w.stopped || w.err != nil {
 		w.mu.Unlock()
@@ -338,6 +353,7 @@ func (w *Writer) Kick() {
 func (w *Writer) startLoop() {
 	if !w.looping {
 		w.looping = true
+		w.loopOn.Store(true)
 		go w.loop()
 	}
 	select {
@@ -362,6 +378,7 @@ func (w *Writer) loop() {
 		over := w.stopped || w.err != nil || (w.closing && len(w.q.ends) == 0)
 		if !w.writing && (over || (timedOut && len(w.q.ends) == 0)) {
 			w.looping = false
+			w.loopOn.Store(false)
 			w.settle()
 			w.mu.Unlock()
 			return
@@ -474,12 +491,11 @@ func (w *Writer) drain(ctx context.Context) (error, bool) {
 }
 
 // drop empties the queue of a writer that is over (under w.mu), releasing what its
-// frames borrow, and returns the tags of the frames dropped.
-func (w *Writer) drop() []uint64 {
-	var tags []uint64
+// frames borrow; the tags of the frames dropped are kept for Stop.
+func (w *Writer) drop() {
 	for _, t := range w.q.tags {
 		if t != 0 {
-			tags = append(tags, t)
+			w.lost = append(w.lost, t)
 		}
 	}
 	for _, r := range w.q.rels {
@@ -487,7 +503,6 @@ func (w *Writer) drop() []uint64 {
 	}
 	w.q.reset()
 	w.queued = 0
-	return tags
 }
 
 // WaitRoom blocks while more than MaxQueued bytes are queued and the writer still
@@ -534,8 +549,9 @@ func (w *Writer) Close() (flushed bool) {
 }
 
 // Stop ends the writer without writing what is queued: the frames are dropped (what
-// they borrow released) and the tags of the named ones returned, in queue order — they
-// were never handed to a Write. A Write in progress is not waited for (the caller
+// they borrow released) and the tags of the named ones returned, in queue order, with
+// those of the frames a failed Write left unwritten before — they were never handed to
+// a Write. A Write in progress is not waited for (the caller
 // closes the output to end it); [Writer.Done] is closed once it has returned.
 func (w *Writer) Stop() []uint64 {
 	w.mu.Lock()
@@ -544,7 +560,9 @@ func (w *Writer) Stop() []uint64 {
 	if w.stall != nil {
 		w.stall.Stop()
 	}
-	tags := w.drop()
+	w.drop()
+	tags := w.lost
+	w.lost = nil
 	w.settle()
 	w.room.Broadcast()
 	return tags

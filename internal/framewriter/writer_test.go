@@ -322,15 +322,21 @@ func TestStopReturnsUnwrittenTags(t *testing.T) {
 }
 
 // A failed Write fails the writer once: OnFail is called once, Failed is closed, what
-// is queued is dropped and released, and later frames are refused.
+// is queued is dropped and released (Stop then names the frames never handed to a
+// Write), and later frames are refused.
 func TestWriteFailure(t *testing.T) {
 	pr, pw := io.Pipe()
-	pr.CloseWithError(errors.New("gone"))
 	var fails atomic.Int32
-	w := New(pw, Config{OnFail: func(error) { fails.Add(1) }})
+	w := New(pw, Config{CopyMax: 100, OnFail: func(error) { fails.Add(1) }})
 	var rel counter
-	w.Queue(bytes.Repeat([]byte("x"), 100<<10), nil, 0, &rel)
+	w.Queue(bytes.Repeat([]byte("x"), 1000), nil, 1, &rel)
 	w.Kick()
+	head := make([]byte, 10)
+	if _, err := io.ReadFull(pr, head); err != nil { // the Write is under way
+		t.Fatal(err)
+	}
+	w.Queue(bytes.Repeat([]byte("y"), 1000), nil, 2, &rel)
+	pr.CloseWithError(errors.New("gone"))
 	select {
 	case <-w.Failed():
 	case <-time.After(10 * time.Second):
@@ -346,8 +352,11 @@ func TestWriteFailure(t *testing.T) {
 	if err := w.Flush(context.Background()); err == nil {
 		t.Fatal("Flush of a failed writer reported no error")
 	}
-	if fails.Load() != 1 || rel.n.Load() != 2 {
-		t.Fatalf("OnFail called %d times, %d releases; want 1 and 2", fails.Load(), rel.n.Load())
+	if fails.Load() != 1 || rel.n.Load() != 3 {
+		t.Fatalf("OnFail called %d times, %d releases; want 1 and 3", fails.Load(), rel.n.Load())
+	}
+	if tags := w.Stop(); fmt.Sprint(tags) != "[2]" {
+		t.Fatalf("Stop returned %v, want the frame queued behind the failed Write", tags)
 	}
 }
 

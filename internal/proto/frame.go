@@ -138,7 +138,8 @@ func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
 // caller owns. It returns io.EOF, unwrapped, when the stream ends cleanly between frames,
 // and a *FrameError for a zero-length, oversized or truncated frame. The length is
 // checked before anything is allocated or read beyond the header (R5). Within the
-// protocol's frame cap (4 MiB) the payload is allocated once, at its announced length;
+// protocol's frame cap (4 MiB) the payload is allocated once, at its announced length
+// (a large one may reuse the memory of an earlier frame nothing references any more);
 // a reader configured with a larger cap (the control plane) grows a large payload's
 // buffer as its bytes arrive, so that a peer that announces that cap and then stalls
 // costs what it sent, not what it announced.
@@ -170,7 +171,7 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			// peer must not pin what it announced: grow as the bytes arrive.
 			r.p = make([]byte, min(r.size, growChunk))
 		} else {
-			r.p = make([]byte, r.size)
+			r.p = newFrame(r.size) // a large one may be a frame nobody references any more
 		}
 	}
 	for {
