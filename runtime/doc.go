@@ -3,6 +3,10 @@
 // knows nothing of processes: package lifecycle starts the adapter and hands its pipes
 // to [NewConn].
 //
+// In the module's layers it sits above codec and contract (it imports limits, wire and
+// the shared internal packages) and below lifecycle; it never depends on platform or
+// plugin.
+//
 // A [Conn] runs one read-loop goroutine, the only reader of the adapter's output, which
 // decodes frames and routes each reply to its caller, and one writer goroutine, which
 // writes queued frames to the adapter's input in identity order, several at once under
