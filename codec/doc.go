@@ -3,6 +3,10 @@
 // the host (package registry: params out, results in). One package, so both ends apply
 // the same rules.
 //
+// In the module's layers it sits above limits, wire and the shared internal packages,
+// and below contract and both ends of a connection: it knows no connection and no
+// process.
+//
 // It sits just above wire (whose token scanner it reuses, so the JSON grammar
 // and UTF-8 rules are written once) and below runtime, plugin and registry:
 // limits < wire < codec < contract < runtime < plugin < ... < registry.

@@ -2,6 +2,9 @@
 // adapter registers a handler on each method (plugin.Implement) and a host calls it
 // through a typed client (registry.Call), so neither side can drift from the other.
 //
+// In the module's layers it sits above codec and below runtime, plugin and registry; it
+// imports only codec and the layers below it.
+//
 //	var (
 //		Device = contract.NewService("example.device", 1)
 //		Read   = contract.NewMethod[ReadParams, Reading](Device, "read")

@@ -3,6 +3,9 @@
 // TLS, over TCP), and the client that talks to it. `adapterctl serve` is the daemon and
 // `adapterctl` its command-line client.
 //
+// In the module's layers it sits above registry and below adapterctl; what only it uses
+// is its own (controlplane/internal/dirwatch).
+//
 //	// daemon (signal handling belongs to the program, never to this package)
 //	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 //	defer stop()

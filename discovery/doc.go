@@ -1,6 +1,10 @@
 // Package discovery finds adapters in directories, selects one by name and
 // version constraint, and checks a file against a pinned SHA-256.
 //
+// In the module's layers it sits above lifecycle and below registry, yet depends on
+// neither lifecycle nor platform, since finding files starts nothing: it imports only
+// the shared internal packages (pins, sentinels).
+//
 // # Convention
 //
 // An adapter is a file directly inside a scanned directory (subdirectories are

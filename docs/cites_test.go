@@ -106,7 +106,7 @@ func TestDocLinksResolve(t *testing.T) {
 	root, files := repoFiles(t)
 	anchors := map[string]map[string]bool{}
 	for _, doc := range []string{"docs/protocol.md", "docs/control-plane.md", "docs/remote.md", "docs/observability.md",
-		"docs/operations.md", "docs/supervision.md", "docs/errors.md", "README.md", "SECURITY.md"} {
+		"docs/operations.md", "docs/supervision.md", "docs/errors.md", "docs/containment.md", "README.md", "SECURITY.md"} {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)

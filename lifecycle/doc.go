@@ -1,5 +1,8 @@
 // Package lifecycle takes one adapter from spawn to verified end.
 //
+// In the module's layers it sits above runtime and platform, which it joins, and below
+// discovery and registry, which it never imports.
+//
 // [Open] starts the adapter's executable as a supervised process tree (package
 // platform), connects a [runtime.Conn] to its stdin and stdout and performs the
 // initialize handshake within the call deadline. While the adapter is open, a

@@ -1,5 +1,8 @@
 // Package limits names every number of the Adapter process protocol v1 once.
 //
+// It is the lowest of the module's layers (internal/layers states them, lowest first):
+// it imports no package of the module, and any may import it.
+//
 // The constants are the protocol's own bounds (docs/protocol.md, with its numbered
 // rules). No other package of adapterkit writes these numbers; they
 // read them from here, either directly or through a [Limits] value, which lets a host (and

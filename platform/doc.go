@@ -3,6 +3,10 @@
 // out the adapter's stdin and stdout and proves, where the system allows, that nothing
 // of the tree is left.
 //
+// In the module's layers it sits above runtime and plugin and below lifecycle, yet
+// depends on neither end of a connection nor on lifecycle: it imports only the shared
+// internal packages and its own launcher stage (platform/internal/launch).
+//
 // The intended use (package lifecycle) is: [Start] a tree, give [Tree.Stdin] and
 // [Tree.Stdout] to a protocol connection; to stop, close stdin, wait up to the
 // disconnect grace for [Tree.Exited], then [Tree.Kill], then [Tree.Verify] within the

@@ -21,9 +21,9 @@ import (
 // its environment (unless Config.Env sets TMPDIR) and removed when it is reaped. It has
 // no network and may create no Unix socket (an AF_UNIX stream pair from socketpair(2)
 // keeps working), may change no file's mode, owner, times or extended attributes and
-// create no set-user-ID or set-group-ID file, and the system calls listed in SECURITY.md
-// are refused; it holds no capability, even started by root (none can be granted). The
-// fields add to that.
+// create no set-user-ID or set-group-ID file, and the system calls listed in
+// docs/containment.md are refused; it holds no capability, even started by root (none
+// can be granted). The fields add to that.
 //
 // What start-up derives from the executable cannot be chosen by it: an interpreter or
 // loader that Exec does not grant must be a system program — a regular file owned by

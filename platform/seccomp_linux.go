@@ -21,7 +21,7 @@ import (
 //     and file_setattr, and the FS_IOC_SETFLAGS / FS_IOC_FSSETXATTR ioctls (chattr).
 //     Landlock has no right for these, and seccomp cannot see which file a call names,
 //     so they are refused everywhere, the write grants and the private temporary
-//     directory included (see SECURITY.md);
+//     directory included (see docs/containment.md);
 //   - creating a file with the set-user-ID or set-group-ID bit: open, openat and creat
 //     with O_CREAT or O_TMPFILE and a mode with 06000, mkdir/mkdirat and mknod/mknodat
 //     with one (seccomp_args_linux.go); openat2, whose flags and mode sit in a structure

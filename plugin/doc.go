@@ -1,6 +1,10 @@
 // Package plugin is the adapter SDK: it lets an adapter written in Go speak the Adapter
 // process protocol v1 (docs/protocol.md in the repository) over its stdin and stdout.
 //
+// In the module's layers it sits above codec and contract, beside runtime: it never
+// depends on runtime, platform or lifecycle, since an adapter shares only the wire with
+// its host.
+//
 // A service is declared once, with package contract, in a package the adapter and its
 // hosts both import. The adapter makes a [Service] of the contract with [ServiceOf],
 // registers a typed handler for each of its methods with [Implement], and calls [Main]

@@ -2,6 +2,10 @@
 // directories, opened with one call, and bound to typed Go clients whose methods are
 // the adapter's methods.
 //
+// In the module's layers it sits above discovery, lifecycle and the layers below them,
+// and below controlplane and adapterctl; it never depends on the adapter SDK (plugin)
+// or on the control plane.
+//
 //	reg := registry.New(&registry.Config{Dirs: []string{"/opt/app/adapters"}})
 //	defer reg.Close(context.Background())
 //	h, err := reg.Open(ctx, "thermometer@~> 1.0", nil)

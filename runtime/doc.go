@@ -3,6 +3,10 @@
 // knows nothing of processes: package lifecycle starts the adapter and hands its pipes
 // to [NewConn].
 //
+// In the module's layers it sits above codec and contract (it imports limits, wire and
+// the shared internal packages) and below lifecycle; it never depends on platform or
+// plugin.
+//
 // A [Conn] has one reader of the adapter's output at a time, handed over explicitly: it
 // decodes frames and routes each reply to its caller. Frames are thus read whole and in
 // order, and a violation is seen once, while the reader need not be one goroutine: on an
@@ -17,9 +21,10 @@
 // context ends while it reads returns at once: a passed read deadline stops its Read
 // and the frame it was in is finished by the next reader. The connection also has one
 // writer goroutine, which writes queued frames to the adapter's input in identity
-// order, several at once under load, each within the pipe write timeout. Writes never interleave: a caller
-// whose request finds nobody writing (on a Unix pipe) first makes one non-blocking write
-// of the queue itself, sparing the hand-off, and leaves the writer whatever the pipe did
+// order, several at once under load, each within the pipe write timeout. Writes never
+// interleave: a caller whose request finds nobody writing (on a Unix pipe) first makes
+// one non-blocking write of the queue itself, sparing the hand-off, and leaves the
+// writer whatever the pipe did
 // not take, so no call ever waits for the pipe. The writer runs only while callers
 // leave it something: it starts when one does and ends after a second with nothing to
 // write, so an idle connection has none.

@@ -2,6 +2,9 @@
 // the Adapter process protocol v1 over their stdin and stdout. It also runs the
 // control-plane daemon that keeps adapters supervised, and asks it.
 //
+// It is the top of the module's layers and may import any library package; what only it
+// uses is its own (cmd/adapterctl/internal/systemd).
+//
 //	adapterctl list    [--json] DIR...
 //	adapterctl inspect [--json] [-v] [--log-level L] [--config JSON] ADAPTER
 //	adapterctl call    [--json] [-v] [--log-level L] [--timeout D] [--config JSON] ADAPTER METHOD [PARAMS_JSON|-]

@@ -3,6 +3,9 @@
 // A nil *Limits gives the protocol's values. The functions never modify the Limits, so
 // one Limits may be shared freely. They live here, not as methods of limits.Limits,
 // because only adapterkit's own packages read effective bounds; a host only sets fields.
+//
+// It is in the module's shared layer (internal/) and imports only limits; runtime,
+// plugin, lifecycle, registry and controlplane read effective bounds through it.
 package bound
 
 import (

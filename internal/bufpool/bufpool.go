@@ -4,6 +4,9 @@
 // the garbage collector, and with a megabyte per call that is a collection every few
 // calls.
 //
+// It is in the module's shared layer (internal/) and imports only limits; runtime,
+// plugin and registry draw from it.
+//
 // Buffers up to SmallCap are pooled in one pool and handed out by default. Larger ones
 // (up to MaxCap, a whole frame) are pooled apart and handed out only to a caller that
 // expects a large value: a [Hint] remembers, per call site or method, how large the

@@ -3,6 +3,10 @@
 // `adapterctl certs` (certificates for trying remote access out) and the tests,
 // which make expired, not-yet-valid and foreign certificates with it. Keys are
 // ECDSA P-256.
+//
+// It is in the module's shared layer (internal/) and imports no package of the module:
+// adapterctl and controlplane's tests both use it, and the top-level internal/ is the
+// only place both may import.
 package certgen
 
 import (

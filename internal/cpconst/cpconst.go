@@ -2,6 +2,9 @@
 // controlplane (which enforces them) and adapterctl (which shows them and uses them
 // as flag defaults). A host using package controlplane reads them in the documentation
 // of the fields and methods they apply to; they are not part of its API.
+//
+// It is in the module's shared layer (internal/) and imports no package of the module,
+// so that two layers, controlplane and adapterctl, read the same values.
 package cpconst
 
 import "time"

@@ -2,6 +2,9 @@
 // lower-case hex SHA-256 of the file, as sha256sum prints it), for package platform,
 // which checks a pin at every start; discovery exports its errors
 // (discovery.ErrDigestMismatch, discovery.ErrInvalidDigest).
+//
+// It is in the module's shared layer (internal/) and imports only internal/sentinel;
+// platform, discovery, registry and controlplane use it.
 package digest
 
 import (

@@ -3,6 +3,9 @@
 // its public key) and a role. Package controlplane checks RemoteConfig.Allow with it
 // and adapterctl parses its --allow NAME=ROLE flags with it, so that both accept and
 // refuse exactly the same spellings.
+//
+// It is in the module's shared layer (internal/) and imports no package of the module,
+// so that two layers, controlplane and adapterctl, read grants alike.
 package grant
 
 import (

@@ -3,6 +3,10 @@
 // and the adapter SDK (package plugin). The vocabulary they share with users (codes,
 // the catalog, violations) is package wire.
 //
+// It is in the module's shared layer (internal/) and imports only limits and wire;
+// codec, contract, runtime, plugin, lifecycle, registry, controlplane and adapterctl
+// build on it.
+//
 // A frame is a 4-byte big-endian payload length followed by exactly that many bytes of
 // UTF-8 JSON (R1-R5). [Reader] checks the length against the cap before it allocates
 // anything, so a peer cannot make the reader buffer more than the cap.

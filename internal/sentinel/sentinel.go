@@ -2,6 +2,8 @@
 // layering line share, so that each is defined once, below every package that returns
 // it, and errors.Is matches it whichever package returned it. Each is exported by the
 // public package named in its comment; that name is the one users write.
+//
+// It is in the module's shared layer (internal/) and imports no package of the module.
 package sentinel
 
 //lint:file-ignore ST1012 the values are exported as Err... by the public packages (named in each comment); here the package name says what they are

@@ -6,6 +6,9 @@
 // queued) are cut or dropped and counted. Package lifecycle routes each adapter's
 // standard error through it; adapterctl check uses it for the processes it starts
 // itself.
+//
+// It is in the module's shared layer (internal/) and imports no package of the module:
+// two layers, lifecycle and adapterctl, use it.
 package stderrlog
 
 import (

@@ -2,6 +2,9 @@
 // into a directory under the discovery naming convention, and checking from outside
 // (/proc on Linux) that processes are gone. It is internal: no public API depends on
 // it, and nothing outside tests imports it.
+//
+// It is with the programs and test tools in the module's layers (internal/layers), so
+// it may import any package; no library package imports it.
 package testkit
 
 import (

@@ -4,6 +4,9 @@
 // and rescans periodically as well, for file systems whose events are unreliable
 // (network mounts) or when the watches cannot be set up.
 //
+// It is the control plane's own (controlplane/internal, in its layer): controlplane is
+// its only importer, and it imports only internal/sentinel.
+//
 // The control-plane daemon runs it; a host embedding package registry calls
 // Registry.Rescan when it chooses. It is a package of its own so that only what
 // imports it links fsnotify, and nothing is watched unless [Run] is called.

@@ -1,6 +1,9 @@
 // Package launch is the launcher stage of a sandboxed adapter start (Linux), the part
 // that runs in the re-executed host binary; package platform is the part in the host.
 //
+// It is platform's own (platform/internal, in platform's layer): platform is its only
+// importer.
+//
 // This package's init recognises the launcher's private argv ("adapterkit-sandbox-launcher
 // launch-v1") and then never returns: on the main thread (package initialisation runs
 // there, locked) it drops every capability, sets no_new_privs, enforces the Landlock

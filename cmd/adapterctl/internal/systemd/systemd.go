@@ -4,6 +4,9 @@
 // LISTEN_FDNAMES) and readiness notification (sd_notify(3): datagrams such as
 // "READY=1" sent to the Unix socket named by NOTIFY_SOCKET).
 //
+// It is adapterctl's own (cmd/adapterctl/internal, in the CLI's layer) and imports no
+// package of the module.
+//
 // Both read their variables once and remove them from the process environment, as
 // sd_listen_fds(1) and sd_notify(1, ...) do, so that no child process (an adapter)
 // inherits them; the passed descriptors are marked close-on-exec at once for the
