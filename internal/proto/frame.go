@@ -200,6 +200,10 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 	}
 }
 
+// Buffered reports whether bytes of the stream are buffered in the Reader beyond the
+// frames it returned: the next ReadFrame has something to start from without waiting.
+func (r *Reader) Buffered() bool { return r.br.start < r.br.end }
+
 // readHeader reads the rest of the frame header, as io.ReadFull would.
 func (r *Reader) readHeader() error {
 	for r.hn < len(r.hdr) {
