@@ -86,7 +86,7 @@ func (e *FrameError) Unwrap() []error {
 }
 
 // Reader reads frames from a stream. It is not safe for concurrent use: a connection's
-// read loop owns it. It is the module's one frame reader: the control plane's framing
+// reader owns it (one at a time, handed over with a happens-before, as by a mutex). It is the module's one frame reader: the control plane's framing
 // (same shape, another cap, empty frames allowed) uses it too, through [NewReaderConfig].
 type Reader struct {
 	br         readBuffer
