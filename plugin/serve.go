@@ -81,6 +81,9 @@ type conn struct {
 	// waits to read again (see read); spares counts them.
 	turn   chan struct{}
 	spares atomic.Int32
+	// A lone request's handler runs in the goroutine that read it, which keeps the turn
+	// (see runInline).
+	inline inlineTurn
 }
 
 // Serve serves the adapter over one connection: it reads the host's frames from in and
@@ -118,7 +121,9 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 		return err
 	}
 	readDone := make(chan error, 1)
-	go c.read(proto.NewReader(in, c.maxFrame), true, readDone)
+	r := proto.NewReader(in, c.maxFrame)
+	c.inline.init(c, r, readDone)
+	go c.read(r, true, readDone)
 	var cause error
 	select {
 	case cause = <-readDone:
@@ -220,7 +225,10 @@ func (c *conn) shutdown(cause error) error {
 // than a whole round trip over the pipes — while the next reader reads on at once: a
 // cancel or another request never waits for a handler. After the reply, the goroutine
 // waits as a spare to be handed the turn again (up to maxSpares wait; the others end):
-// a new goroutine's small stack would grow, copied, on every request it serves.
+// a new goroutine's small stack would grow, copied, on every request it serves. A lone
+// request (none other in flight, no more input read ahead) keeps the turn while its
+// handler runs, unless the handler outlasts inlineFor (runInline): then there is no
+// other goroutine to wake at all.
 func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 	if !first {
 		c.w.WaitRoom(0) // the previous reader's last dispatch
@@ -244,7 +252,11 @@ func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 			done <- err
 			return
 		}
-		if req.h != nil || req.init {
+		if req.alone && !r.Buffered() {
+			if !c.runInline(req) && !c.awaitTurn() {
+				return
+			}
+		} else if req.h != nil || req.init {
 			c.passTurn(r, done)
 			if req.init {
 				c.runInitialize(req)
@@ -309,6 +321,7 @@ type request struct {
 	params []byte
 	long   []proto.LongString // params' long strings, as the envelope decoder found them
 	init   bool
+	alone  bool // a handler's request while no other is in flight (see runInline)
 }
 
 // dispatch handles one payload from the host. It returns the request whose handler the
@@ -400,10 +413,11 @@ func (c *conn) start(id uint64, h handlerFunc, params []byte, long []proto.LongS
 		return request{}
 	}
 	ctx, cancel := context.WithCancelCause(c.base)
+	alone := len(c.calls) == 0
 	c.calls[id] = cancel
 	c.running++
 	c.mu.Unlock()
-	return request{ctx: ctx, cancel: cancel, id: id, h: h, params: params, long: long}
+	return request{ctx: ctx, cancel: cancel, id: id, h: h, params: params, long: long, alone: alone}
 }
 
 // run runs a request's handler and queues its reply.

@@ -62,8 +62,8 @@ type readRole struct {
 // longAgo is a read deadline that has passed: it stops a Read in progress.
 var longAgo = time.Unix(1, 0)
 
-// startReading sets up the reader role and starts readLoop, which holds it first and
-// watches the output until a call is in flight.
+// startReading sets up the reader role and starts readLoop, which holds it first: it
+// watches the output until it has delivered a reply and nothing is in flight.
 func (c *Conn) startReading() {
 	c.rl.rd = proto.NewReader(c.r, c.frameMax)
 	if d, ok := c.r.(readDeadliner); ok && d.SetReadDeadline(time.Time{}) == nil {

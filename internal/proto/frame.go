@@ -86,7 +86,7 @@ func (e *FrameError) Unwrap() []error {
 }
 
 // Reader reads frames from a stream. It is not safe for concurrent use: a connection's
-// read loop owns it. It is the module's one frame reader: the control plane's framing
+// reader owns it (one at a time, handed over with a happens-before, as by a mutex). It is the module's one frame reader: the control plane's framing
 // (same shape, another cap, empty frames allowed) uses it too, through [NewReaderConfig].
 type Reader struct {
 	br         readBuffer
@@ -199,6 +199,10 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 		r.p = slices.Grow(r.p, grown-r.have)[:grown]
 	}
 }
+
+// Buffered reports whether bytes of the stream are buffered in the Reader beyond the
+// frames it returned: the next ReadFrame has something to start from without waiting.
+func (r *Reader) Buffered() bool { return r.br.start < r.br.end }
 
 // readHeader reads the rest of the frame header, as io.ReadFull would.
 func (r *Reader) readHeader() error {
