@@ -84,21 +84,6 @@ func cgroupName(seq uint64) (string, error) {
 
 func (c *cgroup) file(name string) string { return filepath.Join(c.path, name) }
 
-// writeExisting writes a cgroup interface file, which must exist: a missing file means
-// a missing controller or kernel feature (fs.ErrNotExist), never a file to create —
-// creating one in a cgroup directory fails with a misleading permission error.
-func writeExisting(path, value string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(value)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // kill kills every process of the cgroup and its sub-cgroups.
 func (c *cgroup) kill() error {
 	err := writeExisting(c.file("cgroup.kill"), "1")
@@ -128,7 +113,7 @@ func (c *cgroup) populated() (bool, error) {
 	if c.v1 {
 		return len(c.pids()) > 0, nil
 	}
-	b, err := os.ReadFile(c.file("cgroup.events"))
+	b, err := readControl(c.file("cgroup.events"))
 	if err != nil {
 		return false, err
 	}
@@ -190,7 +175,7 @@ func (c *cgroup) pids() []int {
 		if err != nil || !d.IsDir() {
 			return nil
 		}
-		b, err := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+		b, err := readControl(filepath.Join(p, "cgroup.procs"))
 		if err != nil {
 			return nil
 		}

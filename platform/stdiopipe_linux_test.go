@@ -61,3 +61,29 @@ func TestStdioPipeEnds(t *testing.T) {
 		w.Close()
 	}
 }
+
+// A start's three standard pipes, made, the child's ends passed to a fork as
+// os.StartProcess passes them (Fd) and closed, and the host's ends closed.
+func BenchmarkStdioPipes(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		var files [6]*os.File
+		for i, hostReads := range []bool{false, true, true} {
+			r, w, err := stdioPipe(hostReads)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if hostReads {
+				files[2*i], files[2*i+1] = w, r
+			} else {
+				files[2*i], files[2*i+1] = r, w
+			}
+		}
+		for i := 0; i < 6; i += 2 {
+			files[i].Fd()
+		}
+		for _, f := range files {
+			f.Close()
+		}
+	}
+}
