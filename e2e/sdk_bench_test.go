@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -20,10 +21,13 @@ import (
 // through the same host: "rtt" is one caller's round trip of a small echo (p50-µs is
 // its median), "par32" is 32 callers at once (calls/s). "floor" is the language's own
 // limit: 64 bytes bounced over the same kind of pipes off a child written in that
-// language with no SDK, no framing and no JSON (e2e/testdata/pingpong,
+// language with no SDK, no framing and no JSON, which writes back whatever it read in
+// one write (e2e/testdata/pingpong,
 // sdk/python/tools/pingpong.py, sdk/typescript/tools/pingpong.mjs,
 // sdk/rust/tools/pingpong.rs, which `make adapters` builds next to the Rust echo), one
-// caller at a time (p50-µs and calls/s). Run it with
+// caller at a time (p50-µs and calls/s); "floor32" bounces them for 32 callers at
+// once, as the host does calls: one writer writes whatever the callers queued in one
+// write, and one reader hands each message back to the caller it names (calls/s). Run it with
 //
 //	make adapters && ADAPTERKIT_SDK_ADAPTERS=$PWD/build/adapters go test -run '^$' -bench SDKEcho ./e2e/
 //
@@ -92,13 +96,14 @@ func BenchmarkSDKEcho(b *testing.B) {
 		}
 		if argv := floors[a.name]; argv != nil {
 			b.Run(a.name+"/floor", func(b *testing.B) { benchPingpong(b, argv) })
+			b.Run(a.name+"/floor32", func(b *testing.B) { benchPingpong32(b, argv) })
 		}
 	}
 }
 
-// benchPingpong bounces 64 bytes off the child argv (a pingpong program) b.N times over
-// its stdin and stdout pipes and reports the median round trip and the calls/s.
-func benchPingpong(b *testing.B, argv []string) {
+// startPingpong starts the child argv (a pingpong program) with its stdin and stdout
+// pipes, or skips the benchmark when it cannot be started.
+func startPingpong(b *testing.B, argv []string) (*exec.Cmd, io.WriteCloser, io.Reader) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
 	cmd.Stderr = os.Stderr
@@ -113,6 +118,116 @@ func benchPingpong(b *testing.B, argv []string) {
 	if err := cmd.Start(); err != nil {
 		b.Skipf("%s: %v", argv[0], err)
 	}
+	return cmd, in, out
+}
+
+// benchPingpong32 bounces 64-byte messages off the child argv (a pingpong program) for
+// 32 callers at once, b.N in all, and reports the calls/s. A message's first byte names
+// its caller; one goroutine writes the queued messages, batched, and one reads the
+// replies and hands each to its caller.
+func benchPingpong32(b *testing.B, argv []string) {
+	const callers = 32
+	cmd, in, out := startPingpong(b, argv)
+	// One writer writes whatever callers queued in one write, as a host batches frames.
+	queue := make(chan []byte, callers)
+	writeErr := make(chan error, 1)
+	go func() {
+		var batch []byte
+		for m := range queue {
+			batch = append(batch[:0], m...)
+			for more := true; more; {
+				select {
+				case m, ok := <-queue:
+					if !ok {
+						more = false
+						break
+					}
+					batch = append(batch, m...)
+				default:
+					more = false
+				}
+			}
+			if _, err := in.Write(batch); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+	}()
+	replies := make([]chan []byte, callers)
+	for i := range replies {
+		replies[i] = make(chan []byte, 1)
+	}
+	var readErr error
+	dead := make(chan struct{}) // closed when the reader stops, readErr set
+	go func() {
+		defer close(dead)
+		for {
+			m := make([]byte, 64)
+			if _, err := io.ReadFull(out, m); err != nil {
+				readErr = err
+				return
+			}
+			if int(m[0]) >= callers {
+				readErr = fmt.Errorf("%s bounced a message of caller %d", argv, m[0])
+				return
+			}
+			replies[m[0]] <- m
+		}
+	}()
+	call := func(i int, msg []byte) error {
+		select {
+		case queue <- msg:
+		case err := <-writeErr:
+			return err
+		}
+		select {
+		case m := <-replies[i]:
+			if !bytes.Equal(m, msg) {
+				return fmt.Errorf("%s bounced %q for %q", argv, m, msg)
+			}
+			return nil
+		case <-dead:
+			return readErr
+		}
+	}
+	warm := bytes.Repeat([]byte{'p'}, 64)
+	warm[0] = 0
+	if err := call(0, warm); err != nil { // the child has started and answers
+		b.Fatal(err)
+	}
+	per := (b.N + callers - 1) / callers
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	start := time.Now()
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			msg := bytes.Repeat([]byte{'p'}, 64)
+			msg[0] = byte(i)
+			for range per {
+				if err := call(i, msg); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(queue)
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("%s: %v", argv, err)
+	}
+	b.ReportMetric(float64(per*callers)/elapsed.Seconds(), "calls/s")
+}
+
+// benchPingpong bounces 64 bytes off the child argv (a pingpong program) b.N times over
+// its stdin and stdout pipes and reports the median round trip and the calls/s.
+func benchPingpong(b *testing.B, argv []string) {
+	cmd, in, out := startPingpong(b, argv)
 	msg := bytes.Repeat([]byte{'p'}, 64)
 	reply := make([]byte, 64)
 	bounce := func() {

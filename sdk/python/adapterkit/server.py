@@ -176,7 +176,6 @@ class _Connection:
         self.last_id = 0
         self.calls: Dict[int, _Call] = {}  # requests in flight, initialize excluded
         self.init_call: Optional[_Call] = None
-        self.tasks: set = set()
         self.closing = False
         self.abandoned = False
         self.done: asyncio.Future = self.loop.create_future()
@@ -248,10 +247,14 @@ class _Connection:
         call.task = self._spawn(self.run(id_, h, m["params"][0], raw, call))
 
     def _spawn(self, coro: Any) -> asyncio.Task:
-        t = self.loop.create_task(coro)
-        self.tasks.add(t)
-        t.add_done_callback(self.tasks.discard)
-        return t
+        # The task is held by its _Call (in self.calls, or self.init_call) until its
+        # reply is queued, its last act: no done callback, which cost every request a
+        # second turn of the loop's ready queue.
+        return self.loop.create_task(coro)
+
+    def _tasks(self) -> List[asyncio.Task]:
+        calls = list(self.calls.values()) + ([self.init_call] if self.init_call else [])
+        return [c.task for c in calls if c.task is not None and not c.task.done()]
 
     def cancel(self, id_: int) -> None:
         call = self.calls.get(id_)
@@ -388,8 +391,9 @@ class _Connection:
         for call in list(self.calls.values()) + ([self.init_call] if self.init_call else []):
             self._cancel(call, DISCONNECTED)
         complete = True
-        if self.tasks:
-            _, pending = await asyncio.wait(set(self.tasks), timeout=HANDLER_WAIT)
+        tasks = self._tasks()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=HANDLER_WAIT)
             if pending:
                 complete = False
                 self.log.warn("handlers did not return after the connection ended; abandoning them", count=len(pending))
@@ -398,7 +402,7 @@ class _Connection:
             complete = False
             self.log.warn("replies could not be written after the connection ended; abandoning them")
         self.abandoned = True
-        for t in list(self.tasks):
+        for t in self._tasks():
             t.cancel()
         self.pool.shutdown(wait=False)
         return complete

@@ -1,8 +1,10 @@
-//! The Rust floor for `make bench-sdk`: reads exactly 64 bytes from stdin and writes them
-//! back to stdout, again and again, with no framing, no JSON and no runtime (std only, one
-//! thread, blocking reads and writes on the descriptors), until stdin ends. A round trip
-//! through it is what bouncing a small message over a child's pipes costs a Rust program;
-//! the SDK's echo adapter is measured against it.
+//! The Rust floor for `make bench-sdk`: reads whatever has arrived on stdin (64-byte
+//! messages) and writes it back to stdout in one write, again and again, with no framing,
+//! no JSON and no runtime (std only, one thread, blocking reads and writes on the
+//! descriptors), until stdin ends: one message per read and write with one caller, as
+//! many as arrived together with many. A round trip through it is what bouncing a small
+//! message over a child's pipes costs a Rust program; the SDK's echo adapter is measured
+//! against it.
 
 use std::fs::File;
 use std::io::{ErrorKind, Read, Write};
@@ -16,25 +18,24 @@ fn main() {
     // closes them.
     let mut input = ManuallyDrop::new(unsafe { File::from_raw_fd(0) });
     let mut output = ManuallyDrop::new(unsafe { File::from_raw_fd(1) });
-    let mut buf = [0u8; SIZE];
+    let mut buf = vec![0u8; 1 << 16];
+    let mut total = 0;
     loop {
-        let mut got = 0;
-        while got < SIZE {
-            match input.read(&mut buf[got..]) {
-                Ok(0) if got == 0 => return,
-                Ok(0) => {
-                    eprintln!("pingpong: stdin ended inside a message");
-                    std::process::exit(1);
-                }
-                Ok(n) => got += n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => {
-                    eprintln!("pingpong: {}", e);
-                    std::process::exit(1);
-                }
+        let n = match input.read(&mut buf) {
+            Ok(0) if total % SIZE == 0 => return,
+            Ok(0) => {
+                eprintln!("pingpong: stdin ended inside a message");
+                std::process::exit(1);
             }
-        }
-        if let Err(e) = output.write_all(&buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("pingpong: {}", e);
+                std::process::exit(1);
+            }
+        };
+        total += n;
+        if let Err(e) = output.write_all(&buf[..n]) {
             eprintln!("pingpong: {}", e);
             std::process::exit(1);
         }

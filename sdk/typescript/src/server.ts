@@ -230,7 +230,8 @@ class Connection {
   private lastId = 0;
   private readonly calls = new Map<number, Call>();
   private initCall: { id: number; controller: AbortController } | undefined;
-  private readonly running = new Set<Promise<void>>();
+  /** initialize's run, while it has not settled (requests are waited for through calls). */
+  private initDone: Promise<void> | undefined;
   private readonly writer: Writer;
   private readonly log: Logger;
   private ended = false;
@@ -338,13 +339,10 @@ class Connection {
     const controller = new Cancel();
     const call: Call = { controller, done: Promise.resolve() };
     this.calls.set(id, call);
-    call.done = this.track(this.run(id, method, h, arg, controller));
-  }
-
-  private track(p: Promise<void>): Promise<void> {
-    this.running.add(p);
-    void p.finally(() => this.running.delete(p));
-    return p;
+    // The call (in calls until its reply is queued, run's last act) holds the run: no
+    // promise chained per request to follow it, which cost every request two promises
+    // and a closure.
+    call.done = this.run(id, method, h, arg, controller);
   }
 
   private cancel(id: number): void {
@@ -365,7 +363,7 @@ class Connection {
     this.state = "initializing";
     const controller = new AbortController();
     this.initCall = { id, controller };
-    this.track(this.runInitialize(id, params, paramsText, controller.signal));
+    this.initDone = this.runInitialize(id, params, paramsText, controller.signal);
   }
 
   private async runInitialize(id: number, params: Record<string, unknown>, paramsText: string, signal: AbortSignal): Promise<void> {
@@ -473,11 +471,15 @@ class Connection {
     }
     this.initCall?.controller.abort(reason);
     let complete = true;
-    if (this.running.size > 0) {
-      const all = Promise.allSettled([...this.running]).then(() => true);
+    const running = [...this.calls.values()].map((c) => c.done);
+    if (this.initCall && this.initDone) {
+      running.push(this.initDone);
+    }
+    if (running.length > 0) {
+      const all = Promise.allSettled(running).then(() => true);
       if (!(await withTimeout(all, HANDLER_WAIT_MS))) {
         complete = false;
-        this.log.warn("handlers did not return after the connection ended; abandoning them", { count: this.running.size });
+        this.log.warn("handlers did not return after the connection ended; abandoning them", { count: this.calls.size + (this.initCall ? 1 : 0) });
       }
     }
     if (!(await withTimeout(this.writer.idle().then(() => true), FLUSH_WAIT_MS))) {
