@@ -232,7 +232,7 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan
 		putCall(cl)
 		return nil, err
 	}
-	id, err := c.enqueue(cl, method, params, loan)
+	id, err := c.enqueue(ctx, cl, method, params, loan)
 	if err != nil {
 		<-c.slots
 		cl.timer.Stop()
@@ -308,8 +308,8 @@ const requestOverhead = 96
 // limit is refused with no identity used (R58, A3); running out of identities ends the
 // connection (R57, A15). Params larger than a caller writes itself (directMax) that
 // come with a loan are not copied: the queue holds the envelope around them and the
-// writer writes them from the lent buffer, which it returns to the pool once written.
-func (c *Conn) enqueue(cl *call, method string, params []byte, loan *validjson.Loan) (uint64, error) {
+// writer writes them from the lent buffer, holding the loan until they are written.
+func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []byte, loan *validjson.Loan) (uint64, error) {
 	c.mu.Lock()
 	if c.state == stateEnded {
 		c.mu.Unlock()
@@ -322,9 +322,20 @@ func (c *Conn) enqueue(cl *call, method string, params []byte, loan *validjson.L
 		return 0, c.closedNotStarted(method)
 	}
 	q, ok := c.fw.Begin()
-	if !ok { // the writer failed; the connection is ending
+	if !ok {
+		// The writer failed and is ending the connection (writeFailed, which may first
+		// ask the peer's process why). The call was never started; like a request
+		// queued a moment earlier, its error names the connection's cause, which a layer
+		// above reads to decide whether to make it again (lifecycle retries it on a
+		// restarted adapter), so wait for the end within the caller's context (a context that ends first gives
+		// the call its own error, never started).
 		c.mu.Unlock()
-		return 0, c.closedNotStarted(method)
+		select {
+		case <-c.done:
+			return 0, c.closedNotStarted(method)
+		case <-ctx.Done():
+			return 0, ContextError(ctx, method)
+		}
 	}
 	start := len(q)
 	var parts []framewriter.Splice

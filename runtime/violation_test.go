@@ -190,6 +190,43 @@ func TestOnPeerGoneBrokenInput(t *testing.T) {
 	}
 }
 
+// R56, R52: a call made while a failed write is ending the connection (OnPeerGone still
+// deciding the cause) is never started and names that cause, as a request queued a
+// moment earlier is told, so that a layer above can make it again on a restarted
+// adapter; a caller whose context ends meanwhile gets its own context's error.
+func TestCallWhileFailedWriteEnds(t *testing.T) {
+	exit := &wire.ViolationError{Kind: wire.ProcessExited, Err: errors.New("exit status 9")}
+	asked, release := make(chan struct{}), make(chan struct{})
+	c, f := newConn(t, osPipe, &runtime.Options{OnPeerGone: func() error {
+		close(asked)
+		<-release
+		return exit
+	}})
+	f.handshake(c)
+	_ = f.inEnd.Close() // the adapter's stdin is gone: the next write fails with EPIPE
+	first := goCall(context.Background(), c, read, "")
+	recv(t, asked)
+
+	dctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	_, err := c.Call(dctx, read, nil)
+	cancel()
+	checkOutcome(t, err, wire.CodeDeadline, false, true)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("call whose deadline passed while the connection ended: %v", err)
+	}
+
+	late := goCall(context.Background(), c, read, "")
+	close(release)
+	r := recv(t, late)
+	checkOutcome(t, r.err, wire.CodeClosed, false, true)
+	if !errors.Is(r.err, wire.ProcessExited) {
+		t.Errorf("call made while the connection ended: %v, want the process exit as its cause", r.err)
+	}
+	if r := recv(t, first); runtime.CodeOf(r.err) != wire.CodeClosed || !errors.Is(r.err, wire.ProcessExited) {
+		t.Errorf("call whose write failed: %v", r.err)
+	}
+}
+
 // R54: every envelope defect is an InvalidResponse violation.
 func TestInvalidResponse(t *testing.T) {
 	tests := []struct{ name, payload string }{
