@@ -26,7 +26,7 @@ type target struct {
 // targets: the typed path first, each followed by the same goal for the raw path, then
 // what must not regress, with go-plugin gRPC quoted beside go-plugin net/rpc.
 var targets = []target{
-	{"", "rtt", "p50_us", sysNetRPC, true, 0.75, "rtt p50 vs go-plugin net/rpc", true},
+	{"", "rtt", "p50_us", sysNetRPC, true, 0.4, "rtt p50 vs go-plugin net/rpc", true},
 	{sysRaw, "rtt", "p50_us", sysNetRPC, true, 0.75, "raw: rtt p50 vs go-plugin net/rpc", true},
 	{"", "rtt", "p50_us", sysFloor, true, 1.0, "rtt p50 vs floor", true},
 	{sysRaw, "rtt", "p50_us", sysFloor, true, 1.0, "raw: rtt p50 vs floor", true},
@@ -35,11 +35,12 @@ var targets = []target{
 	{"", "big", "mbps_1MiB", sysNetRPC, false, 1.2, "big 1 MiB MB/s vs go-plugin net/rpc", true},
 	{sysRaw, "big", "mbps_1MiB", sysNetRPC, false, 1.2, "raw: big 1 MiB MB/s vs go-plugin net/rpc", true},
 	{"", "big", "mbps_3.9MiB", sysRaw, false, 0.9, "typed/raw big 3.9 MiB MB/s", true},
+	{"", "rtt", "p50_us", sysPingpong, true, 2.0, "rtt p50 vs pingpong", true},
 	{"", "rtt", "p50_us", sysPingpong, true, 1.5, "stretch: rtt p50 vs pingpong", true},
 	{sysRaw, "rtt", "p50_us", sysPingpong, true, 0, "raw: rtt p50 vs pingpong", true},
 	{"", "regmem", "kib_per_adapter", "", true, 48, "host KiB per open adapter (registry)", false},
 	{sysSandbox, "regmem", "kib_per_adapter", "", true, 0, "sandboxed: host KiB per open adapter", false},
-	{"", "spawn", "start_ms", sysNetRPC, true, 0.4, "spawn start vs go-plugin net/rpc", false},
+	{"", "spawn", "start_ms", sysNetRPC, true, 0.35, "spawn start vs go-plugin net/rpc", false},
 	{"", "spawn", "start_ms", sysGRPC, true, 0, "spawn start vs go-plugin gRPC", false},
 	{"", "spawn", "stop_ms", sysNetRPC, true, 0.6, "verified stop vs go-plugin net/rpc Kill", false},
 	{"", "spawn", "stop_ms", sysGRPC, true, 0, "verified stop vs go-plugin gRPC Kill", false},

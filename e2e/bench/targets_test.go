@@ -34,7 +34,7 @@ func find(vs []verdict, label, mode string) (verdict, bool) {
 func TestVerdicts(t *testing.T) {
 	rs := fakeResults(1, map[string]map[string]metrics{
 		"rtt": {
-			sysAdapterkit: {"p50_us": 60}, sysNetRPC: {"p50_us": 100},
+			sysAdapterkit: {"p50_us": 60}, sysNetRPC: {"p50_us": 200},
 			sysFloor: {"p50_us": 59}, sysPingpong: {"p50_us": 40},
 		},
 		"rtt-steady": {sysAdapterkit: {"p50_us": 80}, sysNetRPC: {"p50_us": 100}},
@@ -48,9 +48,10 @@ func TestVerdicts(t *testing.T) {
 		value       float64
 		met         bool
 	}{
-		{"rtt p50 vs go-plugin net/rpc", modeBlock, 0.6, true},
+		{"rtt p50 vs go-plugin net/rpc", modeBlock, 0.3, true},
 		{"rtt p50 vs go-plugin net/rpc", modeSteady, 0.8, false},
 		{"rtt p50 vs floor", modeBlock, 60.0 / 59, false},
+		{"rtt p50 vs pingpong", modeBlock, 1.5, true},
 		{"stretch: rtt p50 vs pingpong", modeBlock, 1.5, true},
 		{"par32 calls/s vs go-plugin net/rpc", modeBlock, 1.5, true},
 		{"host KiB per open adapter (registry)", "-", 48, true},
@@ -80,8 +81,8 @@ func TestVerdicts(t *testing.T) {
 	var buf bytes.Buffer
 	writeTargets(&buf, vs)
 	for _, want := range []string{
-		"rtt p50 vs go-plugin net/rpc steady 0.80x <= 0.75x MISSED",
-		"rtt p50 vs go-plugin net/rpc block 0.60x <= 0.75x met",
+		"rtt p50 vs go-plugin net/rpc steady 0.80x <= 0.40x MISSED",
+		"rtt p50 vs go-plugin net/rpc block 0.30x <= 0.40x met",
 		"(registry) - 48.00 <= 48.00 met",
 		"gRPC - 0.40x - reported",
 	} {
@@ -112,7 +113,7 @@ func TestRequired(t *testing.T) {
 // TestSummary: over five runs, a goal met in four holds, one met in three does not,
 // and a target measured in some runs only shows "-" for the others.
 func TestSummary(t *testing.T) {
-	p50 := []float64{60, 70, 80, 60, 60} // vs net/rpc 100: met in 4 of 5 (<= 0.75)
+	p50 := []float64{30, 35, 80, 30, 30} // vs net/rpc 100: met in 4 of 5 (<= 0.4)
 	par := []float64{150, 100, 100, 150, 150}
 	var runs [][]verdict
 	for i := range 5 {
@@ -141,7 +142,7 @@ func TestSummary(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"summary over 5 runs (a goal holds when met in at least 4)",
-		"block <= 0.75x 0.60 0.70 0.80 0.60 0.60 4/5 holds",
+		"block <= 0.40x 0.30 0.35 0.80 0.30 0.30 4/5 holds",
 		"block >= 1.50x 1.50 1.00 1.00 1.50 1.50 3/5 DOES NOT HOLD",
 		"(registry) - <= 48.00 40.00 - - - - 1/5 DOES NOT HOLD",
 	} {
