@@ -36,6 +36,7 @@ func CheckType(t reflect.Type) error {
 	}
 	planFor(t)
 	encoderFor(t)
+	writesValid(t)
 	return nil
 }
 

@@ -2,12 +2,14 @@ package codec
 
 import (
 	"reflect"
+	"sync"
 
 	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 func init() {
 	validjson.DecodeOwned = decodeValidOwned
+	validjson.WritesValid = writesValid
 }
 
 // decodeValidOwned is decodeAliasing for a data the module's envelope decoder has already
@@ -31,4 +33,47 @@ func decodeValidOwned(data []byte, known *validjson.Known, target any, ignoreUnk
 		return err
 	}
 	return nil
+}
+
+var validCache sync.Map // reflect.Type -> bool
+
+// writesValid reports whether Append's output for a value of type t (when Append
+// succeeds) is always one JSON value of valid UTF-8: true unless the type holds, at any
+// depth, a type with its own MarshalJSON (whose bytes are written as they are, checked
+// for syntax by encoding/json's Compact but not for UTF-8; json.RawMessage is one) or an
+// interface (which may hold one). Every other byte comes from the codec's own writers or
+// encoding/json's, which escape strings and replace invalid UTF-8. A recursive type is
+// judged by its parts.
+func writesValid(t reflect.Type) bool {
+	if v, ok := validCache.Load(t); ok {
+		return v.(bool)
+	}
+	v := writesValidIn(t, map[reflect.Type]bool{})
+	validCache.Store(t, v)
+	return v
+}
+
+func writesValidIn(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return true // decided by the parts of the type met first
+	}
+	seen[t] = true
+	if t.Implements(marshalerType) || t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(marshalerType) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return false
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return writesValidIn(t.Elem(), seen)
+	case reflect.Map:
+		return writesValidIn(t.Key(), seen) && writesValidIn(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !writesValidIn(t.Field(i).Type, seen) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -1,9 +1,11 @@
 package codec
 
 import (
+	"encoding/json"
 	"math"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 )
@@ -22,16 +24,49 @@ type plainTree struct {
 	Next *plainTree        `json:"next,omitempty"`
 }
 
-// FuzzAppendValid: what Append writes for a type made of the codec's own writers is one
-// valid JSON value of valid UTF-8, whatever bytes its strings hold: invalid UTF-8 is
-// replaced and everything JSON requires is escaped.
-func FuzzAppendValid(f *testing.F) {
+// writesValid accepts a type only when no part of it can write bytes the codec did not
+// escape itself: MarshalJSON anywhere (on the type or its pointer, json.RawMessage
+// included) or an interface (which may hold one) refuses it.
+func TestWritesValid(t *testing.T) {
+	type withRaw struct{ R json.RawMessage }
+	type withAny struct{ X any }
+	type withTime struct{ T time.Time }
+	type deep struct{ L []map[string]*withRaw }
+	for _, tc := range []struct {
+		t    reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[plainTree](), true},
+		{reflect.TypeFor[string](), true},
+		{reflect.TypeFor[map[string][]int](), true},
+		{reflect.TypeFor[json.Number](), true},
+		{reflect.TypeFor[withRaw](), false},
+		{reflect.TypeFor[json.RawMessage](), false},
+		{reflect.TypeFor[withAny](), false},
+		{reflect.TypeFor[withTime](), false},
+		{reflect.TypeFor[deep](), false},
+		{reflect.TypeFor[outer](), false},
+		{reflect.TypeFor[Stamped](), false},
+	} {
+		if got := writesValid(tc.t); got != tc.want {
+			t.Errorf("writesValid(%v) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+}
+
+// FuzzWritesValid: what Append writes for a type writesValid accepts is one valid JSON
+// value of valid UTF-8 (what the connection would have checked), whatever bytes its
+// strings hold.
+func FuzzWritesValid(f *testing.F) {
 	f.Add("plain", []byte{1, 2}, 1.5)
 	f.Add("\xff\xfe\"\\\u2028\x00", []byte(nil), math.Inf(1))
 	f.Fuzz(func(t *testing.T, s string, b []byte, x float64) {
 		p := s + "\x7f"
 		v := plainTree{S: s, B: b, M: map[string]string{s: s, "": p}, K: map[int]string{-1: s}, P: &p,
 			A: [2]string{s, p}, F: x, Next: &plainTree{S: p}}
+		if !writesValid(reflect.TypeOf(v)) {
+			t.Fatal("plainTree is not accepted")
+		}
 		out, err := Append(nil, v)
 		if err != nil {
 			return // NaN, ±Inf: refused, nothing is sent
@@ -42,7 +77,7 @@ func FuzzAppendValid(f *testing.F) {
 	})
 }
 
-// A type CheckType accepts has its decoder plan and encoder built by
+// A type CheckType accepts has its decoder plan, encoder and validity verdict built by
 // the check, so that a contract's first call does not build them.
 func TestCheckTypePrepares(t *testing.T) {
 	type prepared struct {
@@ -58,5 +93,8 @@ func TestCheckTypePrepares(t *testing.T) {
 	}
 	if _, ok := encCache.Load(rt); !ok {
 		t.Error("no encoder after CheckType")
+	}
+	if _, ok := validCache.Load(rt); !ok {
+		t.Error("no validity verdict after CheckType")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
@@ -20,8 +21,11 @@ import (
 type Client struct {
 	h     *Handle
 	svc   *contract.Service
-	sizes map[string]*bufpool.Hint // how large each method's params were lately
+	sizes map[string]*methodSizes
 }
+
+// methodSizes are how large a method's params and results were lately.
+type methodSizes struct{ params, result bufpool.Hint }
 
 // NewClient returns a client of the service svc on the adapter of h, after checking the
 // adapter's catalog against svc: the service is present, its version is svc's, and it
@@ -38,9 +42,9 @@ func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
 		return nil, err
 	}
 	h.bind(svc)
-	sizes := make(map[string]*bufpool.Hint)
+	sizes := make(map[string]*methodSizes)
 	for _, m := range svc.Methods() {
-		sizes[m] = new(bufpool.Hint)
+		sizes[m] = new(methodSizes)
 	}
 	return &Client{h: h, svc: svc, sizes: sizes}, nil
 }
@@ -65,7 +69,8 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	// Raw params (json.RawMessage) are the caller's bytes, sent as they are: they must
 	// never go to the pool, where a later call would encode its params into them.
 	owned := !isRaw(pv)
-	size := c.sizes[m.Name()]
+	sz := c.sizes[m.Name()]
+	size := &sz.params
 	buf := bufpool.Get()
 	dst := bufpool.Reserve(*buf, size.Size())
 	params, err := encodeParams(m.Name(), dst, pv)
@@ -73,25 +78,54 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 		bufpool.Put(buf)
 		return r, err
 	}
+	callCtx := ctx
+	var loan *validjson.Loan
 	if owned {
 		size.Record(len(params))
+		if len(params) > bufpool.SmallCap {
+			// Large params written by the codec are lent to the connection with their
+			// buffer: it writes them from there instead of copying them into its write
+			// queue, and pools the buffer once they are written. Those of a type whose
+			// encoding is always valid JSON are not checked again either: the check costs
+			// a pass over every byte, the loan an allocation.
+			valid := pv != nil && validjson.WritesValid(reflect.TypeOf(pv))
+			*buf = params
+			callCtx, loan = validjson.Lend(ctx, params, buf, valid)
+		}
 	}
-	raw, err := c.h.Call(ctx, m.Name(), params)
-	// The call has returned and the connection copied params into its write queue when
-	// it queued the request: the buffer is free again.
-	if owned {
+	var long *validjson.Strings
+	if sz.result.Size() > 0 {
+		// The results were large lately: ask the connection where the result's long
+		// strings lie, which it learnt checking the reply frame, so that decoding does
+		// not look for their ends again. It costs an allocation, small beside them.
+		callCtx, long = validjson.ExpectStrings(callCtx)
+	}
+	raw, err := c.h.Call(callCtx, m.Name(), params)
+	// The call has returned: the caller lets go of params. A lent buffer goes back to
+	// the pool once no writer holds it either (a call given up mid-write does not wait
+	// for the write).
+	switch {
+	case loan != nil:
+		loan.Release()
+	case owned:
 		*buf = params
-	} else {
+		bufpool.Put(buf)
+	default:
 		*buf = dst
+		bufpool.Put(buf)
 	}
-	bufpool.Put(buf)
 	if err != nil {
 		return r, err
 	}
+	sz.result.Record(len(raw))
 	// raw is the reply frame's, the caller's alone: long strings share it. The
 	// connection validated it whole on arrival (the envelope decoder checks every
 	// value), so its strings are not checked a second time.
-	if err := validjson.DecodeOwned(raw, nil, &r, bool(codec.IgnoreUnknown)); err != nil {
+	var known *validjson.Known
+	if l := long.For(raw); l != nil {
+		known = &validjson.Known{Long: l}
+	}
+	if err := validjson.DecodeOwned(raw, known, &r, bool(codec.IgnoreUnknown)); err != nil {
 		return r, &DecodeError{Method: m.Name(), Raw: raw, Err: err}
 	}
 	return r, nil

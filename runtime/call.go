@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
@@ -28,6 +30,7 @@ type call struct {
 // host decided (err).
 type reply struct {
 	value   []byte
+	long    []proto.LongString // value's long strings, as the envelope decoder found them
 	isErr   bool
 	code    wire.Code
 	rawCode string
@@ -79,7 +82,7 @@ func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*
 	case stateInitializing, stateReady:
 		return nil, refused(method, wire.CodeInvalid, "initialize was already called", errAlreadyInitialized)
 	}
-	value, err := c.roundTrip(ctx, method, proto.AppendInitializeParams(nil, configuration), true)
+	value, err := c.roundTrip(ctx, method, proto.AppendInitializeParams(nil, configuration), nil, true)
 	if err != nil {
 		var ce *CallError
 		if errors.As(err, &ce) && ce.NeverStarted {
@@ -159,14 +162,20 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	if _, ok := cs.methods[method]; !ok {
 		return nil, refused(method, wire.CodeUnavailable, proto.MessageUnknownMethod, ErrUnknownMethod)
 	}
-	if err := proto.ValidateParams(params); err != nil {
-		return nil, refused(method, wire.CodeInvalid, "params are not a JSON object",
-			fmt.Errorf("%w: %w", ErrInvalidParams, err))
+	// Large params of the module's typed client come lent with their pooled buffer
+	// (internal/validjson): written from it, not copied; and when package codec wrote
+	// them from a type whose encoding is always valid, not checked twice.
+	loan := validjson.Lent(ctx, params)
+	if !loan.Valid() {
+		if err := proto.ValidateParams(params); err != nil {
+			return nil, refused(method, wire.CodeInvalid, "params are not a JSON object",
+				fmt.Errorf("%w: %w", ErrInvalidParams, err))
+		}
 	}
 	if len(params) > c.frameMax {
 		return nil, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, ErrRequestTooLarge)
 	}
-	return c.roundTrip(ctx, method, params, false)
+	return c.roundTrip(ctx, method, params, loan, false)
 }
 
 // refused builds the error of a call refused before anything was sent.
@@ -201,9 +210,10 @@ func ctxError(ctx context.Context, method string, id uint64, fromTimer bool) *Ca
 	return e
 }
 
-// roundTrip takes a slot, queues the request and waits for its reply. init marks the initialize request, which sends no
+// roundTrip takes a slot, queues the request and waits for its reply. loan, if not nil,
+// lends params' buffer (see enqueue). init marks the initialize request, which sends no
 // cancel: its failure ends the connection anyway.
-func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, init bool) (json.RawMessage, error) {
+func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan *validjson.Loan, init bool) (json.RawMessage, error) {
 	if ctx.Err() != nil { // R50, A32: before anything, no identity used
 		return nil, ctxError(ctx, method, 0, false)
 	}
@@ -222,7 +232,7 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, init
 		putCall(cl)
 		return nil, err
 	}
-	id, err := c.enqueue(ctx, cl, method, params)
+	id, err := c.enqueue(ctx, cl, method, params, loan)
 	if err != nil {
 		<-c.slots
 		cl.timer.Stop()
@@ -261,6 +271,9 @@ func (c *Conn) await(ctx context.Context, cl *call, method string, id uint64, ti
 func (c *Conn) finish(ctx context.Context, cl *call, method string, id uint64, r reply) (json.RawMessage, error) {
 	cl.timer.Stop()
 	putCall(cl)
+	if len(r.long) > 0 {
+		validjson.GiveStrings(ctx, r.value, r.long)
+	}
 	return result(method, id, r)
 }
 
@@ -293,9 +306,10 @@ const requestOverhead = 96
 // enqueue assigns the next identity, records the call as pending and queues its frame,
 // all under the lock so frames are written in identity order (R33). A frame above the
 // limit is refused with no identity used (R58, A3); running out of identities ends the
-// connection (R57, A15). params are copied into the queue: the caller's buffer is free
-// again when enqueue returns.
-func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []byte) (uint64, error) {
+// connection (R57, A15). Params larger than a caller writes itself (directMax) that
+// come with a loan are not copied: the queue holds the envelope around them and the
+// writer writes them from the lent buffer, holding the loan until they are written.
+func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []byte, loan *validjson.Loan) (uint64, error) {
 	c.mu.Lock()
 	if c.state == stateEnded {
 		c.mu.Unlock()
@@ -313,8 +327,8 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []by
 		// ask the peer's process why). The call was never started; like a request
 		// queued a moment earlier, its error names the connection's cause, which a layer
 		// above reads to decide whether to make it again (lifecycle retries it on a
-		// restarted adapter), so wait for the end within the caller's context (a
-		// context that ends first gives the call its own error, never started).
+		// restarted adapter), so wait for the end within the caller's context (a context that ends first gives
+		// the call its own error, never started).
 		c.mu.Unlock()
 		select {
 		case <-c.done:
@@ -324,15 +338,28 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []by
 		}
 	}
 	start := len(q)
-	q = bufpool.Reserve(q, len(params)+len(method)+requestOverhead)
-	q = proto.AppendRequest(proto.BeginFrame(q), id, method, params)
-	_, err := proto.FinishFrame(q[start:], c.frameMax)
+	var parts []framewriter.Splice
+	var rel framewriter.Releaser
+	var err error
+	if loan != nil && len(params) > directMax {
+		q = proto.AppendRequestHead(proto.BeginFrame(q), id, method)
+		parts = []framewriter.Splice{{At: len(q), Data: params}}
+		q = append(q, '}')
+		if _, err = proto.FinishSplicedFrame(q[start:], len(params), c.frameMax); err == nil {
+			loan.Hold()
+			rel = loan
+		}
+	} else {
+		q = bufpool.Reserve(q, len(params)+len(method)+requestOverhead)
+		q = proto.AppendRequest(proto.BeginFrame(q), id, method, params)
+		_, err = proto.FinishFrame(q[start:], c.frameMax)
+	}
 	if err != nil {
 		c.fw.Cancel()
 		c.mu.Unlock()
 		return 0, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
 	}
-	c.fw.Commit(q, id, nil, nil)
+	c.fw.Commit(q, id, parts, rel)
 	c.nextID++
 	cl.id, cl.method = id, method
 	c.pending[id] = cl

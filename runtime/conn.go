@@ -236,7 +236,8 @@ func (c *Conn) end(cause error) bool {
 	}
 	c.state = stateEnded
 	c.cause = cause
-	// Requests still queued were never handed to a Write: never started.
+	// Requests still queued were never handed to a Write: never started. The writer
+	// releases what their frames borrow (the caller still holds lent params).
 	for _, id := range c.fw.Stop() {
 		if cl, ok := c.pending[id]; ok {
 			delete(c.pending, id)

@@ -11,9 +11,9 @@ import (
 	"github.com/adapterkit/adapterkit/wire"
 )
 
-// Call copies params into the connection's write queue: the caller's buffer is its own
-// again as soon as Call returns, also when the call was given up while its frame was
-// being written. The caller writes over it, and the frame still goes out whole and
+// Params that come without a loan (validjson.Lend) are copied into the connection's
+// write queue: the caller's buffer is its own again as soon as Call returns, also when
+// the call was given up while its frame was being written. The caller writes over it, and the frame still goes out whole and
 // unchanged, followed by the cancel; the connection goes on.
 func TestParamsFreeOnceCallReturns(t *testing.T) {
 	for _, kind := range pipeKinds {
@@ -62,28 +62,4 @@ func TestParamsFreeOnceCallReturns(t *testing.T) {
 			}
 		})
 	}
-}
-
-// readFrame reads one frame from r.
-func readFrame(t *testing.T, r io.Reader) []byte {
-	t.Helper()
-	var h [4]byte
-	if _, err := io.ReadFull(r, h[:]); err != nil {
-		t.Fatal(err)
-	}
-	p := make([]byte, binary.BigEndian.Uint32(h[:]))
-	if _, err := io.ReadFull(r, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func differing(a, b []byte) int {
-	n := 0
-	for i := range a {
-		if a[i] != b[i] {
-			n++
-		}
-	}
-	return n
 }

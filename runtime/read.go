@@ -253,7 +253,7 @@ func (c *Conn) deliver(m *proto.Message, self *call) (reply, readStep) {
 	<-c.slots // the call's slot, held until now (R39, A17)
 	var r reply
 	if m.Type == proto.TypeResult {
-		r = reply{value: m.Value}
+		r = reply{value: m.Value, long: m.Strings}
 	} else {
 		r = reply{isErr: true, code: m.Code, rawCode: m.RawCode, message: m.Message}
 	}

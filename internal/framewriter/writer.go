@@ -33,7 +33,7 @@ type Splice struct {
 }
 
 // Releaser is what a queued frame borrows beyond the bytes copied into the queue (a
-// pooled buffer, say). The writer calls Release exactly once per frame queued
+// pooled buffer, lent params). The writer calls Release exactly once per frame queued
 // with one: after the Writes of the frame's batch have returned (also a failed one), or
 // when the frame is dropped without being written (the writer was stopped, or a write
 // failed first). Release runs in the goroutine that wrote or dropped the frame, with no

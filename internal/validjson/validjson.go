@@ -1,29 +1,33 @@
 // Package validjson lets the module's own layers skip checking a JSON text a second
 // time when they know it to be valid: a frame's params or result value, which the
-// envelope decoder checked whole (UTF-8 and escapes included). It is a hand-over point,
-// not an implementation: package codec sets DecodeOwned and AppendSpliced when it is
+// envelope decoder checked whole (UTF-8 and escapes included), and params that package
+// codec wrote from a type whose encoding is always valid JSON. It is a hand-over point,
+// not an implementation: package codec sets DecodeOwned and WritesValid when it is
 // initialized, and only code inside this module can import an internal package, so no
-// caller outside it can pass a text nobody checked as checked. The adapter SDK (decoding
-// params, encoding results) and the typed client (decoding results) call them; both
-// import package codec, which sets them before any of their code runs.
+// caller outside it can pass a text nobody checked as checked.
 //
-// It is a hand-over through variables rather than exported functions of codec because
-// codec's exported API is what users may call, and these must not be: DecodeOwned's
-// strings share the caller's buffer, and AppendSpliced's splices share the value's
-// strings. BENCH.md ("What the large-value hand-overs are worth") gives the figures
-// that keep them.
-//
-// In the layers it is shared: it imports internal/proto and internal/framewriter only.
+// It also hands over what lets a large value reach the pipe without being copied on
+// the way: a typed client lends its encoded params with their pooled buffer to the
+// connection (Lend), and package codec writes long strings by reference (Splice,
+// AppendSpliced), which the adapter SDK uses for results. A lent buffer has holders
+// (the caller, and every connection that queued a frame of it) and returns to the pool
+// in one place, [Loan.Release], when the last of them lets go.
 package validjson
 
 import (
+	"context"
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // DecodeOwned decodes data, a JSON value already validated as a whole, into target (a
-// non-nil pointer), as codec.DecodeValue does, except that long strings share data's
-// memory (data must never change afterwards); ignoreUnknown skips object members that name no
+// non-nil pointer), as codec.DecodeOwned does (long strings share data's memory; data
+// must never change afterwards); ignoreUnknown skips object members that name no
 // field. known, if not nil, says where the validation found data's long strings
 // (Long): their ends are not looked for again; and DecodeOwned adds to its Verbatim
 // the long strings it decoded that share data's memory and are known to be written as
@@ -43,6 +47,77 @@ type Known struct {
 	Verbatim [][]byte
 }
 
+// WritesValid reports whether codec.Append always writes one JSON value of valid UTF-8
+// for values of type t, so that the connection need not check params it wrote. Set by
+// package codec.
+var WritesValid func(t reflect.Type) bool
+
+type loanKey struct{}
+
+// Loan is a caller's large params handed to the connection together with the pooled
+// buffer (package bufpool) that holds them: the connection writes the request's frame
+// from them instead of copying them into its write queue.
+//
+// The buffer goes back to the pool in exactly one place, [Loan.Release], when the last
+// holder lets it go: the caller holds the loan from Lend until the call has returned,
+// and every connection that queues a frame referring to the params holds it (Hold)
+// until its writer has written or dropped that frame. So a call given up while its
+// frame is being written leaves the buffer to the writer, and a request dropped by a
+// connection that ended before writing it can be made again from the same params, on
+// a new connection, because the caller still holds them.
+type Loan struct {
+	p     *byte
+	n     int
+	valid bool
+	buf   *[]byte
+	refs  atomic.Int32
+}
+
+// Lend returns a context that lends params, which are *buf (a bufpool buffer), to the
+// connection the call reaches, and the Loan, held once by the caller: it calls Release
+// when the call has returned and must not use buf afterwards. valid says params were
+// written by package codec for a type WritesValid accepts (see Valid). It costs an
+// allocation: callers use it for large params, where the copy it spares costs far more.
+func Lend(ctx context.Context, params []byte, buf *[]byte, valid bool) (context.Context, *Loan) {
+	l := &Loan{p: unsafe.SliceData(params), n: len(params), valid: valid, buf: buf}
+	l.refs.Store(1)
+	return context.WithValue(ctx, loanKey{}, l), l
+}
+
+// Lent returns the loan ctx carries for exactly params (the same bytes, not a copy), or
+// nil.
+func Lent(ctx context.Context, params []byte) *Loan {
+	l, _ := ctx.Value(loanKey{}).(*Loan)
+	if l == nil || len(params) == 0 || l.p != unsafe.SliceData(params) || l.n != len(params) {
+		return nil
+	}
+	return l
+}
+
+// Hold is called by a connection, in the caller's goroutine while the caller holds the
+// loan, when it queues a frame that refers to the params; it releases it once that
+// frame is written or dropped.
+func (l *Loan) Hold() { l.refs.Add(1) }
+
+// Release lets go of one hold; the last one puts the buffer back into the pool. This
+// is the only place a lent buffer returns to the pool.
+func (l *Loan) Release() {
+	switch n := l.refs.Add(-1); {
+	case n == 0:
+		bufpool.Put(l.buf)
+	case n < 0:
+		panic("validjson: a loan released more often than held")
+	}
+}
+
+// Holders returns how many hold the loan now.
+func (l *Loan) Holders() int { return int(l.refs.Load()) }
+
+// Valid reports whether the lent params were written by package codec for a type
+// WritesValid accepts: one valid JSON object, which the connection does not check again
+// (the check costs a pass over every byte). l may be nil.
+func (l *Loan) Valid() bool { return l != nil && l.valid }
+
 // Splice is a run of bytes that belongs at offset At of an encoded text but was not
 // copied into it: the text is written up to At, then Data, then on from At. Data is the
 // memory of an immutable Go string (package codec writes long strings so); it must never
@@ -57,3 +132,40 @@ type Splice = framewriter.Splice
 // text with its splices are those codec.Append writes. A sender that writes the pieces
 // in order spares the copy of a large string. Set by package codec.
 var AppendSpliced func(dst []byte, v any, min int, verbatim [][]byte, splices []Splice) ([]byte, []Splice, error)
+
+type stringsKey struct{}
+
+// Strings receives from the connection where the long strings of a call's result
+// lie, as the envelope decoder found them while checking the reply frame
+// (proto.Message.Strings), for the caller to hand to DecodeOwned.
+type Strings struct {
+	p    *byte
+	n    int
+	long []proto.LongString
+}
+
+// ExpectStrings returns a context that asks the connection the call reaches for the
+// long strings of its result, and where they will be. It costs an allocation: callers
+// use it where results were large lately.
+func ExpectStrings(ctx context.Context) (context.Context, *Strings) {
+	s := &Strings{}
+	return context.WithValue(ctx, stringsKey{}, s), s
+}
+
+// GiveStrings is called by the connection, in the caller's goroutine, with a call's
+// result value and its long strings: a context that expects them keeps them for that
+// value. Only a value with long strings is worth the look-up.
+func GiveStrings(ctx context.Context, value []byte, long []proto.LongString) {
+	if s, _ := ctx.Value(stringsKey{}).(*Strings); s != nil {
+		s.p, s.n, s.long = unsafe.SliceData(value), len(value), long
+	}
+}
+
+// For returns the long strings given for exactly value (the same bytes, not a copy),
+// or nil; s may be nil.
+func (s *Strings) For(value []byte) []proto.LongString {
+	if s == nil || len(value) == 0 || s.p != unsafe.SliceData(value) || s.n != len(value) {
+		return nil
+	}
+	return s.long
+}

@@ -1,15 +1,19 @@
 package lifecycle_test
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/plugin"
 )
@@ -20,13 +24,13 @@ type text struct {
 	S string `json:"s"`
 }
 
-// stallOnce serves test.retry.echo. Its first instance (no file at
+// stallOnce serves test.lend.echo. Its first instance (no file at
 // ADAPTERKIT_TEST_MARK yet) answers the handshake, reads the header of the next
 // request only, says so by creating that file with ".started" appended, and exits a
 // little later without reading more; the instances after it serve normally.
 func stallOnce() {
-	svc := plugin.NewService("test.retry", 1)
-	plugin.Handle(svc, "test.retry.echo", func(_ context.Context, p text) (text, error) { return p, nil })
+	svc := plugin.NewService("test.lend", 1)
+	plugin.Handle(svc, "test.lend.echo", func(_ context.Context, p text) (text, error) { return p, nil })
 	a := &plugin.Adapter{Services: []*plugin.Service{svc}}
 	mark := os.Getenv("ADAPTERKIT_TEST_MARK")
 	if _, err := os.Stat(mark); err == nil {
@@ -57,10 +61,11 @@ func stallOnce() {
 	os.Exit(1)
 }
 
-// R56: large params whose request was still queued when the adapter's connection ended
-// (behind a request the adapter stopped reading) were never started: the supervisor
-// sends them again, whole and unchanged, to the restarted adapter.
-func TestQueuedParamsRetriedAfterRestart(t *testing.T) {
+// A typed client's large params, lent with their pooled buffer, whose request was
+// still queued when the adapter's connection ended (behind a request the adapter
+// stopped reading), are sent again whole and unchanged to the restarted adapter —
+// while other goroutines keep taking buffers from the pool and writing over them.
+func TestLentParamsRetriedAfterRestart(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "mark")
 	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("stallonce", "ADAPTERKIT_TEST_MARK="+mark)},
 		lifecycle.RestartPolicy{MaxRestarts: 1, Backoff: 10 * time.Millisecond})
@@ -69,11 +74,31 @@ func TestQueuedParamsRetriedAfterRestart(t *testing.T) {
 	}
 	defer s.Close()
 
+	stop := make(chan struct{})
+	var scribblers sync.WaitGroup
+	defer func() { close(stop); scribblers.Wait() }()
 	const n = 1 << 20
+	for range 2 {
+		scribblers.Add(1)
+		go func() {
+			defer scribblers.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b := bufpool.Reserve(nil, n)
+				b = append(b, bytes.Repeat([]byte("Z"), n)...)
+				bufpool.Put(&b)
+			}
+		}()
+	}
+
 	// The first request stalls in its Write: the adapter reads its header only.
 	first := make(chan error, 1)
 	go func() {
-		_, err := s.Call(ctxT(t), "test.retry.echo", []byte(`{"s":"`+strings.Repeat("f", n)+`"}`))
+		_, err := s.Call(ctxT(t), "test.lend.echo", []byte(`{"s":"`+strings.Repeat("f", n)+`"}`))
 		first <- err
 	}()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
@@ -84,11 +109,16 @@ func TestQueuedParamsRetriedAfterRestart(t *testing.T) {
 			t.Fatal("the first request never reached the adapter")
 		}
 	}
-	params := []byte(`{"s":"` + strings.Repeat("p", n-len(`{"s":""}`)) + `"}`)
+	buf := bufpool.Get()
+	*buf = bufpool.Reserve(*buf, n)
+	*buf = append(append(append((*buf)[:0], `{"s":"`...), strings.Repeat("p", n-len(`{"s":""}`))...), `"}`...)
+	params := *buf
 	want := string(params)
-	res, err := s.Call(ctxT(t), "test.retry.echo", params)
+	ctx, loan := validjson.Lend(ctxT(t), params, buf, true)
+	res, err := s.Call(ctx, "test.lend.echo", params)
+	loan.Release()
 	if err != nil {
-		t.Fatalf("the queued call: %v", err)
+		t.Fatalf("the lent call: %v", err)
 	}
 	if string(res) != want {
 		t.Fatalf("the echo of the retried request differs from its params (%d bytes, want %d)", len(res), len(want))
