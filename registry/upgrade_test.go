@@ -46,7 +46,9 @@ func TestUpgradeTakesOverAndRefusesBroken(t *testing.T) {
 	var slowRes json.RawMessage
 	go func() {
 		var err error
-		slowRes, err = h.Call(ctxT(t), "example.echo.sleep", json.RawMessage(`{"ms":1500}`))
+		// Long enough to outlast installing, starting and calling 1.1.0 below on a
+		// loaded machine: the test checks it is still in flight afterwards.
+		slowRes, err = h.Call(ctxT(t), "example.echo.sleep", json.RawMessage(`{"ms":4000}`))
 		slow <- err
 	}()
 	waitFor(t, "the slow call in flight", func() bool { return h.Status().InFlight == 1 })
@@ -77,7 +79,7 @@ func TestUpgradeTakesOverAndRefusesBroken(t *testing.T) {
 		t.Fatal("the call in flight on 1.0.0 ended before its time")
 	default:
 	}
-	if err := <-slow; err != nil || string(slowRes) != `{"ms":1500}` {
+	if err := <-slow; err != nil || string(slowRes) != `{"ms":4000}` {
 		t.Fatalf("call in flight on 1.0.0 = %s, %v", slowRes, err)
 	}
 	waitFor(t, "1.0.0 closed", func() bool { return len(h.Upgrades().Draining) == 0 })
