@@ -327,8 +327,8 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []by
 		// ask the peer's process why). The call was never started; like a request
 		// queued a moment earlier, its error names the connection's cause, which a layer
 		// above reads to decide whether to make it again (lifecycle retries it on a
-		// restarted adapter), so wait for the end within the caller's context (a context that ends first gives
-		// the call its own error, never started).
+		// restarted adapter), so wait for the end within the caller's context (a
+		// context that ends first gives the call its own error, never started).
 		c.mu.Unlock()
 		select {
 		case <-c.done:
