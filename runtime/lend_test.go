@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -15,16 +16,21 @@ import (
 	"github.com/adapterkit/adapterkit/wire"
 )
 
-// Large params lent with their pooled buffer (validjson.Lend, as the typed client lends
-// them) are written from that buffer, not copied, and the buffer goes back to the pool
-// only once the frame is written: a call given up while its frame is being written
-// returns at once, the caller lets go of the loan (the writer still holds it), buffers taken from
-// the pool meanwhile are written over, and the frame still goes out whole and
-// unchanged, followed by the cancel; the connection goes on.
-func TestLentParamsCanceledMidWrite(t *testing.T) {
-	for _, kind := range pipeKinds {
-		t.Run(string(kind), func(t *testing.T) {
-			c, f := newConn(t, kind, nil)
+// A call given up while its large params are being written returns at once, and the
+// caller's buffer is the caller's again: params lent with their pooled buffer
+// (validjson.Lend, as the typed client lends them) are written from that buffer, which
+// goes back to the pool only once the frame is written (the caller lets go of the loan,
+// the writer still holds it); params without a loan were copied into the write queue
+// before Call returned. Either way the caller, or whoever the pool hands the buffer to,
+// writes over it, and the frame still goes out whole and unchanged, followed by the
+// cancel; the connection goes on.
+func TestParamsCanceledMidWrite(t *testing.T) {
+	for _, tc := range []struct {
+		kind pipeKind
+		lend bool
+	}{{ioPipe, true}, {osPipe, true}, {ioPipe, false}, {osPipe, false}} {
+		t.Run(fmt.Sprintf("%s/lent=%v", tc.kind, tc.lend), func(t *testing.T) {
+			c, f := newConn(t, tc.kind, nil)
 			f.handshake(c)
 
 			const n = 1 << 20
@@ -35,7 +41,11 @@ func TestLentParamsCanceledMidWrite(t *testing.T) {
 			want := []byte(request(2, read, string(params)))
 
 			ctx, cancel := context.WithCancel(context.Background())
-			lctx, loan := validjson.Lend(ctx, params, buf, true)
+			lctx := ctx
+			var loan *validjson.Loan
+			if tc.lend {
+				lctx, loan = validjson.Lend(ctx, params, buf, true)
+			}
 			res := make(chan error, 1)
 			go func() {
 				_, err := c.Call(lctx, read, params)
@@ -52,8 +62,13 @@ func TestLentParamsCanceledMidWrite(t *testing.T) {
 			cancel()
 			checkOutcome(t, recv(t, res), wire.CodeAborted, true, false)
 			// The call has returned: the caller lets go of the loan, as registry.Call
-			// does, and another call's params go into any buffer the pool hands out.
-			loan.Release()
+			// does, and another call's params go into any buffer the pool hands out;
+			// without a loan the caller writes over its own buffer.
+			if loan != nil {
+				loan.Release()
+			} else {
+				copy(params, bytes.Repeat([]byte("Z"), len(params)))
+			}
 			for range 4 {
 				b := bufpool.Reserve(nil, n)
 				b = append(b, bytes.Repeat([]byte("Z"), n)...)
