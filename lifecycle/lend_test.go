@@ -13,6 +13,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/plugin"
@@ -66,7 +67,7 @@ func stallOnce() {
 // stopped reading), are sent again whole and unchanged to the restarted adapter —
 // while other goroutines keep taking buffers from the pool and writing over them.
 func TestLentParamsRetriedAfterRestart(t *testing.T) {
-	mark := filepath.Join(t.TempDir(), "mark")
+	mark := filepath.Join(testkit.TempDir(t), "mark") // Wine: see testkit.TempDir
 	s, err := lifecycle.Supervise(ctxT(t), lifecycle.Config{Path: self(t), Env: env("stallonce", "ADAPTERKIT_TEST_MARK="+mark)},
 		lifecycle.RestartPolicy{MaxRestarts: 1, Backoff: 10 * time.Millisecond})
 	if err != nil {
