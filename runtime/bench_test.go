@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,11 +44,25 @@ func echo(stdin io.Reader, stdout io.WriteCloser) {
 	}
 }
 
-// benchConn connects a Conn to the echo responder over io.Pipe and initializes it.
-func benchConn(b *testing.B) *runtime.Conn {
+// benchConn connects a Conn to the echo responder and initializes it: over io.Pipe, or
+// over os.Pipe when osPipes, the pipes package lifecycle gives a connection (with read
+// deadlines on Unix, so callers read their replies themselves).
+func benchConn(b *testing.B, osPipes bool) *runtime.Conn {
 	b.Helper()
-	hostR, adapterW := io.Pipe()
-	adapterR, hostW := io.Pipe()
+	var hostR, adapterR io.ReadCloser
+	var hostW, adapterW io.WriteCloser
+	if osPipes {
+		var err error
+		if hostR, adapterW, err = os.Pipe(); err != nil {
+			b.Fatal(err)
+		}
+		if adapterR, hostW, err = os.Pipe(); err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		hostR, adapterW = io.Pipe()
+		adapterR, hostW = io.Pipe()
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -68,9 +83,20 @@ func benchConn(b *testing.B) *runtime.Conn {
 
 var benchParams = json.RawMessage(`{"probe":"inlet","n":42}`)
 
-// BenchmarkCall measures one caller's round trips.
-func BenchmarkCall(b *testing.B) {
-	c := benchConn(b)
+// BenchmarkCall measures one caller's round trips over io.Pipe.
+func BenchmarkCall(b *testing.B) { benchCalls(b, benchConn(b, false)) }
+
+// BenchmarkCallOSPipe measures one caller's round trips over os.Pipe.
+func BenchmarkCallOSPipe(b *testing.B) { benchCalls(b, benchConn(b, true)) }
+
+// BenchmarkCallParallel measures 32 concurrent callers (the in-flight cap) sharing b.N
+// round trips over io.Pipe.
+func BenchmarkCallParallel(b *testing.B) { benchCallsParallel(b, benchConn(b, false)) }
+
+// BenchmarkCallOSPipeParallel is BenchmarkCallParallel over os.Pipe.
+func BenchmarkCallOSPipeParallel(b *testing.B) { benchCallsParallel(b, benchConn(b, true)) }
+
+func benchCalls(b *testing.B, c *runtime.Conn) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -80,11 +106,8 @@ func BenchmarkCall(b *testing.B) {
 	}
 }
 
-// BenchmarkCallParallel measures 32 concurrent callers (the in-flight cap) sharing b.N
-// round trips.
-func BenchmarkCallParallel(b *testing.B) {
+func benchCallsParallel(b *testing.B, c *runtime.Conn) {
 	const callers = 32
-	c := benchConn(b)
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
