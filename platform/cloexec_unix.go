@@ -57,25 +57,19 @@ func markInheritedCloexec() []int {
 		if err != nil || n <= 0 {
 			return changed
 		}
-		for b := buf[:n]; len(b) > 0; {
-			var used int
-			used, _, names = unix.ParseDirent(b, -1, names[:0])
-			if used <= 0 {
-				break
+		// ParseDirent with no maximum takes every entry the read returned.
+		_, _, names = unix.ParseDirent(buf[:n], -1, names[:0])
+		for _, name := range names {
+			fd, err := strconv.Atoi(name)
+			if err != nil || fd < 3 || fd == d {
+				continue
 			}
-			b = b[used:]
-			for _, name := range names {
-				fd, err := strconv.Atoi(name)
-				if err != nil || fd < 3 || fd == d {
-					continue
-				}
-				flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-				if err != nil || flags&unix.FD_CLOEXEC != 0 {
-					continue
-				}
-				if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err == nil {
-					changed = append(changed, fd)
-				}
+			flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
+			if err != nil || flags&unix.FD_CLOEXEC != 0 {
+				continue
+			}
+			if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err == nil {
+				changed = append(changed, fd)
 			}
 		}
 	}
