@@ -3,12 +3,11 @@ package lifecycle_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/plugin"
 	"github.com/adapterkit/adapterkit/wire"
@@ -18,6 +17,10 @@ import (
 var observeModes = map[string]func(){
 	"observe": serveObserve,
 }
+
+// slogLevels are the slog levels of go-hclog's level names, as plugin.Logger writes them.
+var slogLevels = map[string]slog.Level{"trace": slog.LevelDebug - 4, "debug": slog.LevelDebug,
+	"info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}
 
 // hold keeps allocated memory reachable.
 var hold [][]byte
@@ -48,7 +51,7 @@ func serveObserve() {
 		Plain string `json:"plain"`
 	}) (empty, error) {
 		if p.Msg != "" {
-			log.Log(hclog.LevelFromString(p.Level), p.Msg, "probe", p.Probe, "n", 7)
+			log.Log(context.Background(), slogLevels[p.Level], p.Msg, "probe", p.Probe, "n", 7)
 		}
 		if p.Plain != "" {
 			fmt.Fprint(os.Stderr, p.Plain)

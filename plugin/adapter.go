@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
@@ -42,9 +40,13 @@ type Adapter struct {
 	OnInitialize func(ctx context.Context) error
 
 	// Logger receives the engine's diagnostics (handler panics, a host's protocol
-	// violation). Nil discards them in Serve; Main uses a stderr logger at Warn level
-	// instead. It is never given stdout.
-	Logger hclog.Logger
+	// violation) as Warn and Error records with key-value pairs: a *slog.Logger (what
+	// [Logger] returns) and a go-hclog Logger both fit. Nil discards them in Serve; Main
+	// uses [Logger] instead. It is never given stdout.
+	Logger interface {
+		Warn(msg string, args ...any)
+		Error(msg string, args ...any)
+	}
 
 	// Limits lowers the protocol's bounds (frame size, requests in flight); nil means
 	// the protocol's own values.

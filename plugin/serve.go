@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/adapterkit/adapterkit/internal/bound"
 	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/internal/proto"
@@ -54,10 +52,16 @@ const (
 	stateFailed
 )
 
+// diagLogger is the type of Adapter.Logger.
+type diagLogger = interface {
+	Warn(msg string, args ...any)
+	Error(msg string, args ...any)
+}
+
 // conn is one connection being served.
 type conn struct {
 	a        *Adapter
-	log      hclog.Logger
+	log      diagLogger
 	handlers map[string]handlerFunc
 	catalog  []byte // the initialize result value
 	maxFrame int
@@ -154,7 +158,7 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 		calls:    make(map[uint64]context.CancelCauseFunc),
 	}
 	if c.log == nil {
-		c.log = hclog.NewNullLogger()
+		c.log = discard
 	}
 	for _, s := range a.Services {
 		for m, h := range s.handlers {

@@ -50,7 +50,7 @@ func newAdapter(c *console) *plugin.Adapter {
 	plugin.Implement(svc, consoleapi.Close, c.close)
 	return &plugin.Adapter{
 		Services: []*plugin.Service{svc},
-		Logger:   plugin.Logger().ResetNamed("console"),
+		Logger:   plugin.Logger(),
 	}
 }
 
