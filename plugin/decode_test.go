@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/plugin"
@@ -125,6 +126,49 @@ func TestCancelInitialize(t *testing.T) {
 	id := h.request(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`)
 	h.cancel(id)
 	expectError(t, h.recv(), id, wire.CodeAborted, "initialize: context canceled")
+}
+
+// R18, R37: initialize runs on the goroutine that read it (a host sends nothing else
+// before its result), yet a long OnInitialize does not stop the reading: a cancel of
+// initialize, a host's disconnect and a request sent against R18 are read while it runs.
+func TestLongInitializeStillReads(t *testing.T) {
+	for _, tc := range []string{"cancel", "disconnect", "early request"} {
+		t.Run(tc, func(t *testing.T) {
+			a := newFixture().adapter()
+			saw := make(chan error, 1)
+			a.OnInitialize = func(ctx context.Context) error {
+				<-ctx.Done()
+				saw <- context.Cause(ctx)
+				return ctx.Err()
+			}
+			h := serve(t, a)
+			id := h.request(proto.MethodInitialize, `{"protocol":1,"configuration":{}}`)
+			switch tc {
+			case "cancel":
+				h.cancel(id)
+				expectError(t, h.recv(), id, wire.CodeAborted, "initialize: context canceled")
+			case "disconnect":
+				if err := h.disconnect(); err != nil {
+					t.Fatalf("Serve: %v", err)
+				}
+			case "early request":
+				early := h.request("test.svc.echo", `{"i":1}`)
+				if m := h.recv(); m.ID != early || m.Type != proto.TypeError || m.Code != wire.CodeInvalid {
+					t.Fatalf("reply to a request during initialize: %+v", m)
+				}
+				h.cancel(id)
+				expectError(t, h.recv(), id, wire.CodeAborted, "initialize: context canceled")
+			}
+			select {
+			case err := <-saw:
+				if err == nil {
+					t.Fatal("OnInitialize's context ended without a cause")
+				}
+			case <-time.After(wait):
+				t.Fatal("OnInitialize's context was not cancelled")
+			}
+		})
+	}
 }
 
 // R15, R16, R34: under a mixed concurrent load every request gets exactly one reply,

@@ -13,6 +13,14 @@ import (
 // or another request) by about this much.
 var inlineFor = 50 * time.Microsecond
 
+// initInlineFor is inlineFor for initialize, which runs alone by rule (R18: a host sends
+// nothing else before its result). It is longer because an adapter's first request
+// meets cold memory and code, and passing the turn then starts a goroutine whose stack
+// grows while it serves the first requests: at a start, that costs more than the
+// handshake itself. Only a host's disconnect (which cancels OnInitialize's context)
+// waits for it.
+var initInlineFor = time.Millisecond
+
 // inlineTurn is the reading turn while a goroutine runs a lone request's handler itself:
 // kept says the goroutine still holds it; the timer takes it from it after inlineFor and
 // passes it on, as the reader of r reporting to done.
@@ -35,7 +43,7 @@ func (t *inlineTurn) init(c *conn, r *proto.Reader, done chan<- error) {
 }
 
 // runInline runs a lone request's handler (none other in flight, no more input read
-// ahead) in the reading goroutine without passing the turn first: on a machine with
+// ahead), or initialize, in the reading goroutine without passing the turn first: on a machine with
 // idle processors, waking the next reader costs more than a short handler, and the
 // reply goes out sooner without it. Requests that come together (read ahead, or while
 // another runs) are served as before, each handler beside the next reader, so that a
@@ -47,7 +55,11 @@ func (t *inlineTurn) init(c *conn, r *proto.Reader, done chan<- error) {
 func (c *conn) runInline(req request) (kept bool) {
 	t := &c.inline
 	t.kept.Store(true)
-	t.timer.Reset(inlineFor)
+	if req.init {
+		t.timer.Reset(initInlineFor)
+	} else {
+		t.timer.Reset(inlineFor)
+	}
 	returned := false
 	defer func() {
 		if kept = t.kept.CompareAndSwap(true, false); kept {
@@ -57,7 +69,11 @@ func (c *conn) runInline(req request) (kept bool) {
 			}
 		}
 	}()
-	c.run(req)
+	if req.init {
+		c.runInitialize(req)
+	} else {
+		c.run(req)
+	}
 	returned = true
 	return kept
 }

@@ -232,7 +232,8 @@ func (c *conn) shutdown(cause error) error {
 // a new goroutine's small stack would grow, copied, on every request it serves. A lone
 // request (none other in flight, no more input read ahead) keeps the turn while its
 // handler runs, unless the handler outlasts inlineFor (runInline): then there is no
-// other goroutine to wake at all.
+// other goroutine to wake at all. So does initialize (for initInlineFor): at a start,
+// the adapter then answers the handshake and its first request on one goroutine.
 func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 	if !first {
 		c.w.WaitRoom(0) // the previous reader's last dispatch
@@ -256,7 +257,7 @@ func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 			done <- err
 			return
 		}
-		if req.alone && !r.Buffered() {
+		if (req.alone || req.init) && !r.Buffered() {
 			if !c.runInline(req) && !c.awaitTurn() {
 				return
 			}
