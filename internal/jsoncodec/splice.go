@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
-func init() { validjson.AppendSpliced = appendSpliced }
+func init() { validjson.AppendSpliced = AppendSpliced }
 
 // splicer collects, while a value is encoded, the strings written by reference instead
 // of being copied: a sender of a large value writes the text and those strings in turn,
@@ -53,9 +53,9 @@ func (sp *splicer) knownVerbatim(s string) bool {
 	return false
 }
 
-// appendSpliced is validjson.AppendSpliced: Append with strings of at least min bytes
+// AppendSpliced is validjson.AppendSpliced: Append with strings of at least min bytes
 // written by reference. A value that Append writes with encoding/json is copied whole.
-func appendSpliced(dst []byte, v any, min int, verbatim [][]byte, splices []validjson.Splice) ([]byte, []validjson.Splice, error) {
+func AppendSpliced(dst []byte, v any, min int, verbatim [][]byte, splices []validjson.Splice) ([]byte, []validjson.Splice, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
 		return append(dst, "null"...), splices, nil

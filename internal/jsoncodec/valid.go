@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"reflect"
@@ -8,18 +8,19 @@ import (
 )
 
 func init() {
-	validjson.DecodeOwned = decodeValidOwned
-	validjson.WritesValid = writesValid
+	validjson.DecodeOwned = DecodeOwned
+	validjson.WritesValid = WritesValid
 }
 
-// decodeValidOwned is decodeAliasing for a data the module's envelope decoder has already
+// DecodeOwned is decodeAliasing for a data the module's envelope decoder has already
 // validated as JSON of valid UTF-8 (a frame's params or result value): its strings are
 // not scanned for UTF-8, control characters and escapes a second time. The module's
-// own callers reach it through package internal/validjson; it is not exported, so that
-// nothing else can hand it a text that was not checked. known (may be nil) says where
+// own callers reach it through package internal/validjson; package codec does not
+// export it, so that nothing outside the module can hand it a text that was not
+// checked. known (may be nil) says where
 // the envelope decoder found data's long strings, whose ends are not looked for again,
 // and receives the shared strings known to be verbatim (see validjson.Known).
-func decodeValidOwned(data []byte, known *validjson.Known, target any, ignoreUnknown bool) error {
+func DecodeOwned(data []byte, known *validjson.Known, target any, ignoreUnknown bool) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -37,14 +38,14 @@ func decodeValidOwned(data []byte, known *validjson.Known, target any, ignoreUnk
 
 var validCache sync.Map // reflect.Type -> bool
 
-// writesValid reports whether Append's output for a value of type t (when Append
+// WritesValid reports whether Append's output for a value of type t (when Append
 // succeeds) is always one JSON value of valid UTF-8: true unless the type holds, at any
 // depth, a type with its own MarshalJSON (whose bytes are written as they are, checked
 // for syntax by encoding/json's Compact but not for UTF-8; json.RawMessage is one) or an
 // interface (which may hold one). Every other byte comes from the codec's own writers or
 // encoding/json's, which escape strings and replace invalid UTF-8. A recursive type is
 // judged by its parts.
-func writesValid(t reflect.Type) bool {
+func WritesValid(t reflect.Type) bool {
 	if v, ok := validCache.Load(t); ok {
 		return v.(bool)
 	}
