@@ -5,8 +5,7 @@
 //
 // It lives here, shared by the layers that use it, because the module's own layers need
 // more than codec may export: the adapter SDK (package plugin) and the host's typed
-// client (package registry) use, through the function variables of package
-// internal/validjson that this package sets when it is initialized,
+// client (package registry) call, as plain functions,
 //
 //   - [DecodeOwned]: decoding a value the envelope decoder has already validated, with
 //     long strings sharing the frame's memory;

@@ -132,7 +132,7 @@ func FuzzDecodeValid(f *testing.F) {
 		typ := targets[int(which)%len(targets)]
 		unknown := which >= 128
 		valid := reflect.New(typ)
-		verr := DecodeOwned(data, nil, valid.Interface(), unknown)
+		verr := DecodeOwned(data, nil, valid.Interface(), Unknown(unknown))
 		if proto.ValidateValue(data) != nil {
 			return // never handed such a text; it only must not panic
 		}

@@ -7,26 +7,31 @@ import (
 	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
-func init() {
-	validjson.DecodeOwned = DecodeOwned
-	validjson.WritesValid = WritesValid
-}
-
-// DecodeOwned is decodeAliasing for a data the module's envelope decoder has already
-// validated as JSON of valid UTF-8 (a frame's params or result value): its strings are
-// not scanned for UTF-8, control characters and escapes a second time. The module's
-// own callers reach it through package internal/validjson; package codec does not
-// export it, so that nothing outside the module can hand it a text that was not
-// checked. known (may be nil) says where
-// the envelope decoder found data's long strings, whose ends are not looked for again,
-// and receives the shared strings known to be verbatim (see validjson.Known).
-func DecodeOwned(data []byte, known *validjson.Known, target any, ignoreUnknown bool) error {
+// DecodeOwned decodes data, one JSON value, into target (a non-nil pointer) as
+// [DecodeValue] does, for a text the module's envelope decoder has already validated
+// whole as JSON of valid UTF-8 (a frame's params or result value): its strings are not
+// scanned for UTF-8, control characters and escapes a second time. known (may be nil)
+// says where the envelope decoder found data's long strings, whose ends are not looked
+// for again, and receives the shared strings known to be verbatim (see
+// validjson.Known.Verbatim). The error is an *Error.
+//
+// Hazards, which is why only the module's own layers can call it (package codec does
+// not export it):
+//   - data must have been validated: handed a text nobody checked, it stores whatever
+//     bytes lie between quotes, invalid UTF-8 and control characters included; and
+//     known.Long must be what the envelope decoder found in exactly this data (a
+//     string is taken to end where it says).
+//   - data is handed over for good: long strings without escapes alias it (share its
+//     memory instead of being copied) and keep it alive as long as they are referenced,
+//     so data must never be modified afterwards (a frame read for this value alone), or
+//     the decoded strings change with it.
+func DecodeOwned(data []byte, known *validjson.Known, target any, unknown Unknown) error {
 	if len(data) == 0 {
 		return nil
 	}
 	rv := reflect.ValueOf(target).Elem()
 	p := planFor(rv.Type())
-	d := decoder{b: data, ignore: ignoreUnknown, alias: true, valid: true, known: known}
+	d := decoder{b: data, ignore: bool(unknown), alias: true, valid: true, known: known}
 	if known != nil {
 		d.long = known.Long
 	}
@@ -39,7 +44,8 @@ func DecodeOwned(data []byte, known *validjson.Known, target any, ignoreUnknown 
 var validCache sync.Map // reflect.Type -> bool
 
 // WritesValid reports whether Append's output for a value of type t (when Append
-// succeeds) is always one JSON value of valid UTF-8: true unless the type holds, at any
+// succeeds) is always one JSON value of valid UTF-8, so that a connection need not
+// check params it wrote (validjson.Lend's valid): true unless the type holds, at any
 // depth, a type with its own MarshalJSON (whose bytes are written as they are, checked
 // for syntax by encoding/json's Compact but not for UTF-8; json.RawMessage is one) or an
 // interface (which may hold one). Every other byte comes from the codec's own writers or
