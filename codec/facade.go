@@ -21,7 +21,10 @@ import (
 //   - Detail string: what is wrong, e.g. "expected a string, got a number".
 //   - Known []string: the struct's field names, for a member that names none of them.
 //
-// errors.Is(err, ErrDecode) holds, and errors.As(err, &e) with e a *Error finds it.
+// Its methods (of *Error) are Error, which returns that text, and Unwrap, which returns
+// ErrDecode: errors.Is(err, ErrDecode) holds, and errors.As(err, &e) with e a *Error
+// finds it. (Error is an alias of the implementation's type, whose own documentation is
+// internal to the module: these are its exported fields and methods.)
 type Error = jsoncodec.Error
 
 // Unknown is what decoding does with an object member that names no field of the
