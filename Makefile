@@ -53,10 +53,11 @@ cross:
 	GOOS=darwin GOARCH=arm64 $(GO) test -c -o /dev/null ./platform/
 
 ## test-windows: the Windows test binaries (platform, lifecycle, registry, discovery, runtime,
-## plugin, codec; built without -race) and adapterctl's check of the Go echo .exe, run under
-## Wine in a throwaway prefix under $(BUILD)/wine-prefix (platform/testdata/wine/test-windows.sh);
-## lists every assertion skipped because Wine differs from Windows. Skipped, saying so, where
-## wine64 or x86_64-w64-mingw32-gcc is missing, unless ADAPTERKIT_REQUIRE_WINE is set (CI).
+## plugin, codec, internal/jsoncodec; built without -race) and adapterctl's check of the Go echo
+## .exe, run under Wine in a throwaway prefix under $(BUILD)/wine-prefix
+## (platform/testdata/wine/test-windows.sh); lists every assertion skipped because Wine differs
+## from Windows. Skipped, saying so, where wine64 or x86_64-w64-mingw32-gcc is missing, unless
+## ADAPTERKIT_REQUIRE_WINE is set (CI).
 test-windows:
 	@GO=$(GO) platform/testdata/wine/test-windows.sh $(BUILD)
 
@@ -141,7 +142,7 @@ bench-sdk: adapters
 	ADAPTERKIT_SDK_ADAPTERS=$(ADAPTERS) $(GO) test -run='^$$' -bench=SDKEcho -benchtime=2s ./e2e/
 
 bench-go:
-	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./lifecycle/ ./codec/
+	$(GO) test -run='^$$' -bench=. -benchmem ./runtime/ ./plugin/ ./lifecycle/ ./internal/jsoncodec/
 
 ## fuzz: run every fuzz target for $(FUZZTIME) each (CI runs only their seed corpora, in `make test`).
 fuzz:

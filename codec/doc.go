@@ -5,11 +5,12 @@
 //
 // In the module's layers it sits above limits, wire and the shared internal packages,
 // and below contract and both ends of a connection: it knows no connection and no
-// process.
-//
-// It sits just above wire (whose token scanner it reuses, so the JSON grammar
-// and UTF-8 rules are written once) and below runtime, plugin and registry:
-// limits < wire < codec < contract < runtime < plugin < ... < registry.
+// process. Its implementation is the shared package internal/jsoncodec, which the
+// envelope decoder's JSON scanner serves (so the JSON grammar and UTF-8 rules are
+// written once), and which the module's own layers call for what this package does not
+// export (decoding a frame already validated, with strings sharing its memory; encoding
+// long strings by reference): this package is that implementation's public face, with
+// the same rules.
 //
 // # Decoding
 //
@@ -52,9 +53,9 @@
 // value, with a per-type plan built once (so a type without Unmarshal methods pays
 // nothing for them). It does not link mapstructure: that package imports net, and
 // package net makes every adapter built with cgo enabled a dynamically linked program,
-// about a millisecond slower to start. The tests keep mapstructure as the reference: a
-// differential fuzz target (FuzzDifferential) and the round-trip fuzz target check that
-// both give the same value or the same kind of error.
+// about a millisecond slower to start. The tests (internal/jsoncodec's) keep
+// mapstructure as the reference: a differential fuzz target (FuzzDifferential) and the
+// round-trip fuzz target check that both give the same value or the same kind of error.
 //
 // A failure is an *Error whose text is one line naming the field and what was expected
 // in JSON's terms, e.g. `field "qty": 9223372036854775808 does not fit int64`.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/adapterkit/adapterkit/codec"
+	"github.com/adapterkit/adapterkit/internal/jsoncodec"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/wire"
@@ -31,7 +32,7 @@ func paramsDecoder[P any]() func(params []byte, known *validjson.Known, p *P) er
 		// share it instead of being copied. The envelope decoder validated the params
 		// whole (A4), so their strings are not checked a second time, and where its
 		// long strings end is known.
-		if err := validjson.DecodeOwned(params, known, p, bool(codec.RefuseUnknown)); err != nil {
+		if err := jsoncodec.DecodeOwned(params, known, p, codec.RefuseUnknown); err != nil {
 			return &Error{Code: wire.CodeInvalid, Message: "params: " + err.Error()}
 		}
 		return nil
@@ -61,7 +62,7 @@ func validRaw(raw json.RawMessage) error {
 // verbatim are strings of the params known to be written as they are
 // (validjson.Known.Verbatim): an echoed one is not checked again.
 func appendResult[R any](dst []byte, r R, verbatim [][]byte) ([]byte, []validjson.Splice, error) {
-	out, parts, err := validjson.AppendSpliced(dst, r, smallFrame, verbatim, nil)
+	out, parts, err := jsoncodec.AppendSpliced(dst, r, smallFrame, verbatim, nil)
 	if err != nil {
 		return dst, nil, fmt.Errorf("plugin: encoding the result: %w", err)
 	}

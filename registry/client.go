@@ -10,6 +10,7 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/jsoncodec"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/wire"
@@ -88,7 +89,7 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 			// queue, and pools the buffer once they are written. Those of a type whose
 			// encoding is always valid JSON are not checked again either: the check costs
 			// a pass over every byte, the loan an allocation.
-			valid := pv != nil && validjson.WritesValid(reflect.TypeOf(pv))
+			valid := pv != nil && jsoncodec.WritesValid(reflect.TypeOf(pv))
 			*buf = params
 			callCtx, loan = validjson.Lend(ctx, params, buf, valid)
 		}
@@ -125,7 +126,7 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if l := long.For(raw); l != nil {
 		known = &validjson.Known{Long: l}
 	}
-	if err := validjson.DecodeOwned(raw, known, &r, bool(codec.IgnoreUnknown)); err != nil {
+	if err := jsoncodec.DecodeOwned(raw, known, &r, codec.IgnoreUnknown); err != nil {
 		return r, &DecodeError{Method: m.Name(), Raw: raw, Err: err}
 	}
 	return r, nil

@@ -30,8 +30,10 @@ var order = []layer{
 	{"Wire", []string{"wire"}},     // frames, envelopes, codes, catalogs
 	// What several layers share (frame codec, buffers, sentinels, pins, bounds, the
 	// control plane's grammar and constants, metrics): they import only Limits, Wire and
-	// each other.
-	{"Shared", []string{"internal"}},
+	// each other. internal/jsoncodec (named although internal covers it) is the JSON
+	// value codec that package codec exposes and plugin and registry also call: it is
+	// below Codec, whose package is a facade over it.
+	{"Shared", []string{"internal", "internal/jsoncodec"}},
 	{"Codec", []string{"codec"}},       // typed values to JSON and back, for both ends
 	{"Contract", []string{"contract"}}, // a service declared once
 	{"Conn", []string{"runtime"}},      // the host side of one connection

@@ -5,8 +5,8 @@ import (
 	"unsafe"
 )
 
-// Token-level scanning for decoders above this package (package codec), so that the
-// JSON grammar and UTF-8 rules are written once.
+// Token-level scanning for decoders above this package (internal/jsoncodec, behind
+// package codec), so that the JSON grammar and UTF-8 rules are written once.
 
 // ScanString checks the JSON string whose opening quote is p[i] and returns the index
 // just past its closing quote, and whether it contains escapes. Escapes and UTF-8 are

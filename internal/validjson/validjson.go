@@ -1,22 +1,23 @@
-// Package validjson lets the module's own layers skip checking a JSON text a second
-// time when they know it to be valid: a frame's params or result value, which the
-// envelope decoder checked whole (UTF-8 and escapes included), and params that package
-// codec wrote from a type whose encoding is always valid JSON. It is a hand-over point,
-// not an implementation: package codec sets DecodeOwned and WritesValid when it is
-// initialized, and only code inside this module can import an internal package, so no
-// caller outside it can pass a text nobody checked as checked.
+// Package validjson holds what the module's own layers hand each other about a JSON
+// text known to be valid, so that it is not checked a second time: a frame's params or
+// result value, which the envelope decoder checked whole (UTF-8 and escapes included),
+// and params that the codec wrote from a type whose encoding is always valid JSON. It
+// holds types and hand-over points, not an implementation: the decoder and encoder that
+// use them are package internal/jsoncodec's (DecodeOwned, AppendSpliced, WritesValid),
+// which its users call directly, and which imports this package, never the other way.
+// Only code inside this module can import an internal package, so no caller outside it
+// can pass a text nobody checked as checked.
 //
 // It also hands over what lets a large value reach the pipe without being copied on
 // the way: a typed client lends its encoded params with their pooled buffer to the
-// connection (Lend), and package codec writes long strings by reference (Splice,
-// AppendSpliced), which the adapter SDK uses for results. A lent buffer has holders
-// (the caller, and every connection that queued a frame of it) and returns to the pool
-// in one place, [Loan.Release], when the last of them lets go.
+// connection (Lend), and the codec writes long strings by reference (Splice), which the
+// adapter SDK uses for results. A lent buffer has holders (the caller, and every
+// connection that queued a frame of it) and returns to the pool in one place,
+// [Loan.Release], when the last of them lets go.
 package validjson
 
 import (
 	"context"
-	"reflect"
 	"sync/atomic"
 	"unsafe"
 
@@ -25,32 +26,17 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
-// DecodeOwned decodes data, a JSON value already validated as a whole, into target (a
-// non-nil pointer), as codec.DecodeOwned does (long strings share data's memory; data
-// must never change afterwards); ignoreUnknown skips object members that name no
-// field. known, if not nil, says where the validation found data's long strings
-// (Long): their ends are not looked for again; and DecodeOwned adds to its Verbatim
-// the long strings it decoded that share data's memory and are known to be written as
-// they are. The error is a *codec.Error. Set by package codec, which every caller
-// imports.
-var DecodeOwned func(data []byte, known *Known, target any, ignoreUnknown bool) error
-
 // Known is what the envelope decoder learnt of a validated text's long strings, for its
 // decoder, and what the decoder learnt of the strings it made, for an encoder.
 type Known struct {
 	// Long are the text's long strings (proto.Message.Strings).
 	Long []proto.LongString
 	// Verbatim are the contents of strings of the text, shared by values decoded from
-	// it, that package codec would write exactly as they are (proto.Verbatim): an
+	// it, that the codec would write exactly as they are (proto.Verbatim): an
 	// encoder splices a string that lies within one, on rune boundaries, without
 	// checking it again.
 	Verbatim [][]byte
 }
-
-// WritesValid reports whether codec.Append always writes one JSON value of valid UTF-8
-// for values of type t, so that the connection need not check params it wrote. Set by
-// package codec.
-var WritesValid func(t reflect.Type) bool
 
 type loanKey struct{}
 
@@ -76,7 +62,7 @@ type Loan struct {
 // Lend returns a context that lends params, which are *buf (a bufpool buffer), to the
 // connection the call reaches, and the Loan, held once by the caller: it calls Release
 // when the call has returned and must not use buf afterwards. valid says params were
-// written by package codec for a type WritesValid accepts (see Valid). It costs an
+// written by the codec for a type jsoncodec.WritesValid accepts (see Valid). It costs an
 // allocation: callers use it for large params, where the copy it spares costs far more.
 func Lend(ctx context.Context, params []byte, buf *[]byte, valid bool) (context.Context, *Loan) {
 	l := &Loan{p: unsafe.SliceData(params), n: len(params), valid: valid, buf: buf}
@@ -113,31 +99,22 @@ func (l *Loan) Release() {
 // Holders returns how many hold the loan now.
 func (l *Loan) Holders() int { return int(l.refs.Load()) }
 
-// Valid reports whether the lent params were written by package codec for a type
-// WritesValid accepts: one valid JSON object, which the connection does not check again
-// (the check costs a pass over every byte). l may be nil.
+// Valid reports whether the lent params were written by the codec for a type
+// jsoncodec.WritesValid accepts: one valid JSON object, which the connection does not
+// check again (the check costs a pass over every byte). l may be nil.
 func (l *Loan) Valid() bool { return l != nil && l.valid }
 
 // Splice is a run of bytes that belongs at offset At of an encoded text but was not
 // copied into it: the text is written up to At, then Data, then on from At. Data is the
-// memory of an immutable Go string (package codec writes long strings so); it must never
-// be written to.
+// memory of an immutable Go string (jsoncodec.AppendSpliced writes long strings so); it
+// must never be written to.
 type Splice = framewriter.Splice
-
-// AppendSpliced appends v encoded as codec.Append encodes it to dst (verbatim: see
-// Known.Verbatim), except that every
-// string of at least min bytes that codec would write exactly as it is (valid UTF-8,
-// nothing to escape) gets its quotes in dst and its bytes as a Splice appended to
-// splices (At an index of the returned slice) instead of being copied: the bytes of the
-// text with its splices are those codec.Append writes. A sender that writes the pieces
-// in order spares the copy of a large string. Set by package codec.
-var AppendSpliced func(dst []byte, v any, min int, verbatim [][]byte, splices []Splice) ([]byte, []Splice, error)
 
 type stringsKey struct{}
 
 // Strings receives from the connection where the long strings of a call's result
 // lie, as the envelope decoder found them while checking the reply frame
-// (proto.Message.Strings), for the caller to hand to DecodeOwned.
+// (proto.Message.Strings), for the caller to hand to jsoncodec.DecodeOwned.
 type Strings struct {
 	p    *byte
 	n    int

@@ -34,7 +34,7 @@ GO=${GO:-go}
 # The packages whose tests run as Windows binaries, each as PKG or PKG:RUN (a -test.run
 # pattern). Of controlplane only the daemon's documented absence applies: its other
 # tests are about the Unix daemon, which Windows does not have.
-pkgs="platform lifecycle registry discovery runtime plugin codec controlplane:^TestNoDaemonOnWindows$"
+pkgs="platform lifecycle registry discovery runtime plugin codec internal/jsoncodec controlplane:^TestNoDaemonOnWindows$"
 how="apt-get install wine64 gcc-mingw-w64-x86-64 (Debian 12 has Wine 8), then make test-windows"
 
 skip() {

@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"bytes"
@@ -76,7 +76,7 @@ func TestAppendSpliced(t *testing.T) {
 				t.Fatal(err)
 			}
 			prefix := []byte("head:")
-			text, splices, err := appendSpliced(bytes.Clone(prefix), tt.v, 32, nil, nil)
+			text, splices, err := AppendSpliced(bytes.Clone(prefix), tt.v, 32, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestAppendSpliced(t *testing.T) {
 		})
 	}
 	s := long + "shared"
-	_, splices, err := appendSpliced(nil, inner{S: s}, 32, nil, nil)
+	_, splices, err := AppendSpliced(nil, inner{S: s}, 32, nil, nil)
 	if err != nil || len(splices) != 1 || unsafe.SliceData(splices[0].Data) != unsafe.StringData(s) {
 		t.Fatalf("the splice is not the string's own memory (err %v)", err)
 	}
@@ -109,11 +109,11 @@ func TestAppendSpliced(t *testing.T) {
 func TestAppendSplicedAppends(t *testing.T) {
 	long := strings.Repeat("y", 40)
 	first := []validjson.Splice{{At: 0, Data: []byte("before")}}
-	text, splices, err := appendSpliced(nil, struct{ S string }{long}, 32, nil, first)
+	text, splices, err := AppendSpliced(nil, struct{ S string }{long}, 32, nil, first)
 	if err != nil || len(splices) != 2 || string(splices[0].Data) != "before" || string(splices[1].Data) != long || string(text) != `{"S":""}` {
 		t.Fatalf("got %q %v %v", text, splices, err)
 	}
-	_, splices, err = appendSpliced(nil, failing{}, 32, nil, first)
+	_, splices, err = AppendSpliced(nil, failing{}, 32, nil, first)
 	if err == nil || len(splices) != 1 {
 		t.Fatalf("a failing value: splices %v, err %v", splices, err)
 	}
@@ -147,7 +147,7 @@ func TestAppendSplicedKnownVerbatim(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text, splices, err := appendSpliced(nil, struct{ S string }{tt.s}, 1, [][]byte{known}, nil)
+			text, splices, err := AppendSpliced(nil, struct{ S string }{tt.s}, 1, [][]byte{known}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

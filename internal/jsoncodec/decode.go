@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"encoding"
@@ -20,7 +20,7 @@ type decoder struct {
 	depth  int
 	ignore bool // skip unknown members instead of refusing them
 	alias  bool // long plain strings may share b's memory (decodeAliasing)
-	// valid: b was validated by the module's envelope decoder (decodeValidOwned), so a
+	// valid: b was validated by the module's envelope decoder (DecodeOwned), so a
 	// string's end is found without checking its contents a second time.
 	valid bool
 	// long: where b's long strings lie, as the envelope decoder noted them while

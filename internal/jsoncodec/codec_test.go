@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"encoding/json"
@@ -157,7 +157,7 @@ func TestDecodeCases(t *testing.T) {
 				if c.msg != "" && err.Error() != c.msg {
 					t.Errorf("%s: message %q, want %q", path, err.Error(), c.msg)
 				}
-				if strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "codec.") {
+				if strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), "jsoncodec.") {
 					t.Errorf("%s: message %q is not one line free of Go type names", path, err)
 				}
 			}
@@ -235,7 +235,7 @@ func TestDecodeAliasing(t *testing.T) {
 	}
 }
 
-// decodeValidOwned does not check a string's contents again (the frame it decodes was
+// DecodeOwned does not check a string's contents again (the frame it decodes was
 // checked whole by the envelope decoder): a text the envelope decoder would have refused
 // (a string with invalid UTF-8) shows it, where decodeAliasing refuses. It still decodes
 // escapes, and still refuses what is not the value's shape.
@@ -249,17 +249,17 @@ func TestDecodeValidOwnedSkipsStringChecks(t *testing.T) {
 		t.Fatal("decodeAliasing accepted invalid UTF-8")
 	}
 	v = s{}
-	if err := decodeValidOwned(bad, nil, &v, false); err != nil || v.S != "a\xffb" {
-		t.Fatalf("decodeValidOwned: %q, %v; want the bytes as they are", v.S, err)
+	if err := DecodeOwned(bad, nil, &v, false); err != nil || v.S != "a\xffb" {
+		t.Fatalf("DecodeOwned: %q, %v; want the bytes as they are", v.S, err)
 	}
 	v = s{}
-	if err := decodeValidOwned([]byte(`{"s":"q\"\\\u00e9"}`), nil, &v, false); err != nil || v.S != "q\"\\é" {
+	if err := DecodeOwned([]byte(`{"s":"q\"\\\u00e9"}`), nil, &v, false); err != nil || v.S != "q\"\\é" {
 		t.Fatalf("escapes: %q, %v", v.S, err)
 	}
-	if err := decodeValidOwned([]byte(`{"s":1}`), nil, &v, false); err == nil {
+	if err := DecodeOwned([]byte(`{"s":1}`), nil, &v, false); err == nil {
 		t.Fatal("a number for a string field was accepted")
 	}
-	if err := decodeValidOwned([]byte(`{"t":"x"}`), nil, &v, false); err == nil {
+	if err := DecodeOwned([]byte(`{"t":"x"}`), nil, &v, false); err == nil {
 		t.Fatal("an unknown member was accepted under RefuseUnknown")
 	}
 }

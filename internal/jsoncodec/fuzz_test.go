@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"bytes"
@@ -119,7 +119,7 @@ func FuzzEncode(f *testing.F) {
 }
 
 // FuzzDecodeValid: on a text the envelope decoder accepts as one JSON value (what the
-// module hands decodeValidOwned: a frame's params or result), the decoder that does not
+// module hands DecodeOwned: a frame's params or result), the decoder that does not
 // check strings again gives exactly what the checking decoder gives, value or error,
 // under both policies for unknown members; on any other text it does not panic.
 func FuzzDecodeValid(f *testing.F) {
@@ -132,7 +132,7 @@ func FuzzDecodeValid(f *testing.F) {
 		typ := targets[int(which)%len(targets)]
 		unknown := which >= 128
 		valid := reflect.New(typ)
-		verr := decodeValidOwned(data, nil, valid.Interface(), unknown)
+		verr := DecodeOwned(data, nil, valid.Interface(), Unknown(unknown))
 		if proto.ValidateValue(data) != nil {
 			return // never handed such a text; it only must not panic
 		}

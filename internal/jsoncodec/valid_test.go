@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ type plainTree struct {
 	Next *plainTree        `json:"next,omitempty"`
 }
 
-// writesValid accepts a type only when no part of it can write bytes the codec did not
+// WritesValid accepts a type only when no part of it can write bytes the codec did not
 // escape itself: MarshalJSON anywhere (on the type or its pointer, json.RawMessage
 // included) or an interface (which may hold one) refuses it.
 func TestWritesValid(t *testing.T) {
@@ -48,13 +48,13 @@ func TestWritesValid(t *testing.T) {
 		{reflect.TypeFor[outer](), false},
 		{reflect.TypeFor[Stamped](), false},
 	} {
-		if got := writesValid(tc.t); got != tc.want {
-			t.Errorf("writesValid(%v) = %v, want %v", tc.t, got, tc.want)
+		if got := WritesValid(tc.t); got != tc.want {
+			t.Errorf("WritesValid(%v) = %v, want %v", tc.t, got, tc.want)
 		}
 	}
 }
 
-// FuzzWritesValid: what Append writes for a type writesValid accepts is one valid JSON
+// FuzzWritesValid: what Append writes for a type WritesValid accepts is one valid JSON
 // value of valid UTF-8 (what the connection would have checked), whatever bytes its
 // strings hold.
 func FuzzWritesValid(f *testing.F) {
@@ -64,7 +64,7 @@ func FuzzWritesValid(f *testing.F) {
 		p := s + "\x7f"
 		v := plainTree{S: s, B: b, M: map[string]string{s: s, "": p}, K: map[int]string{-1: s}, P: &p,
 			A: [2]string{s, p}, F: x, Next: &plainTree{S: p}}
-		if !writesValid(reflect.TypeOf(v)) {
+		if !WritesValid(reflect.TypeOf(v)) {
 			t.Fatal("plainTree is not accepted")
 		}
 		out, err := Append(nil, v)

@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"encoding/json"
@@ -7,8 +7,8 @@ import (
 	"sync"
 )
 
-// Unknown is what decoding does with an object member that names no field of the
-// struct it is decoded into.
+// Unknown is codec.Unknown: what decoding does with an object member that names no
+// field of the struct it is decoded into.
 type Unknown bool
 
 // Policies for unknown members.
@@ -40,10 +40,9 @@ func decodeAliasing[T any](data []byte, v *T, unknown Unknown) error {
 	return nil
 }
 
-// DecodeValue decodes the JSON value data into target, a non-nil pointer. An empty data
-// is taken as null, and null leaves the target as it is (so does a null member for its
-// field, and an absent member): decode into a zero value, members present are stored,
-// others keep what they had. The error is an *Error.
+// DecodeValue is codec.DecodeValue: it decodes the JSON value data into target, a
+// non-nil pointer; an empty data is taken as null, which leaves the target as it is.
+// The error is an *Error.
 func DecodeValue(data []byte, target any, unknown Unknown) error {
 	rv := reflect.ValueOf(target)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
@@ -101,11 +100,10 @@ var encoders = sync.Pool{New: func() any {
 	return e
 }}
 
-// Append appends v encoded as one JSON value to dst, exactly as encoding/json encodes
-// it (json tags, omitempty, embedded structs inlined, []byte as base64, floats in
-// their shortest exact form, U+2028 and U+2029 escaped) except that <, > and & are not
-// escaped. Plain data types are written straight into dst by a per-type encoder; others
-// (types with their own MarshalJSON, for instance) go through encoding/json.
+// Append is codec.Append: it appends v encoded as one JSON value to dst, as
+// encoding/json encodes it except that <, > and & are not escaped. Plain data types are
+// written straight into dst by a per-type encoder; others (types with their own
+// MarshalJSON, for instance) go through encoding/json.
 func Append(dst []byte, v any) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {

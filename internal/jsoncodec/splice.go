@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"fmt"
@@ -10,8 +10,6 @@ import (
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/validjson"
 )
-
-func init() { validjson.AppendSpliced = appendSpliced }
 
 // splicer collects, while a value is encoded, the strings written by reference instead
 // of being copied: a sender of a large value writes the text and those strings in turn,
@@ -53,9 +51,22 @@ func (sp *splicer) knownVerbatim(s string) bool {
 	return false
 }
 
-// appendSpliced is validjson.AppendSpliced: Append with strings of at least min bytes
-// written by reference. A value that Append writes with encoding/json is copied whole.
-func appendSpliced(dst []byte, v any, min int, verbatim [][]byte, splices []validjson.Splice) ([]byte, []validjson.Splice, error) {
+// AppendSpliced appends v encoded as [Append] encodes it to dst, except that every
+// string of at least min bytes that Append would write exactly as it is (valid UTF-8,
+// nothing to escape; or lying, on rune boundaries, within one of verbatim: see
+// validjson.Known.Verbatim) gets its quotes in dst and its bytes as a Splice appended
+// to splices (At an index of the returned slice) instead of being copied: the bytes of
+// the text with its splices, written in order, are those Append writes. A sender that
+// writes the pieces in turn spares the copy of a large string. A value that Append
+// writes with encoding/json is copied whole, with no splice.
+//
+// Hazards: a splice's Data is the memory of a Go string of v (or of a text in verbatim),
+// not a copy. Go strings are immutable, so it must never be written to (the program
+// would change, or fault on, a string that other code shares); and it is valid only as
+// long as v's strings are referenced, so a sender keeps v alive until the pieces are
+// written. verbatim must hold only texts that are valid UTF-8 with nothing to escape,
+// as the envelope decoder found them: a splice within one is not checked again.
+func AppendSpliced(dst []byte, v any, min int, verbatim [][]byte, splices []validjson.Splice) ([]byte, []validjson.Splice, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
 		return append(dst, "null"...), splices, nil

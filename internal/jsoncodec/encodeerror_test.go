@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"encoding/json"
@@ -60,13 +60,13 @@ func TestEncodeErrorNamesTheField(t *testing.T) {
 		v    outer
 		want string
 	}{
-		{"member", outer{}, `codec: field "inner.color": json: error calling MarshalText for type codec.color: unknown color 0`},
-		{"slice element", func() outer { o := ok; o.Items = []inner{{1}, {2}}; return o }(), `codec: field "items[1].color": json: error calling MarshalText for type codec.color: unknown color 2`},
-		{"map value", func() outer { o := ok; o.Labels = map[string]color{"site": 3}; return o }(), `codec: field "labels[site]": json: error calling MarshalText for type codec.color: unknown color 3`},
-		{"map key", func() outer { o := ok; o.Keys = map[color]int{4: 1}; return o }(), `codec: field "keys", a map key: json: error calling MarshalText for type codec.color: unknown color 4`},
-		{"MarshalJSON in an array", func() outer { o := ok; o.Stamps[1] = -1; return o }(), `codec: field "stamps[1]": json: error calling MarshalJSON for type codec.stamp: negative stamp`},
-		{"through a pointer", func() outer { o := ok; o.Ptr = &inner{5}; return o }(), `codec: field "ptr.color": json: error calling MarshalText for type codec.color: unknown color 5`},
-		{"through an interface", func() outer { o := ok; o.Any = map[string]any{"deep": []any{inner{6}}}; return o }(), `codec: field "any[deep][0].color": json: error calling MarshalText for type codec.color: unknown color 6`},
+		{"member", outer{}, `codec: field "inner.color": json: error calling MarshalText for type jsoncodec.color: unknown color 0`},
+		{"slice element", func() outer { o := ok; o.Items = []inner{{1}, {2}}; return o }(), `codec: field "items[1].color": json: error calling MarshalText for type jsoncodec.color: unknown color 2`},
+		{"map value", func() outer { o := ok; o.Labels = map[string]color{"site": 3}; return o }(), `codec: field "labels[site]": json: error calling MarshalText for type jsoncodec.color: unknown color 3`},
+		{"map key", func() outer { o := ok; o.Keys = map[color]int{4: 1}; return o }(), `codec: field "keys", a map key: json: error calling MarshalText for type jsoncodec.color: unknown color 4`},
+		{"MarshalJSON in an array", func() outer { o := ok; o.Stamps[1] = -1; return o }(), `codec: field "stamps[1]": json: error calling MarshalJSON for type jsoncodec.stamp: negative stamp`},
+		{"through a pointer", func() outer { o := ok; o.Ptr = &inner{5}; return o }(), `codec: field "ptr.color": json: error calling MarshalText for type jsoncodec.color: unknown color 5`},
+		{"through an interface", func() outer { o := ok; o.Any = map[string]any{"deep": []any{inner{6}}}; return o }(), `codec: field "any[deep][0].color": json: error calling MarshalText for type jsoncodec.color: unknown color 6`},
 		{"NaN", func() outer { o := ok; o.Ratio = math.NaN(); return o }(), `codec: field "ratio": json: unsupported value: NaN`},
 	} {
 		_, err := Append(nil, c.v)
@@ -84,7 +84,7 @@ func TestEncodeErrorNamesTheField(t *testing.T) {
 	if !errors.As(err, &uve) || err.Error() != `codec: field "ratio": json: unsupported value: -Inf` {
 		t.Errorf("Append(-Inf): %v: want the field named and the *json.UnsupportedValueError reachable", err)
 	}
-	if _, err := Append(nil, color(9)); err == nil || err.Error() != "codec: json: error calling MarshalText for type codec.color: unknown color 9" {
+	if _, err := Append(nil, color(9)); err == nil || err.Error() != "codec: json: error calling MarshalText for type jsoncodec.color: unknown color 9" {
 		t.Errorf("Append(color(9)): %v: the value itself has no field to name", err)
 	}
 }

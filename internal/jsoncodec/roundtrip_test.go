@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"encoding/json"
@@ -94,12 +94,12 @@ func TestSelfEncodingRefusals(t *testing.T) {
 		{`{"at":7}`, `field "at": time.Time refuses the number 7: Time.UnmarshalJSON: input is not a JSON string`},
 		{`{"addr":"10.0.0.256"}`, `field "addr": netip.Addr refuses a string: ParseAddr("10.0.0.256"): IPv4 field has value >255`},
 		{`{"addr":1}`, `field "addr": expected a string, got the number 1`},
-		{`{"level":"max"}`, `field "level": codec.level refuses a string: unknown level "max"`},
-		{`{"by_level":{"max":"x"}}`, `field "by_level[max]": codec.level refuses the key: unknown level "max"`},
+		{`{"level":"max"}`, `field "level": jsoncodec.level refuses a string: unknown level "max"`},
+		{`{"by_level":{"max":"x"}}`, `field "by_level[max]": jsoncodec.level refuses the key: unknown level "max"`},
 		{`{"by_u8":{"256":true}}`, `field "by_u8[256]": 256 does not fit uint8`},
 		{`{"by_id":{"x":{}}}`, `field "by_id[x]": expected an integer key, got "x"`},
-		{`{"spans":["1..2",{}]}`, `field "spans[1]": codec.span refuses an object: not a string: {}`},
-		{`{"temps":{"a":{"mC":1.5}}}`, `field "temps[a]": codec.celsius refuses an object: field "mC": expected an integer, got the number 1.5`},
+		{`{"spans":["1..2",{}]}`, `field "spans[1]": jsoncodec.span refuses an object: not a string: {}`},
+		{`{"temps":{"a":{"mC":1.5}}}`, `field "temps[a]": jsoncodec.celsius refuses an object: field "mC": expected an integer, got the number 1.5`},
 	} {
 		var v family
 		err := DecodeValue([]byte(c.in), &v, RefuseUnknown)
@@ -159,10 +159,10 @@ func TestCheckType(t *testing.T) {
 		{reflect.TypeFor[struct {
 			M map[float64]string `json:"m"`
 		}](), `field "m": map[float64]string cannot be sent: a map key must be a string, an integer or a TextMarshaler with UnmarshalText`},
-		{reflect.TypeFor[map[textOnly]int](), `map[codec.textOnly]int cannot be sent: a map key must be a string, an integer or a TextMarshaler with UnmarshalText`},
-		{reflect.TypeFor[struct{ M marshalOnly }](), `field "M": codec.marshalOnly cannot be received: it has MarshalJSON but no UnmarshalJSON`},
-		{reflect.TypeFor[[]textOnly](), `codec.textOnly cannot be received: it has MarshalText but no UnmarshalText`},
-		{reflect.TypeFor[struct{ U unmarshalTextOnly }](), `field "U": codec.unmarshalTextOnly cannot be received: it has UnmarshalText but no MarshalText`},
+		{reflect.TypeFor[map[textOnly]int](), `map[jsoncodec.textOnly]int cannot be sent: a map key must be a string, an integer or a TextMarshaler with UnmarshalText`},
+		{reflect.TypeFor[struct{ M marshalOnly }](), `field "M": jsoncodec.marshalOnly cannot be received: it has MarshalJSON but no UnmarshalJSON`},
+		{reflect.TypeFor[[]textOnly](), `jsoncodec.textOnly cannot be received: it has MarshalText but no UnmarshalText`},
+		{reflect.TypeFor[struct{ U unmarshalTextOnly }](), `field "U": jsoncodec.unmarshalTextOnly cannot be received: it has UnmarshalText but no MarshalText`},
 		{reflect.TypeFor[struct {
 			N int64 `json:"n,string"`
 		}](), `field "n": int64 cannot be received: the json tag option ",string" is not supported`},
@@ -172,11 +172,11 @@ func TestCheckType(t *testing.T) {
 		}](), `field "wait": int cannot be sent: two fields of the object are named "wait"`},
 		{reflect.TypeFor[struct {
 			*Stamped
-		}](), `*codec.Stamped cannot be received: embed the struct, not a pointer to it`},
+		}](), `*jsoncodec.Stamped cannot be received: embed the struct, not a pointer to it`},
 		{reflect.TypeFor[struct {
 			//lint:ignore SA5008 CheckType must refuse this mapstructure option
 			In Stamped `json:",squash"`
-		}](), `field "In": codec.Stamped cannot be sent: the json tag option ",squash" is mapstructure's and the encoder does not apply it (embed the struct to inline its fields)`},
+		}](), `field "In": jsoncodec.Stamped cannot be sent: the json tag option ",squash" is mapstructure's and the encoder does not apply it (embed the struct to inline its fields)`},
 		{reflect.TypeFor[struct {
 			//lint:ignore SA5008 CheckType must refuse this mapstructure option
 			Rest map[string]any `json:"rest,remain"`

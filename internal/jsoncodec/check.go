@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"reflect"
@@ -6,29 +6,10 @@ import (
 	"strings"
 )
 
-// CheckType returns nil when values of type t can make the trip a typed call gives
-// them, encoded with [Append] on one side and decoded on the other, and come back as
-// the same value; otherwise an *Error of kind kindUnsupported, one line naming the
-// field (as a path of JSON member names) and the Go type that cannot, e.g.
-//
-//	field "done": chan struct {} cannot be sent
-//	field "src": io.Reader cannot be received: only an empty interface can be filled
-//
-// Refused: channels, functions, complex numbers and unsafe pointers (encoding/json
-// refuses them) and uintptr (an address in this process); interfaces with methods (the
-// decoder cannot know what to make); map keys other than strings, integers and
-// TextMarshalers with UnmarshalText; a type that writes itself with MarshalJSON (or
-// MarshalText) but cannot read itself back with UnmarshalJSON (or UnmarshalText or
-// UnmarshalJSON), or reads itself from a string with UnmarshalText while it is written
-// as something else; an embedded pointer to a struct; two fields of one object (an
-// embedded struct's included) with the same name; the json tag option ",string". An
-// empty interface is accepted: it receives JSON's own shapes (see the
-// package documentation), which is what a caller of a field of type any means.
-//
-// package contract calls it when a method is declared, so that a type that would fail
-// at run time is refused where it is written. A type it accepts is prepared as well:
-// its encoder and decoder are built now, once per type, so that the first call with it
-// (often the first call of a newly started adapter) does not pay for their reflection.
+// CheckType is codec.CheckType, whose doc states what it refuses: nil when values of
+// type t can make the round trip through Append and DecodeValue, otherwise an *Error of
+// kind kindUnsupported naming the field and the type. A type it accepts is prepared as
+// well: its plan, its encoder and WritesValid's answer are built now, once per type.
 func CheckType(t reflect.Type) error {
 	c := checker{seen: map[reflect.Type]bool{}}
 	if err := c.check(t, ""); err != nil {
@@ -36,7 +17,7 @@ func CheckType(t reflect.Type) error {
 	}
 	planFor(t)
 	encoderFor(t)
-	writesValid(t)
+	WritesValid(t)
 	return nil
 }
 

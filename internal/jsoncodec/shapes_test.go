@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"encoding/json"
@@ -83,7 +83,7 @@ func TestDecodeShapes(t *testing.T) {
 		{name: "named bytes not base64", in: `{"octs":"*"}`, kind: kindType},
 		{name: "tagged embedded is a member", in: `{"id":1}`, kind: kindUnknown},
 		{name: "tree unmarshaler", in: `{"trim":"abcdef"}`, want: shapes{Trim: trimmed{"abc"}}},
-		{name: "tree unmarshaler refuses", in: `{"trim":{"a":[1]}}`, kind: kindType, msg: `field "trim": codec.trimmed refuses an object: not a string: map[string]interface {}`},
+		{name: "tree unmarshaler refuses", in: `{"trim":{"a":[1]}}`, kind: kindType, msg: `field "trim": jsoncodec.trimmed refuses an object: not a string: map[string]interface {}`},
 		{name: "tree unmarshaler behind a pointer", in: `{"ptrim":"uvwxyz"}`, want: shapes{PTrim: &trimmed{"uvw"}}},
 		{name: "unexported embedded field", in: `{"z":-3}`, want: shapes{hiddenBase: hiddenBase{Z: -3}}},
 		{name: "a field tagged - is not a member", in: `{"-":"set"}`, kind: kindUnknown, msg: `field "-" is not known (known: z, Label, pair, grid, octs, tag, trim, ptrim)`},

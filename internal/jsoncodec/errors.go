@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"errors"
@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// ErrDecode is the cause of every *Error: a JSON value that does not decode into the
-// Go value it is meant for.
+// ErrDecode is codec.ErrDecode, the cause of every *Error: a JSON value that does not
+// decode into the Go value it is meant for.
 var ErrDecode = errors.New("codec: value does not decode")
 
 // errKind classifies a decode error.
@@ -43,13 +43,10 @@ func (k errKind) String() string {
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Error is a value that does not decode. Its text is one line that names the field and
-// says what was expected, in JSON's terms rather than Go's, e.g.
-//
-//	field "warehouse" is not known (known: sku, qty)
-//	field "qty": 9223372036854775808 does not fit int64
-//	field "items[2].name": expected a string, got a number
-//
+// Error is codec.Error, a value that does not decode, whose doc shows its text: one
+// line naming the field (Path) and what was expected (Detail) in JSON's terms. Package
+// codec's doc comment of the alias lists the fields too, since godoc does not show the
+// fields of an alias to an internal type: a change of them is a change of both.
 // errors.Is(err, ErrDecode) holds.
 type Error struct {
 	kind errKind

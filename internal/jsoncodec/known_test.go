@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
-// With the envelope decoder's notes of a text's long strings, decodeValidOwned decodes
+// With the envelope decoder's notes of a text's long strings, DecodeOwned decodes
 // what it decodes without them, takes each string's end from the note (a note for a
 // string it skips, or one it has passed, is dropped), and collects the shared strings
 // noted as verbatim, and only those.
@@ -31,12 +31,12 @@ func TestDecodeValidOwnedLongStrings(t *testing.T) {
 		t.Fatalf("%d long strings noted, want 5", len(m.Strings))
 	}
 	var plain doc
-	if err := decodeValidOwned(m.Value, nil, &plain, true); err != nil {
+	if err := DecodeOwned(m.Value, nil, &plain, true); err != nil {
 		t.Fatal(err)
 	}
 	known := &validjson.Known{Long: m.Strings}
 	var hinted doc
-	if err := decodeValidOwned(m.Value, known, &hinted, true); err != nil {
+	if err := DecodeOwned(m.Value, known, &hinted, true); err != nil {
 		t.Fatal(err)
 	}
 	if hinted.A != plain.A || hinted.C != plain.C || hinted.D != plain.D || len(hinted.E) != 1 || hinted.E[0] != plain.E[0] {
@@ -60,7 +60,7 @@ func TestDecodeValidOwnedLongStrings(t *testing.T) {
 	notes := append([]proto.LongString(nil), m.Strings...)
 	notes[0].Verbatim = false
 	known = &validjson.Known{Long: notes}
-	if err := decodeValidOwned(m.Value, known, &hinted, true); err != nil {
+	if err := DecodeOwned(m.Value, known, &hinted, true); err != nil {
 		t.Fatal(err)
 	}
 	if len(known.Verbatim) != 1 || unsafe.SliceData(known.Verbatim[0]) != unsafe.StringData(hinted.E[0]) {
@@ -68,7 +68,7 @@ func TestDecodeValidOwnedLongStrings(t *testing.T) {
 	}
 	// Without notes nothing is collected.
 	known = &validjson.Known{}
-	if err := decodeValidOwned(m.Value, known, &hinted, true); err != nil || len(known.Verbatim) != 0 {
+	if err := DecodeOwned(m.Value, known, &hinted, true); err != nil || len(known.Verbatim) != 0 {
 		t.Fatalf("without notes: %d collected, err %v", len(known.Verbatim), err)
 	}
 }

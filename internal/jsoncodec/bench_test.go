@@ -1,4 +1,4 @@
-package codec
+package jsoncodec
 
 import (
 	"net/netip"
@@ -136,7 +136,7 @@ func BenchmarkDecodeBigString(b *testing.B) {
 		decode func(data []byte, r *reading) error
 	}{
 		{"checked", func(data []byte, r *reading) error { return decodeAliasing(data, r, RefuseUnknown) }},
-		{"validated", func(data []byte, r *reading) error { return decodeValidOwned(data, nil, r, false) }},
+		{"validated", func(data []byte, r *reading) error { return DecodeOwned(data, nil, r, false) }},
 	}
 	for _, text := range []struct {
 		name string
