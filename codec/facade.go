@@ -82,7 +82,8 @@ func Append(dst []byte, v any) ([]byte, error) { return jsoncodec.Append(dst, v)
 // package documentation), which is what a caller of a field of type any means.
 //
 // package contract calls it when a method is declared, so that a type that would fail
-// at run time is refused where it is written. A type it accepts is prepared as well:
-// its encoder and decoder are built now, once per type, so that the first call with it
-// (often the first call of a newly started adapter) does not pay for their reflection.
+// at run time is refused where it is written. The encoder and decoder of a type it
+// accepts are built when a value of it is first encoded or decoded, once per type: a
+// contract is declared when its package is initialised, at every start of an adapter
+// or host, and most starts call few of its methods.
 func CheckType(t reflect.Type) error { return jsoncodec.CheckType(t) }

@@ -4,22 +4,29 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // CheckType is codec.CheckType, whose doc states what it refuses: nil when values of
 // type t can make the round trip through Append and DecodeValue, otherwise an *Error of
-// kind kindUnsupported naming the field and the type. A type it accepts is prepared as
-// well: its plan, its encoder and WritesValid's answer are built now, once per type.
+// kind kindUnsupported naming the field and the type. Its plan, its encoder and
+// WritesValid's answer are built on first use, not here: building those of every
+// method of a contract at its declaration made each adapter start slower, although a
+// start calls few of them (BENCH.md).
 func CheckType(t reflect.Type) error {
+	if _, ok := accepted.Load(t); ok {
+		return nil // a method's params and result are often one type
+	}
 	c := checker{seen: map[reflect.Type]bool{}}
 	if err := c.check(t, ""); err != nil {
 		return err
 	}
-	planFor(t)
-	encoderFor(t)
-	WritesValid(t)
+	accepted.Store(t, struct{}{})
 	return nil
 }
+
+// accepted holds the types CheckType accepted.
+var accepted sync.Map // reflect.Type -> struct{}
 
 type checker struct{ seen map[reflect.Type]bool }
 

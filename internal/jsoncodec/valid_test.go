@@ -2,6 +2,7 @@ package jsoncodec
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"reflect"
 	"testing"
@@ -77,9 +78,10 @@ func FuzzWritesValid(f *testing.F) {
 	})
 }
 
-// A type CheckType accepts has its decoder plan, encoder and validity verdict built by
-// the check, so that a contract's first call does not build them.
-func TestCheckTypePrepares(t *testing.T) {
+// CheckType only checks: a type's decoder plan, encoder and validity verdict are built
+// when a value of it is first decoded, encoded or lent, since a contract is declared at
+// every start and a start calls few of its methods.
+func TestCheckTypeBuildsOnFirstUse(t *testing.T) {
 	type prepared struct {
 		A string `json:"a"`
 		B []int  `json:"b"`
@@ -88,13 +90,50 @@ func TestCheckTypePrepares(t *testing.T) {
 	if err := CheckType(rt); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := plans.Load(rt); !ok {
-		t.Error("no decoder plan after CheckType")
+	_, planned := plans.Load(rt)
+	_, encodes := encCache.Load(rt)
+	_, judged := validCache.Load(rt)
+	if planned || encodes || judged {
+		t.Fatalf("built at the check: plan %v, encoder %v, verdict %v", planned, encodes, judged)
 	}
-	if _, ok := encCache.Load(rt); !ok {
-		t.Error("no encoder after CheckType")
+	b, err := Append(nil, prepared{A: "x", B: []int{1}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, ok := validCache.Load(rt); !ok {
-		t.Error("no validity verdict after CheckType")
+	var back prepared
+	if err := DecodeValue(b, &back, RefuseUnknown); err != nil || back.A != "x" || len(back.B) != 1 {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
+	if !WritesValid(rt) {
+		t.Error("WritesValid: false for strings and ints")
+	}
+	_, planned = plans.Load(rt)
+	_, encodes = encCache.Load(rt)
+	_, judged = validCache.Load(rt)
+	if !planned || !encodes || !judged {
+		t.Errorf("after first use: plan %v, encoder %v, verdict %v", planned, encodes, judged)
+	}
+}
+
+// CheckType remembers the types it accepted, not those it refused: a refusal is given
+// again, with its reason, each time.
+func TestCheckTypeRemembersAcceptedOnly(t *testing.T) {
+	type bad struct {
+		C chan int `json:"c"`
+	}
+	type good struct {
+		A string `json:"a"`
+	}
+	for range 2 {
+		var e *Error
+		if err := CheckType(reflect.TypeFor[bad]()); !errors.As(err, &e) || e.Path != "c" {
+			t.Fatalf("CheckType(bad) = %v", err)
+		}
+		if err := CheckType(reflect.TypeFor[good]()); err != nil {
+			t.Fatalf("CheckType(good) = %v", err)
+		}
+	}
+	if _, ok := accepted.Load(reflect.TypeFor[bad]()); ok {
+		t.Error("a refused type is remembered as accepted")
 	}
 }
