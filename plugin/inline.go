@@ -13,13 +13,13 @@ import (
 // or another request) by about this much.
 var inlineFor = 50 * time.Microsecond
 
-// initInlineFor is inlineFor for initialize, which runs alone by rule (R18: a host sends
-// nothing else before its result). It is longer because an adapter's first request
-// meets cold memory and code, and passing the turn then starts a goroutine whose stack
-// grows while it serves the first requests: at a start, that costs more than the
-// handshake itself. Only a host's disconnect (which cancels OnInitialize's context)
-// waits for it.
-var initInlineFor = time.Millisecond
+// coldInlineFor is inlineFor for initialize, which runs alone by rule (R18: a host sends
+// nothing else before its result), and for the first request served inline after it.
+// It is longer because an adapter's first requests meet cold memory and code (and
+// build their types' codecs), and passing the turn then starts a goroutine whose stack
+// grows while it serves: at a start, that costs more than the handshake itself. Only a
+// host's disconnect, or input sent during that one request, waits for it.
+var coldInlineFor = time.Millisecond
 
 // inlineTurn is the reading turn while a goroutine runs a lone request's handler itself:
 // kept says the goroutine still holds it; the timer takes it from it after inlineFor and
@@ -30,6 +30,7 @@ type inlineTurn struct {
 	c     *conn
 	r     *proto.Reader
 	done  chan<- error
+	warm  bool // a request has been served inline since initialize (see coldInlineFor)
 }
 
 func (t *inlineTurn) init(c *conn, r *proto.Reader, done chan<- error) {
@@ -43,23 +44,26 @@ func (t *inlineTurn) init(c *conn, r *proto.Reader, done chan<- error) {
 }
 
 // runInline runs a lone request's handler (none other in flight, no more input read
-// ahead), or initialize, in the reading goroutine without passing the turn first: on a machine with
-// idle processors, waking the next reader costs more than a short handler, and the
-// reply goes out sooner without it. Requests that come together (read ahead, or while
-// another runs) are served as before, each handler beside the next reader, so that a
-// host's burst is served in parallel and its replies written together. Cancels and other requests
-// must still be read while a handler runs, so if it runs longer than inlineFor a timer
-// passes the turn as read does at once for a request that is not alone. runInline
-// reports whether the goroutine still holds the turn when the handler has returned; if
-// the handler ends the goroutine instead (runtime.Goexit), the turn is passed.
+// ahead), or initialize, in the reading goroutine without passing the turn first: on a
+// machine with idle processors, waking the next reader costs more than a short handler,
+// and the reply goes out sooner without it. Requests that come together (read ahead, or
+// while another runs) are served as before, each handler beside the next reader, so
+// that a host's burst is served in parallel and its replies written together. Cancels
+// and other requests must still be read while a handler runs, so if it runs longer than
+// inlineFor (coldInlineFor at first) a timer passes the turn as read does at once for a
+// request that is not alone. runInline reports whether the goroutine still holds the
+// turn when the handler has returned; if the handler ends the goroutine instead
+// (runtime.Goexit), the turn is passed.
 func (c *conn) runInline(req request) (kept bool) {
 	t := &c.inline
 	t.kept.Store(true)
-	if req.init {
-		t.timer.Reset(initInlineFor)
+	// Only the goroutine holding the reading turn runs this, so warm needs no lock.
+	if req.init || !t.warm {
+		t.timer.Reset(coldInlineFor)
 	} else {
 		t.timer.Reset(inlineFor)
 	}
+	t.warm = t.warm || !req.init
 	returned := false
 	defer func() {
 		if kept = t.kept.CompareAndSwap(true, false); kept {

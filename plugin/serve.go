@@ -232,8 +232,9 @@ func (c *conn) shutdown(cause error) error {
 // a new goroutine's small stack would grow, copied, on every request it serves. A lone
 // request (none other in flight, no more input read ahead) keeps the turn while its
 // handler runs, unless the handler outlasts inlineFor (runInline): then there is no
-// other goroutine to wake at all. So does initialize (for initInlineFor): at a start,
-// the adapter then answers the handshake and its first request on one goroutine.
+// other goroutine to wake at all. So does initialize (for coldInlineFor, as the first
+// request after it): at a start, the adapter answers the handshake and its first
+// request on one goroutine.
 func (c *conn) read(r *proto.Reader, first bool, done chan<- error) {
 	if !first {
 		c.w.WaitRoom(0) // the previous reader's last dispatch
