@@ -50,7 +50,7 @@ func (c *checker) check(t reflect.Type, path string) *Error {
 	}
 	c.seen[t] = true
 	um := unmarshalOf(t)
-	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && !methodless(t) {
 		pt := reflect.PointerTo(t)
 		switch {
 		case pt.Implements(marshalerType):

@@ -72,7 +72,7 @@ const (
 // decoders always hold an addressable value. A pointer type decodes as its element (null
 // leaves it nil), and an interface is filled, not asked.
 func unmarshalOf(t reflect.Type) unmarshal {
-	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface {
+	if t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface || methodless(t) {
 		return umNone
 	}
 	pt := reflect.PointerTo(t)
@@ -85,6 +85,26 @@ func unmarshalOf(t reflect.Type) unmarshal {
 		return umTree
 	}
 	return umNone
+}
+
+// methodless reports whether neither t nor *t has a method, so that no interface check
+// of them can succeed: predeclared types (string, int64, ...), and unnamed slices,
+// arrays, maps, channels and functions, and unnamed pointers to those or to pointers.
+// It spares reflect.PointerTo, which for a pointer type the program never names (*[]T)
+// searches the binary's type names: at a start, declaring a contract checks every type
+// of its methods.
+func methodless(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Struct, reflect.Interface:
+		return false // an unnamed struct has its embedded fields' methods
+	case reflect.Pointer:
+		if t.Name() != "" {
+			return false
+		}
+		e := t.Elem()
+		return e.Kind() == reflect.Pointer && e.Name() == "" || methodless(e)
+	}
+	return t.Name() == "" || t.PkgPath() == ""
 }
 
 // keyKindOf returns how keys of type kt are read, false when they cannot be.
