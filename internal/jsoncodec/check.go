@@ -2,6 +2,7 @@ package jsoncodec
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,8 +18,8 @@ func CheckType(t reflect.Type) error {
 	if _, ok := accepted.Load(t); ok {
 		return nil // a method's params and result are often one type
 	}
-	c := checker{seen: map[reflect.Type]bool{}}
-	if err := c.check(t, ""); err != nil {
+	var c checker
+	if err := c.check(t, nil); err != nil {
 		return err
 	}
 	accepted.Store(t, struct{}{})
@@ -28,27 +29,50 @@ func CheckType(t reflect.Type) error {
 // accepted holds the types CheckType accepted.
 var accepted sync.Map // reflect.Type -> struct{}
 
-type checker struct{ seen map[reflect.Type]bool }
+// checker walks a type once. It keeps what it met in slices, not maps: it runs when a
+// contract is declared, at every start, and a type has a few dozen parts at most; a
+// map's buckets of several sizes cost a start more than the linear searches.
+type checker struct {
+	seen []reflect.Type
+}
+
+// at is where in the value a checked type is: a path of JSON member names, built as a
+// string only for an error.
+type at struct {
+	parent *at
+	name   string
+}
+
+// String returns the path, "a.b.c", or "" at the top.
+func (p *at) String() string {
+	if p == nil {
+		return ""
+	}
+	if p.parent == nil {
+		return p.name
+	}
+	return p.parent.String() + "." + p.name
+}
 
 // undecodable is the error for a value met where the decoder cannot read one (a plan
 // that is not local): the reason CheckType gives for the type.
 func undecodable(t reflect.Type) *Error {
-	c := checker{seen: map[reflect.Type]bool{}}
-	if err := c.check(t, ""); err != nil {
+	var c checker
+	if err := c.check(t, nil); err != nil {
 		return err
 	}
-	return unsupported("", t, "cannot be received")
+	return unsupported(nil, t, "cannot be received")
 }
 
-func unsupported(path string, t reflect.Type, detail string) *Error {
-	return &Error{kind: kindUnsupported, Path: path, Detail: t.String() + " " + detail}
+func unsupported(path *at, t reflect.Type, detail string) *Error {
+	return &Error{kind: kindUnsupported, Path: path.String(), Detail: t.String() + " " + detail}
 }
 
-func (c *checker) check(t reflect.Type, path string) *Error {
-	if c.seen[t] {
+func (c *checker) check(t reflect.Type, path *at) *Error {
+	if slices.Contains(c.seen, t) {
 		return nil // a recursive type: checked where it was first met
 	}
-	c.seen[t] = true
+	c.seen = append(c.seen, t)
 	um := unmarshalOf(t)
 	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface && !methodless(t) {
 		pt := reflect.PointerTo(t)
@@ -90,7 +114,8 @@ func (c *checker) check(t reflect.Type, path string) *Error {
 		}
 		return c.check(t.Elem(), path)
 	case reflect.Struct:
-		return c.fields(t, path, map[string]bool{})
+		var names []string
+		return c.fields(t, path, &names)
 	}
 	return nil
 }
@@ -113,7 +138,7 @@ func keyKindWritten(kt reflect.Type) keyKind {
 
 // fields checks the fields of struct t that encoding/json writes; names holds the
 // member names taken so far in the object (embedded structs are inlined into it).
-func (c *checker) fields(t reflect.Type, path string, names map[string]bool) *Error {
+func (c *checker) fields(t reflect.Type, path *at, names *[]string) *Error {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -142,25 +167,22 @@ func (c *checker) fields(t reflect.Type, path string, names map[string]bool) *Er
 		if name == "" {
 			name = f.Name
 		}
-		at := name
-		if path != "" {
-			at = path + "." + name
-		}
-		if names[name] {
+		here := &at{parent: path, name: name}
+		if slices.Contains(*names, name) {
 			// encoding/json keeps one of them by its own rules (or neither): refused
 			// rather than sent to a field it was not read from.
-			return unsupported(at, f.Type, "cannot be sent: two fields of the object are named "+strconv.Quote(name))
+			return unsupported(here, f.Type, "cannot be sent: two fields of the object are named "+strconv.Quote(name))
 		}
-		names[name] = true
+		*names = append(*names, name)
 		for o := range strings.SplitSeq(opts, ",") {
 			switch o {
 			case "string":
-				return unsupported(at, f.Type, `cannot be received: the json tag option ",string" is not supported`)
+				return unsupported(here, f.Type, `cannot be received: the json tag option ",string" is not supported`)
 			case "squash", "remain":
-				return unsupported(at, f.Type, `cannot be sent: the json tag option ",`+o+`" is mapstructure's and the encoder does not apply it (embed the struct to inline its fields)`)
+				return unsupported(here, f.Type, `cannot be sent: the json tag option ",`+o+`" is mapstructure's and the encoder does not apply it (embed the struct to inline its fields)`)
 			}
 		}
-		if err := c.check(f.Type, at); err != nil {
+		if err := c.check(f.Type, here); err != nil {
 			return err
 		}
 	}
