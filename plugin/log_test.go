@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // The SDK logger is named after the adapter's discovery name.
@@ -86,4 +88,17 @@ func TestLevelName(t *testing.T) {
 			t.Errorf("levelName(%v) = %q, want %q", l, got, want)
 		}
 	}
+}
+
+// Adapter.Logger takes a go-hclog logger as well as a *slog.Logger, so that adapters
+// that set one keep compiling and logging.
+func TestAdapterLoggerTakesHclog(t *testing.T) {
+	var out bytes.Buffer
+	a := Adapter{Logger: hclog.New(&hclog.LoggerOptions{Output: &out, JSONFormat: true})}
+	a.Logger.Warn("handler panicked", "id", 7)
+	var m map[string]any
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil || m["@level"] != "warn" || m["@message"] != "handler panicked" || m["id"] != float64(7) {
+		t.Fatalf("record %q: %v", out.String(), err)
+	}
+	a.Logger = newLogger(&out, "", "echo")
 }
