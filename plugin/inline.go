@@ -57,12 +57,13 @@ func (t *inlineTurn) init(c *conn, r *proto.Reader, done chan<- error) {
 func (c *conn) runInline(req request) (kept bool) {
 	t := &c.inline
 	t.kept.Store(true)
-	// Only the goroutine holding the reading turn runs this, so warm needs no lock.
-	if req.init || !t.warm {
-		t.timer.Reset(coldInlineFor)
-	} else {
-		t.timer.Reset(inlineFor)
+	// Only the goroutine holding the reading turn runs this, so warm needs no lock;
+	// initialize comes first, while it is false.
+	budget := inlineFor
+	if !t.warm {
+		budget = coldInlineFor
 	}
+	t.timer.Reset(budget)
 	t.warm = t.warm || !req.init
 	returned := false
 	defer func() {
