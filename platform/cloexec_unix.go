@@ -19,14 +19,14 @@ func fdDir() string {
 
 // protectInheritedFds marks the host's inherited descriptors close-on-exec just before an
 // adapter is started (see markInheritedCloexec), unless the host chose
-// HostOptions.KeepInheritedFDs; it records (MarkedCloseOnExec) and logs which it changed.
+// HostOptions.KeepInheritedFDs; it records (MarkedCloseOnExec) and logs at DEBUG which it changed.
 func protectInheritedFds(cfg *Config) {
 	if currentHostOptions().KeepInheritedFDs {
 		return
 	}
 	if fds := markInheritedCloexec(); len(fds) > 0 {
 		noteMarked(fds)
-		cfg.logger().Info("marked inherited descriptors close-on-exec so that they do not leak into adapters (process-wide; see platform.HostOptions.KeepInheritedFDs)", "fds", fds)
+		cfg.logger().Debug("marked inherited descriptors close-on-exec so that they do not leak into adapters (process-wide; see platform.HostOptions.KeepInheritedFDs)", "fds", fds)
 	}
 }
 

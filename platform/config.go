@@ -62,7 +62,8 @@ type Config struct {
 	pin *pinned // the opened, hashed executable of a pinned start
 }
 
-// Resources are optional limits on the whole process tree. Zero means no limit.
+// Resources are optional limits on the whole process tree. Zero means no limit (but a
+// sandboxed adapter on Linux gets a default process limit, see MaxProcesses).
 type Resources struct {
 	// MemoryBytes caps the memory of the whole tree (Linux: memory.max of its cgroup, or
 	// memory.limit_in_bytes of its cgroup v1; the kernel kills at the cap, see
@@ -70,8 +71,29 @@ type Resources struct {
 	MemoryBytes int64
 	// MaxProcesses caps the number of processes of the tree (Linux: pids.max, which
 	// counts threads too; a fork beyond it fails with EAGAIN. Windows: ActiveProcessLimit).
+	//
+	// Zero means no limit, except for a sandboxed adapter on Linux ([Config].Sandbox
+	// set), which gets [DefaultSandboxMaxProcesses]. A negative value means no limit
+	// at all, that default included. On Linux a sandboxed adapter's limit is applied by
+	// its pids cgroup (v2, else v1); where no pids cgroup can be used but the adapter
+	// runs in a user namespace of its own, by RLIMIT_NPROC, which the launcher stage sets
+	// before it executes the adapter and which there counts the tasks of that namespace
+	// only (the adapter's tree). [Tree.LimitErr] reports a limit, the default included,
+	// that nothing applied; [Supervision].Sandbox names the limit and what applies it.
 	MaxProcesses int
 }
+
+// DefaultSandboxMaxProcesses is the process limit of a sandboxed adapter on Linux whose
+// [Resources].MaxProcesses is zero: 512 tasks (threads count, as in pids.max). A
+// sandboxed adapter runs as the host's user, whose process quota (RLIMIT_NPROC,
+// "ulimit -u"; the kernel's threads-max) it shares with the host: without a limit, an
+// adapter forking without end takes all of it, and the host then cannot even start a
+// thread. Real adapters stay far below: a Go program runs about GOMAXPROCS+10 threads,
+// Node.js about a dozen, a JVM one per core and a few dozen more, and a CPython thread
+// pool at most 32 workers; 512 leaves room for such a runtime with a pool of children on
+// a large machine, and a 4096-task user quota (a common distribution default) most of
+// its room. Set MaxProcesses to choose another limit, or a negative value for none.
+const DefaultSandboxMaxProcesses = 512
 
 // Isolation chooses the containment of an adapter's process tree.
 //
@@ -159,8 +181,8 @@ func (c *Config) validate() (dir string, err error) {
 		// would become its standard error.
 		return fail(errors.Join(ErrInvalidConfig, errors.New("Config.Stderr is a nil or closed *os.File; use nil for the null device")))
 	}
-	if c.Resources.MemoryBytes < 0 || c.Resources.MaxProcesses < 0 {
-		return fail(errors.Join(ErrInvalidConfig, errors.New("negative resource limit")))
+	if c.Resources.MemoryBytes < 0 {
+		return fail(errors.Join(ErrInvalidConfig, errors.New("negative memory limit")))
 	}
 	if c.Sandbox != nil {
 		if err := c.Sandbox.validate(); err != nil {

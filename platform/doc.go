@@ -41,32 +41,18 @@
 // [MarkedCloseOnExec]).
 //
 // [Config.Sandbox] opts one adapter into least privilege (Linux: Landlock, a seccomp
-// filter, no capabilities); SECURITY.md in the repository says what it grants and what
-// it cannot. The sandbox is applied by a launcher stage, never by a thread of the host:
-// the host's own binary, re-executed through /proc/self/exe with the private argv
-// "adapterkit-sandbox-launcher launch-v1" and the launch descriptors 4 to 8, which the
-// init of the internal package it imports for that (platform/internal/launch, with few
-// dependencies, so Go initialises it early) recognises before main runs. It
-// drops every capability, sets no_new_privs, enforces the Landlock ruleset, installs the
-// seccomp filter, closes every descriptor but the adapter's, and executes the adapter
-// in its place; a step that fails is a [*SandboxError] from Start. Consequences for a
-// host binary: it must stay executable through /proc/self/exe (/proc mounted), and the
-// package initialisers Go runs before that one (its standard-library dependencies, and
-// packages that do not import it and that Go orders first) run in the launcher too, with
-// the adapter's standard files: they must not write to standard output or have effects
-// outside the process. Invoked by hand with that argv and without the descriptors, the
-// binary reports a malformed specification and exits with status 127. An unsandboxed
-// start uses no launcher.
-//
-// The spawner goroutine ends when no adapter is left; tests using goleak that end with
-// adapters still running should ignore "platform.spawnLoop".
-//
-// A running tree costs the host two goroutines and no OS thread: one copies standard
-// error (with a 512-byte buffer, a larger pooled one only while the adapter writes
-// faster), the other waits for the direct child to exit — on Linux on a pidfd in the
-// runtime's poller, which takes one more descriptor per tree; where pidfds are not
-// available, in waitid, which holds a thread.
+// filter, no capabilities), applied by a launcher stage, never by a thread of the host:
+// the host's own binary, re-executed through /proc/self/exe with a private argv that
+// the init of platform/internal/launch recognises before main runs. It drops every
+// capability, enforces the ruleset and the filter, closes every descriptor but the
+// adapter's and executes the adapter; a step that fails is a [*SandboxError] from Start.
+// The host binary must stay executable through /proc/self/exe, and the package
+// initialisers Go runs before that one run in the launcher too. SECURITY.md and
+// docs/containment.md in the repository say what the sandbox grants, what it cannot,
+// and what it asks of a host binary; an unsandboxed start uses no launcher.
 //
 // docs/supervision.md in the repository explains each mechanism per operating system:
-// what it closes, what it cannot, and how the tests measured it.
+// what it closes, what it cannot, how the tests measured it, and what a running tree
+// costs the host (the spawner goroutine, which ends when no adapter is left, is
+// "platform.spawnLoop" for goleak).
 package platform

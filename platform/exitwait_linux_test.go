@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // threadCount is the number of this process's OS threads.
@@ -115,11 +117,5 @@ func goroutinesIn(fn string) int {
 // waitFor polls cond until it holds, failing t after the test bound.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(bound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, bound, cond, "condition not reached")
 }

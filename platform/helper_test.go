@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // helperArg in argv[1] turns the test binary into a helper process: argv[2] is the mode.
@@ -63,19 +65,17 @@ func helperCmd(mode string, args ...string) *exec.Cmd {
 
 // waitRoles polls the pid file until every role is recorded (helpers only).
 func waitRoles(pidfile string, roles ...string) {
-	for range 1000 {
-		if m, _ := readPidFile(pidfile); len(m) > 0 {
-			ok := true
-			for _, r := range roles {
-				ok = ok && m[r] != 0
-			}
-			if ok {
-				return
+	if !testkit.Within(10*time.Second, func() bool {
+		m, _ := readPidFile(pidfile)
+		for _, r := range roles {
+			if m[r] == 0 {
+				return false
 			}
 		}
-		time.Sleep(10 * time.Millisecond)
+		return len(m) > 0
+	}) {
+		panic("roles never recorded: " + strings.Join(roles, ","))
 	}
-	panic("roles never recorded: " + strings.Join(roles, ","))
 }
 
 func readPidFile(pidfile string) (map[string]int, error) {
@@ -135,10 +135,10 @@ func runHelper(mode string, args []string) int {
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ready")
 		_, _ = io.Copy(io.Discard, os.Stdin)
-		blockForever() // even stdin EOF does not end it
+		testkit.BlockForever() // even stdin EOF does not end it
 	case "sleeper": // a grandchild that stays in the group
 		record(args[0], "sleeper")
-		blockForever()
+		testkit.BlockForever()
 	case "middle": // the first fork of a double fork: start a setsid daemon and exit
 		c := helperCmd("daemon", args[0])
 		c.SysProcAttr = setsidAttr()
@@ -168,7 +168,7 @@ func runHelper(mode string, args []string) int {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 	case "daemon":
 		record(args[0], "daemon")
-		blockForever()
+		testkit.BlockForever()
 	case "tree": // an adapter with a grandchild in its group and a double-forked setsid one
 		record(args[0], "adapter")
 		sl := helperCmd("sleeper", args[0])
@@ -183,7 +183,7 @@ func runHelper(mode string, args []string) int {
 			return 0 // the adapter exits; its grandchildren stay
 		}
 		_, _ = io.Copy(io.Discard, os.Stdin)
-		blockForever()
+		testkit.BlockForever()
 	case "host": // a host process: start a "tree" adapter, report, wait to be killed
 		iso, _ := strconv.Atoi(args[1])
 		tree, err := Start(context.Background(), Config{
@@ -197,7 +197,7 @@ func runHelper(mode string, args []string) int {
 		line, _ := bufio.NewReader(tree.Stdout()).ReadString('\n')
 		record(args[0], "host")
 		fmt.Printf("%s %s\n", strings.TrimSpace(line), tree.Supervision().Mechanism)
-		blockForever()
+		testkit.BlockForever()
 	case "sweep": // a second host on the machine: sweep, report one line per item
 		rep, err := Sweep(context.Background(), nil)
 		for _, it := range rep.Swept {
@@ -210,7 +210,7 @@ func runHelper(mode string, args []string) int {
 			fmt.Printf("error %v\n", err)
 		}
 	case "pause": // a child of forkbomb
-		time.Sleep(time.Hour)
+		testkit.BlockForever()
 	case "forkbomb": // start children until refused, report, end them, then echo
 		n, ferr := forkUntilRefused()
 		fmt.Printf("refused %d %v\n", n, errors.Is(ferr, syscall.EAGAIN))
@@ -239,17 +239,6 @@ func runHelper(mode string, args []string) int {
 // osHelpers are the helper modes of one operating system's tests, registered by their
 // files' init functions.
 var osHelpers = map[string]func(args []string) int{}
-
-// blockForever blocks the helper until a signal ends it. A bare `select {}` does not:
-// when no other goroutine can run, the Go runtime reports "all goroutines are asleep"
-// and exits 2 — which -race hides (its own goroutine keeps the process "busy"), so the
-// helpers died by themselves without -race and tests of their cleanup proved nothing.
-// A sleeping goroutine has a pending timer, which the deadlock detector never reports.
-func blockForever() {
-	for {
-		time.Sleep(time.Hour)
-	}
-}
 
 func joinInts(v []int) string {
 	if len(v) == 0 {

@@ -27,7 +27,9 @@ type HostOptions struct {
 	// child (ppid = the host) and the host may kill it. Trees started while it is set
 	// report [MechSubreaper]. Close reaps the tree's processes that were re-parented to
 	// the host and have ended, where it knows them by pid and start time: every member of
-	// the tree's cgroup at Kill, and what the process-group walk saw. It is process-wide:
+	// the tree's cgroup at Kill, and what the process-group walk saw; Kill does not kill a
+	// re-parented process the walk never saw (it cannot be told from the host's own
+	// children), so it finds no more than without the option. It is process-wide:
 	// orphaned descendants of any child of the host, not only of adapters, become the
 	// host's children, and the host must reap the others itself (Go does not); a host's
 	// own children and re-parented ones look alike, so without a cgroup Verify still

@@ -10,7 +10,10 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/hashicorp/go-hclog"
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // setHostOptions sets o for the test and restores the defaults after it.
@@ -78,6 +81,27 @@ func TestHostOptionsInheritedFDs(t *testing.T) {
 	}
 	if !cloexec(t, planted) || !slices.Contains(MarkedCloseOnExec(), planted) {
 		t.Fatalf("planted fd %d not marked, or not reported in %v", planted, MarkedCloseOnExec())
+	}
+}
+
+// Marking inherited descriptors is a routine detail of a host's first start: logged at
+// DEBUG, not at INFO where every host start would show it.
+func TestInheritedFDsLoggedAtDebug(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "planted")
+	planted, err := unix.Open(path, unix.O_RDONLY|unix.O_CREAT, 0o600) // no O_CLOEXEC on purpose
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(planted)
+	var out testkit.Buffer
+	log := hclog.New(&hclog.LoggerOptions{Output: &out, Level: hclog.Trace})
+	protectInheritedFds(&Config{Logger: log})
+	if !cloexec(t, planted) {
+		t.Fatalf("planted fd %d not marked", planted)
+	}
+	// The package's tests run one at a time (none is parallel): this call marked it.
+	if got := out.String(); !strings.Contains(got, "[DEBUG] marked inherited descriptors") {
+		t.Errorf("not logged at DEBUG:\n%s", got)
 	}
 }
 
@@ -173,9 +197,7 @@ func TestChildSubreaperReapsCgroupOrphans(t *testing.T) {
 	if err := tree.Kill(ctxBound(t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := tree.Verify(ctxBound(t)); err != nil {
-		t.Fatal(err)
-	}
+	wantNoProof(t, tree, tree.Verify(ctxBound(t))) // as root: see TestKillWholeTree
 	if err := tree.Close(); err != nil {
 		t.Fatal(err)
 	}

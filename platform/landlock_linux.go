@@ -3,7 +3,6 @@ package platform
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -104,27 +103,21 @@ func newRuleset(abi int, tcp, scope bool) (*ruleset, error) {
 	return &ruleset{fd: int(fd), fs: attr.Handled_access_fs}, nil
 }
 
-// addPath allows access beneath path (a file: only the rights that apply to files).
-func (r *ruleset) addPath(path string, access uint64) error {
-	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return &os.PathError{Op: "stat", Path: path, Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+// addGrant allows g.access beneath the file or directory g's descriptor was opened on
+// (a file: only the rights that apply to files). The rule is added by that descriptor:
+// g's path is never opened again.
+func (r *ruleset) addGrant(g grant) error {
+	access := g.access
+	if !g.isDir() {
 		access &= llFileRights
 	}
-	attr := unix.LandlockPathBeneathAttr{Allowed_access: access & r.fs, Parent_fd: int32(fd)}
+	attr := unix.LandlockPathBeneathAttr{Allowed_access: access & r.fs, Parent_fd: int32(g.fd)}
 	if attr.Allowed_access == 0 {
 		return nil
 	}
 	_, _, e := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(r.fd), unix.LANDLOCK_RULE_PATH_BENEATH, uintptr(unsafe.Pointer(&attr)), 0, 0, 0)
 	if e != 0 {
-		return fmt.Errorf("landlock rule for %s: %w", path, e)
+		return fmt.Errorf("landlock rule for %s: %w", g.path, e)
 	}
 	return nil
 }

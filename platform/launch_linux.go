@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,10 +35,16 @@ const launcherRoom = 16
 // execute (attr.Files holds the adapter's descriptors, with a pinned script's as fd 3);
 // cg is the attempt's cgroup v2, or nil.
 //
-// With Resources.MaxProcesses, the pids limit leaves launcherRoom more tasks until the
-// launcher is ready; it then waits on the hold pipe until the host has lowered the limit
-// to MaxProcesses, so that the adapter never runs under the wider one.
-func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgroup, v1 *v1Limits, exe string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+// With a process limit (Resources.MaxProcesses, or the sandbox default: cfg holds the
+// effective value), the pids limit leaves launcherRoom more tasks until the launcher is
+// ready; it then waits on the hold pipe until the host has lowered the limit to
+// MaxProcesses, so that the adapter never runs under the wider one. Where no pids cgroup
+// holds the tree but it has a user namespace of its own, the launcher sets RLIMIT_NPROC
+// to the limit instead, right before it executes the adapter (limits_linux.go).
+//
+// With subreaper (a start with neither cgroup nor PID namespace) the adapter is made a
+// child subreaper, so that descendants it orphans stay in its tree (see launch.Spec).
+func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgroup, v1 *v1Limits, exe string, argv []string, attr *os.ProcAttr, subreaper bool) (*os.Process, error) {
 	var exeFile *os.File
 	if cfg.pin != nil && cfg.pin.sealed && cfg.pin.child == nil {
 		// A pinned native executable: the host's close-on-exec descriptor does not
@@ -46,7 +53,8 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 	}
 	maxProcs := cfg.Resources.MaxProcesses
 	spec, err := plan.specFile(&launch.Spec{Path: exe, Argv: argv, Env: plan.env, Filter: plan.filter,
-		Rules: plan.rulesFile != nil, Script: len(attr.Files) > launch.FdScript, Hold: maxProcs > 0})
+		Rules: plan.rulesFile != nil, Script: len(attr.Files) > launch.FdScript, Hold: maxProcs > 0,
+		Subreaper: subreaper})
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +76,10 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 		}
 		if v1 != nil && v1.pids != nil {
 			v1.launcherRoom = launcherRoom
-			lower = append(lower, v1.pids.file("pids.max"))
 		}
 	}
+	userns := attr.Sys != nil && attr.Sys.Cloneflags&syscall.CLONE_NEWUSER != 0
+	v2pids := len(lower) > 0
 	files := append([]*os.File(nil), attr.Files...)
 	for len(files) < launch.FdSpec {
 		files = append(files, nil)
@@ -84,6 +93,15 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 	proc, err := spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
 		return v1.fork(func() (*os.Process, error) {
+			// v1.fork has entered the v1 cgroups, or given them up (v1.pids nil): only
+			// now is it known whether a pids cgroup holds the tree (limits_linux.go).
+			v1pids := v1 != nil && v1.pids != nil
+			if v1pids {
+				lower = append(lower, v1.pids.file("pids.max"))
+			}
+			if nprocByRlimit(maxProcs, userns, v2pids || v1pids) {
+				lattr.Env = append(lattr.Env, launch.EnvNProc+"="+strconv.Itoa(maxProcs))
+			}
 			return os.StartProcess(launcherExe, []string{launch.Arg0, launch.Arg1}, &lattr)
 		})
 	})
@@ -160,10 +178,14 @@ func awaitLaunch(ctx context.Context, r *os.File, ready func() error) error {
 }
 
 // specFile writes s into a memory file for the launcher (once per plan: every attempt
-// of a start passes the same one).
+// of a start passes the same one, but for Subreaper, which only the last may set).
 func (p *sandboxPlan) specFile(s *launch.Spec) (*os.File, error) {
-	if p.spec != nil {
+	if p.spec != nil && p.specSubreaper == s.Subreaper {
 		return p.spec, nil
+	}
+	if p.spec != nil {
+		p.spec.Close()
+		p.spec = nil
 	}
 	fd, err := unix.MemfdCreate("adapterkit-launch", unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL)
 	if err == unix.EINVAL {
@@ -177,6 +199,6 @@ func (p *sandboxPlan) specFile(s *launch.Spec) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("writing the launch specification: %w", err)
 	}
-	p.spec = f
+	p.spec, p.specSubreaper = f, s.Subreaper
 	return f, nil
 }

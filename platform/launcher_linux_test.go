@@ -36,6 +36,10 @@ func runLaunchTestHelper(mode string, args []string) int {
 	switch mode {
 	case "hostsignal": // args: host pid, "real" or "zero"; stdin: the host's thread ids
 		return signalThreads(args[0], args[1] == "real")
+	case "flip": // args: link, a, b: the attacker of TestSandboxShebangLinkRace
+		return flipLink(args[0], args[1], args[2])
+	case "shebangrace": // args: work, secret, starts, budget: a host as nobody runs the race
+		return runShebangRace(args)
 	case "status": // its privileges, asked of the kernel (a sandbox refuses /proc)
 		fmt.Print(privileges())
 	case "nobodyhost": // args: isolation; a host as nobody: signalHostThreads's report as JSON
@@ -449,7 +453,7 @@ func benchmarkStart(b *testing.B, cfg Config) {
 		tree.Stdin().Close()
 		<-tree.Exited()
 		cpu += tree.ExitState().UserTime() + tree.ExitState().SystemTime()
-		if err := tree.Verify(ctx); err != nil && mechanismProves(tree.Supervision().Mechanism) {
+		if err := tree.Verify(ctx); err != nil && treeProves(tree.Supervision()) {
 			b.Fatal(err)
 		}
 		tree.Close()
@@ -467,7 +471,7 @@ func BenchmarkStartContained(b *testing.B) { benchmarkStart(b, Config{Sandbox: &
 func TestSandboxProcessLimitExact(t *testing.T) {
 	for _, n := range []int{1, 2, 3} {
 		cfg := Config{Path: "/bin/sh", Args: []string{"-c", "echo start; /bin/true && echo forked; /bin/true | /bin/true && echo piped"},
-			Sandbox: &Sandbox{Exec: []string{"/bin/true"}}, Resources: Resources{MaxProcesses: n}}
+			Sandbox: &Sandbox{Exec: []string{canonical(t, "/bin/true")}}, Resources: Resources{MaxProcesses: n}}
 		tree, err := Start(ctxBound(t), cfg)
 		if err != nil {
 			t.Fatalf("MaxProcesses %d: %v", n, err)

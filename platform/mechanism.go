@@ -72,7 +72,9 @@ func (m Mechanism) String() string {
 }
 
 // Proves reports whether m can prove that a whole tree ended: a cgroup, a PID
-// namespace or a job object does; a process group alone does not.
+// namespace or a job object can; a process group alone cannot. A cgroup without a PID
+// namespace proves it only for an adapter that cannot move processes out of it:
+// [Supervision].NoProof says whether one tree's can.
 func (m Mechanism) Proves() bool {
 	return m&(MechCgroup|MechPidNamespace|MechJobObject) != 0
 }
@@ -89,9 +91,17 @@ type Supervision struct {
 	// not be enforced. Empty when nothing was dropped.
 	Dropped []Dropped
 	// Sandbox describes the sandbox in force, e.g. "landlock v7: fs, tcp, scope;
-	// seccomp: 98 syscalls denied, 24 checked by argument, sockets none; net none"; ""
-	// when the adapter was started without one ([Config].Sandbox nil).
+	// seccomp: 100 syscalls denied, 24 checked by argument, sockets none; net none;
+	// tasks 512 (default) by pids cgroup v2; inotify refused" (Linux: the process limit
+	// and what applied it, see [Resources].MaxProcesses); "" when the adapter was started
+	// without one ([Config].Sandbox nil).
 	Sandbox string
+	// NoProof says why [Tree.Verify] cannot prove the end of this tree, "" when it can
+	// (Linux). A PID namespace proves it; a cgroup alone only when the adapter cannot
+	// write the cgroup.procs of any ancestor of its cgroup, e.g. "the adapter's user may
+	// write /sys/fs/cgroup/cgroup.procs, an ancestor of its cgroup: a process it moved
+	// there cannot be seen"; a process group never does.
+	NoProof string
 	// Derived lists what a sandbox grants beyond its policy because the adapter needs it
 	// to run, found at start-up from the executable and the adapter's PATH: "exec P" for
 	// an interpreter or dynamic loader, "read D" for an interpreter's installation
@@ -130,6 +140,9 @@ func (s Supervision) String() string {
 	}
 	if len(s.Dropped) > 0 {
 		b.WriteString(")")
+	}
+	if s.NoProof != "" {
+		b.WriteString(" [no proof: " + s.NoProof + "]")
 	}
 	return b.String()
 }

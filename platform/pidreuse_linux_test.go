@@ -12,7 +12,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -147,15 +146,20 @@ func TestPgroupKillAfterExitEndsMembers(t *testing.T) {
 // write of ns_last_pid and the fork that should get the next pid would take that pid
 // for good. With idle threads at hand the runtime starts no new one in that window.
 func prewarmThreads() {
-	var wg sync.WaitGroup
+	var locked, wg sync.WaitGroup
+	release := make(chan struct{})
 	for range 4 * runtime.GOMAXPROCS(0) {
+		locked.Add(1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runtime.LockOSThread() // one thread each, while they all sleep
-			time.Sleep(20 * time.Millisecond)
+			runtime.LockOSThread() // one thread each, all held at once
+			locked.Done()
+			<-release
 			runtime.UnlockOSThread() // the thread stays, idle, for later use
 		}()
 	}
+	locked.Wait()
+	close(release)
 	wg.Wait()
 }

@@ -50,7 +50,7 @@ func shutdown(t *testing.T, tree *Tree) {
 	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	_ = tree.Kill(ctx)
-	if err := tree.Verify(ctx); err != nil && mechanismProves(tree.Supervision().Mechanism) {
+	if err := tree.Verify(ctx); err != nil && treeProves(tree.Supervision()) {
 		t.Errorf("Verify: %v", err)
 	}
 	select {
@@ -61,10 +61,11 @@ func shutdown(t *testing.T, tree *Tree) {
 	_ = tree.Close()
 }
 
-// mechanismProves reports whether Verify can succeed with m: a process group alone
-// (the Linux fallback, macOS) never proves the end of a tree (A25, R63).
-func mechanismProves(m Mechanism) bool {
-	return m.Has(MechCgroup) || m.Has(MechPidNamespace) || m.Has(MechJobObject)
+// treeProves reports whether Verify can succeed for a tree supervised as s: a process
+// group alone cannot, nor a cgroup the adapter could move processes out of.
+func treeProves(s Supervision) bool {
+	m := s.Mechanism
+	return (m.Has(MechCgroup) || m.Has(MechPidNamespace) || m.Has(MechJobObject)) && s.NoProof == ""
 }
 
 // R61, A31, R62: launch rules refuse bad paths with typed causes.
@@ -201,7 +202,7 @@ func TestStderr(t *testing.T) {
 		}
 		tree.Stdin().Close()
 		if err := tree.Verify(ctxBound(t)); err != nil {
-			if mechanismProves(tree.Supervision().Mechanism) || os.Geteuid() == 0 {
+			if treeProves(tree.Supervision()) || os.Geteuid() == 0 {
 				t.Fatal(err) // as root the default isolation proves the end
 			}
 			t.Skipf("%s cannot prove the end, so Close drops what stderr still held: %v", tree.Supervision().Mechanism, err)

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -47,12 +46,14 @@ type sandboxPlan struct {
 	rulesFile *os.File         // the Landlock ruleset; nil: no Landlock
 	filter    []unixSockFilter // nil: no seccomp
 	spec      *os.File         // the launch specification, once written (launch_linux.go)
-	tmp       string           // the private temporary directory
-	env       []string         // the adapter's environment, with TMPDIR
-	mech      Mechanism        // MechLandlock and/or MechSeccomp
-	desc      string           // what is enforced, for Supervision.Sandbox
-	derived   []string         // grants derived from the executable, for Supervision.Derived
-	dropped   []Dropped        // what is not, with BestEffort
+	// specSubreaper is the Subreaper flag spec was written with.
+	specSubreaper bool
+	tmp           string    // the private temporary directory
+	env           []string  // the adapter's environment, with TMPDIR
+	mech          Mechanism // MechLandlock and/or MechSeccomp
+	desc          string    // what is enforced, for Supervision.Sandbox
+	derived       []string  // grants derived from the executable, for Supervision.Derived
+	dropped       []Dropped // what is not, with BestEffort
 }
 
 type unixSockFilter = unix.SockFilter
@@ -62,20 +63,19 @@ type unixSockFilter = unix.SockFilter
 func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	s := cfg.Sandbox
 	p := &sandboxPlan{}
-	var missing, llGaps []string // everything not enforceable; the Landlock features among it
+	var missing []string // everything not enforceable
+	var llGaps []Dropped // the Landlock rights among it (llgaps_linux.go)
 	abi, llErr := landlockABI()
 	tcp := !s.Network && abi >= 4
 	scope := abi >= 6
-	switch {
-	case llErr != nil:
+	if llErr != nil {
 		missing = append(missing, llErr.Error())
-	case !s.Network && len(s.ConnectPorts) > 0 && abi < 4:
-		llGaps = append(llGaps, fmt.Sprintf("Landlock ABI %d cannot limit TCP connections by port (ABI 4, Linux 6.7)", abi))
+	} else {
+		llGaps = landlockGaps(abi, s)
 	}
-	if llErr == nil && !scope {
-		llGaps = append(llGaps, fmt.Sprintf("Landlock ABI %d cannot keep signals and abstract Unix sockets inside the sandbox (ABI 6, Linux 6.12)", abi))
+	for _, g := range llGaps {
+		missing = append(missing, g.Reason)
 	}
-	missing = append(missing, llGaps...)
 	filter, ndenied, scErr := seccompFilter(s)
 	if scErr == nil {
 		scErr = seccompAvailable()
@@ -90,6 +90,7 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer closeGrants(execs, reads)
 	p.derived = derived
 	if p.tmp, err = os.MkdirTemp("", "adapterkit-sandbox-"); err != nil {
 		return nil, fmt.Errorf("creating the sandbox's temporary directory: %w", err)
@@ -124,9 +125,7 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 	} else {
 		p.dropped = append(p.dropped, Dropped{Mechanism: MechSeccomp, Reason: scErr.Error() + ": socket families and the refused system calls are not filtered"})
 	}
-	for _, m := range llGaps {
-		p.dropped = append(p.dropped, Dropped{Mechanism: MechLandlock, Reason: m})
-	}
+	p.dropped = append(p.dropped, llGaps...)
 	parts = append(parts, "net "+s.netString())
 	p.desc = strings.Join(parts, "; ")
 	return p, nil
@@ -147,43 +146,21 @@ func socketsString(s *Sandbox) string {
 	return "none"
 }
 
-// buildRuleset creates the Landlock ruleset of the policy.
-func buildRuleset(cfg *Config, abi int, tcp, scope bool, tmp string, execs, reads []string) (*ruleset, error) {
+// buildRuleset creates the Landlock ruleset of the policy: the exec chain's grants
+// (execChain), the default locations and the policy's Read and Write paths
+// (defaultGrants), each added by the descriptor it was checked on.
+func buildRuleset(cfg *Config, abi int, tcp, scope bool, tmp string, execs, reads []grant) (*ruleset, error) {
 	s := cfg.Sandbox
 	r, err := newRuleset(abi, tcp, scope)
 	if err != nil {
 		return nil, err
 	}
-	add := func(path string, access uint64, optional bool) error {
-		err := r.addPath(path, access)
-		if optional && errors.Is(err, unix.ENOENT) {
-			return nil
-		}
-		return err
-	}
-	for _, p := range sandboxSystemPaths {
-		if err = add(p, llRead, true); err != nil {
-			break
-		}
-	}
-	steps := []struct {
-		paths    []string
-		access   uint64
-		optional bool
-	}{
-		{[]string{filepath.Dir(cfg.Path)}, llRead, false},
-		{reads, llRead, true},
-		{execs, llExec, false},
-		{[]string{os.DevNull}, llDevice, false},
-		{[]string{tmp}, llWrite, false},
-		{s.Read, llRead, false},
-		{s.Write, llWrite, false},
-		{s.Exec, llExec, false},
-	}
-	for _, st := range steps {
-		for _, p := range st.paths {
+	others, err := defaultGrants(s, tmp)
+	defer closeGrants(others)
+	for _, l := range [][]grant{execs, reads, others} {
+		for _, g := range l {
 			if err == nil {
-				err = add(p, st.access, st.optional)
+				err = r.addGrant(g)
 			}
 		}
 	}
@@ -196,80 +173,156 @@ func buildRuleset(cfg *Config, abi int, tcp, scope bool, tmp string, execs, read
 	}
 	if err != nil {
 		r.close()
+		if errors.As(err, new(*SandboxPathError)) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%w: sandbox policy: %w", ErrInvalidConfig, err)
 	}
 	return r, nil
 }
 
-// chainLink is one program of an adapter's exec chain.
+// chainLink is one program of an adapter's exec chain, as a "#!" line or PT_INTERP
+// names it.
 type chainLink struct {
 	path   string
-	policy bool // named by the configuration: the adapter itself, a Sandbox.Exec program
 	onPath bool // found by env(1)'s search of the adapter's PATH for a bare name
 }
 
-// execChain lists the programs the adapter must be able to execute — itself, the
+// execChain opens the programs the adapter must be able to execute — itself, the
 // interpreters of its "#!" line (through /usr/bin/env), the dynamic loaders they name —
-// and the installation prefixes of interpreters kept outside the system directories.
-// Programs granted by Sandbox.Exec get their interpreters and loaders the same way.
+// and the installation prefixes of interpreters kept outside the system directories,
+// each once and without following symbolic links (grantpath_linux.go). Programs granted
+// by Sandbox.Exec get their interpreters and loaders the same way. The caller closes
+// the grants.
 //
 // What the adapter's own file names can only choose among what the host already
 // trusts, so that a "#!" line cannot widen the grants: an interpreter or loader that is
-// not granted by Sandbox.Exec must be a system program (systemProgram), or the start is
-// refused; and an installation prefix becomes readable only for an interpreter that
-// env(1) found by its bare name on the adapter's PATH (Config.Env, the host's choice),
-// never for a path written in the file. derived lists what was granted that way.
-func execChain(cfg *Config) (execs, reads, derived []string, err error) {
+// not beneath a Sandbox.Exec path must be a system program (systemFile, on the
+// descriptor, and every directory above it, on the walk's descriptors), reached only
+// through symbolic links of root (resolveTrusted), or the start is refused; and an
+// installation prefix becomes readable only for an interpreter that env(1) found by its
+// bare name on the adapter's PATH (Config.Env, the host's choice), never for a path
+// written in the file. derived lists what was granted that way.
+func execChain(cfg *Config) (execs, reads []grant, derived []string, err error) {
+	defer func() {
+		if err != nil {
+			closeGrants(execs, reads)
+			execs, reads = nil, nil
+		}
+	}()
 	envPath := "/bin:/usr/bin" // what env(1) searches when PATH is not set
 	for _, kv := range cfg.env() {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			envPath = v
 		}
 	}
-	queue := []chainLink{{path: cfg.Path, policy: true}}
-	for _, p := range cfg.Sandbox.Exec {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-			queue = append(queue, chainLink{path: p, policy: true})
+	policy := cfg.Sandbox.Exec
+	var queue []chainLink
+	follow := func(g *grant) error {
+		f, err := g.reopen()
+		if err != nil {
+			return fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, err)
 		}
+		defer f.Close()
+		next, err := interpretersOf(f, g.path, envPath)
+		if err != nil {
+			return fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, err)
+		}
+		queue = append(queue, next...)
+		return nil
+	}
+	own, err := openOwn(cfg.Path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	execs = append(execs, own)
+	seen := []string{own.path}
+	if err := follow(&own); err != nil {
+		return execs, reads, nil, err
+	}
+	for _, p := range policy {
+		g, err := openPolicy("Exec", p, llExec)
+		if errors.As(err, new(*SandboxPathError)) {
+			return execs, reads, nil, err
+		} else if err != nil {
+			return execs, reads, nil, fmt.Errorf("%w: sandbox policy: %w", ErrInvalidConfig, err)
+		}
+		execs = append(execs, g)
+		if g.isRegular() && !slices.Contains(seen, g.path) {
+			seen = append(seen, g.path)
+			if err := follow(&g); err != nil {
+				return execs, reads, nil, err
+			}
+		}
+	}
+	refuse := func(link chainLink, why error) error {
+		return fmt.Errorf("%w: sandbox: %s is named as an interpreter or loader, and %v: "+
+			"a sandbox derives grants for system programs only (grant it with Sandbox.Exec)", ErrInvalidConfig, link.path, why)
 	}
 	for n := 0; len(queue) > 0; n++ {
 		link := queue[0]
 		queue = queue[1:]
-		if n > 8+len(cfg.Sandbox.Exec) {
-			return nil, nil, nil, fmt.Errorf("%w: sandbox: more than 8 interpreters chained from %s", ErrInvalidConfig, cfg.Path)
+		if n > 8+len(policy) {
+			return execs, reads, nil, fmt.Errorf("%w: sandbox: more than 8 interpreters chained from %s", ErrInvalidConfig, cfg.Path)
 		}
-		if slices.Contains(execs, link.path) {
+		if !filepath.IsAbs(link.path) {
+			return execs, reads, nil, refuse(link, errors.New("it is not an absolute path"))
+		}
+		// Beneath a Sandbox.Exec path, links are the host's to choose; elsewhere only
+		// root's are followed. Either way the target is checked on its descriptor below.
+		var real string
+		var rerr error
+		if underAny(policy, link.path) {
+			real, rerr = filepath.EvalSymlinks(link.path)
+		} else {
+			real, rerr = resolveTrusted(link.path)
+		}
+		if rerr != nil {
+			return execs, reads, nil, refuse(link, rerr)
+		}
+		if slices.Contains(seen, real) {
 			continue
 		}
-		real, rerr := filepath.EvalSymlinks(link.path)
-		if rerr != nil {
-			real = link.path // the ruleset refuses it below, naming it
+		seen = append(seen, real)
+		covered := underAny(policy, real) // the policy's own Exec rule grants it
+		prefix := ""
+		if link.onPath {
+			prefix = interpreterPrefix(real)
 		}
-		granted := link.policy || underAny(cfg.Sandbox.Exec, link.path) || underAny(cfg.Sandbox.Exec, real)
-		sysErr := systemProgram(real)
-		if !granted && sysErr != nil {
-			return nil, nil, nil, fmt.Errorf("%w: sandbox: %s is named as an interpreter or loader, and %v: "+
-				"a sandbox derives grants for system programs only (grant it with Sandbox.Exec)", ErrInvalidConfig, link.path, sysErr)
+		g, pre, sysErr, oerr := openProgram(real, prefix)
+		if oerr != nil {
+			return execs, reads, nil, refuse(link, oerr)
 		}
-		for _, p := range []string{link.path, real} {
-			if !slices.Contains(execs, p) {
-				execs = append(execs, p)
-				if !granted {
-					derived = append(derived, "exec "+p)
-				}
+		if !g.isRegular() {
+			unix.Close(g.fd)
+			if pre.fd >= 0 {
+				unix.Close(pre.fd)
 			}
+			return execs, reads, nil, refuse(link, fmt.Errorf("%s is not a regular file", real))
 		}
-		if link.onPath && sysErr == nil {
-			if prefix := interpreterPrefix(real); prefix != "" && !slices.Contains(reads, prefix) {
-				reads = append(reads, prefix)
-				derived = append(derived, "read "+prefix)
+		if !covered && sysErr != nil {
+			unix.Close(g.fd)
+			if pre.fd >= 0 {
+				unix.Close(pre.fd)
 			}
+			return execs, reads, nil, refuse(link, sysErr)
 		}
-		next, ierr := interpretersOf(link.path, envPath)
-		if ierr != nil {
-			return nil, nil, nil, fmt.Errorf("%w: sandbox: %w", ErrInvalidConfig, ierr)
+		if pre.fd >= 0 && sysErr == nil {
+			reads = append(reads, pre)
+			derived = append(derived, "read "+pre.path)
+		} else if pre.fd >= 0 {
+			unix.Close(pre.fd)
 		}
-		queue = append(queue, next...)
+		ferr := follow(&g)
+		if covered {
+			unix.Close(g.fd)
+		} else {
+			execs = append(execs, g)
+			derived = append(derived, "exec "+real)
+		}
+		if ferr != nil {
+			return execs, reads, nil, ferr
+		}
 	}
 	return execs, reads, derived, nil
 }
@@ -283,41 +336,6 @@ func underAny(dirs []string, path string) bool {
 		}
 	}
 	return false
-}
-
-// systemProgram says why the program at real (symbolic links resolved) is not one no
-// user but root could have placed or changed: it and every directory above it must be
-// owned by root and writable by no group or other user, and it must be a regular file
-// everyone may read and execute — so a "#!" line naming a private file (a key, a
-// user's script) gets no grant for it.
-func systemProgram(real string) error {
-	fi, err := os.Stat(real)
-	if err != nil {
-		return err
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	switch {
-	case !ok || !fi.Mode().IsRegular():
-		return fmt.Errorf("%s is not a regular file", real)
-	case st.Uid != 0:
-		return fmt.Errorf("%s is owned by uid %d, not root", real, st.Uid)
-	case st.Mode&0o022 != 0:
-		return fmt.Errorf("%s is writable by its group or others", real)
-	case st.Mode&0o005 != 0o005:
-		return fmt.Errorf("%s is not readable and executable by everyone", real)
-	}
-	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
-		var ds unix.Stat_t
-		if err := unix.Stat(dir, &ds); err != nil {
-			return &os.PathError{Op: "stat", Path: dir, Err: err}
-		}
-		if ds.Uid != 0 || ds.Mode&0o022 != 0 {
-			return fmt.Errorf("its directory %s is not owned by root or is writable by others", dir)
-		}
-		if dir == "/" {
-			return nil
-		}
-	}
 }
 
 // interpreterPrefix is the installation prefix of an interpreter in a "bin" directory
@@ -354,16 +372,11 @@ func isHomeDir(dir string) bool {
 	return false
 }
 
-// interpretersOf reads the start of the executable at path and returns what the kernel
-// will execute for it: for a "#!" script its interpreter (and, for "/usr/bin/env NAME",
-// also the program NAME names: a path as it is, a bare name on envPath, as env(1) finds
-// it); for a dynamically linked ELF file its loader (PT_INTERP).
-func interpretersOf(path, envPath string) ([]chainLink, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+// interpretersOf reads the start of the executable f (at path) and returns what the
+// kernel will execute for it: for a "#!" script its interpreter (and, for
+// "/usr/bin/env NAME", also the program NAME names: a path as it is, a bare name on
+// envPath, as env(1) finds it); for a dynamically linked ELF file its loader (PT_INTERP).
+func interpretersOf(f *os.File, path, envPath string) ([]chainLink, error) {
 	head := make([]byte, 4)
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, nil // too short to be either: the kernel decides

@@ -12,6 +12,10 @@ import (
 	"time"
 )
 
+// osProbes are the probes of one operating system's tests, registered by their files'
+// init functions.
+var osProbes = map[string]func(arg string) error{}
+
 // sandboxProbe tries each "op:arg" of args and prints one "op:arg ok" or
 // "op:arg err ..." line per attempt: the sandbox tests read what the kernel allowed.
 func sandboxProbe(args []string) int {
@@ -21,6 +25,8 @@ func sandboxProbe(args []string) int {
 		switch op {
 		case "read":
 			_, err = os.ReadFile(arg)
+		case "list":
+			_, err = os.ReadDir(arg)
 		case "write":
 			err = os.WriteFile(filepath.Join(arg, "probe"), []byte("x"), 0o600)
 		case "tmp":
@@ -43,6 +49,13 @@ func sandboxProbe(args []string) int {
 			if c, err = net.Dial("unix", arg); err == nil {
 				c.Close()
 			}
+		case "truncate":
+			err = os.Truncate(arg, 0)
+		case "otrunc": // opened for reading only: O_TRUNC truncates it all the same
+			var f *os.File
+			if f, err = os.OpenFile(arg, os.O_RDONLY|os.O_TRUNC, 0); err == nil {
+				f.Close()
+			}
 		case "exec":
 			err = exec.Command(arg).Run()
 		case "kill":
@@ -52,7 +65,11 @@ func sandboxProbe(args []string) int {
 				err = p.Signal(syscall.Signal(0))
 			}
 		default:
-			err = fmt.Errorf("unknown probe %q", op)
+			if f := osProbes[op]; f != nil {
+				err = f(arg)
+			} else {
+				err = fmt.Errorf("unknown probe %q", op)
+			}
 		}
 		if err != nil {
 			fmt.Printf("%s err %v\n", a, err)

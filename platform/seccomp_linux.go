@@ -60,6 +60,10 @@ import (
 //     settimeofday, clock_settime, clock_adjtime, adjtimex, syslog, quotactl,
 //     sethostname, setdomainname, vhangup (and on amd64 iopl, ioperm, create_module,
 //     _sysctl, uselib, nfsservctl, lookup_dcookie);
+//   - inotify_init1 (and on amd64 inotify_init) unless Sandbox.Inotify: an inotify
+//     instance counts against its user's fs.inotify.max_user_instances (128 by
+//     default), which the adapter, running as the host's user, shares with the host; a
+//     user namespace does not separate them (the count is charged up its hierarchy);
 //   - memfd_create without MFD_NOEXEC_SEAL: a memfd lives on an internal mount Landlock
 //     does not govern, so executing one would escape the exec rules;
 //   - sockets outside the network grant (without Sandbox.Network): socket(2) creates
@@ -120,6 +124,22 @@ var commonDenied = []deniedSyscall{
 	{unix.SYS_MQ_OPEN, "mq_open"}, {unix.SYS_MQ_UNLINK, "mq_unlink"},
 	{unix.SYS_MQ_TIMEDSEND, "mq_timedsend"}, {unix.SYS_MQ_TIMEDRECEIVE, "mq_timedreceive"},
 	{unix.SYS_MQ_NOTIFY, "mq_notify"}, {unix.SYS_MQ_GETSETATTR, "mq_getsetattr"},
+}
+
+// commonInotify are the inotify calls refused without Sandbox.Inotify, on every
+// architecture (archInotify adds the others).
+var commonInotify = []deniedSyscall{{unix.SYS_INOTIFY_INIT1, "inotify_init1"}}
+
+// deniedList is every system call the filter for s refuses outright.
+func deniedList(s *Sandbox) []deniedSyscall {
+	denied := append(append([]deniedSyscall(nil), commonDenied...), archDenied...)
+	if !s.Inotify {
+		denied = append(append(denied, commonInotify...), archInotify...)
+	}
+	if listenDenied(s) {
+		denied = append(denied, deniedSyscall{unix.SYS_LISTEN, "listen"})
+	}
+	return denied
 }
 
 // BPF opcodes and seccomp return values used below.
@@ -222,10 +242,7 @@ func seccompFilter(s *Sandbox) ([]unix.SockFilter, int, error) {
 	if auditArch == 0 {
 		return nil, 0, fmt.Errorf("no seccomp filter is defined for this architecture")
 	}
-	denied := append(append([]deniedSyscall(nil), commonDenied...), archDenied...)
-	if listenDenied(s) {
-		denied = append(denied, deniedSyscall{unix.SYS_LISTEN, "listen"})
-	}
+	denied := deniedList(s)
 	rules := argRules(s)
 	var a bpfAsm
 	a.stmt(bpfLdAbsW, 4) // arch

@@ -19,6 +19,10 @@ var archDenied = []deniedSyscall{
 	{unix.SYS_UTIME, "utime"}, {unix.SYS_UTIMES, "utimes"}, {unix.SYS_FUTIMESAT, "futimesat"},
 }
 
+// archInotify is amd64's older inotify_init, refused with inotify_init1 (see
+// commonInotify).
+var archInotify = []deniedSyscall{{unix.SYS_INOTIFY_INIT, "inotify_init"}}
+
 // archArgRules are amd64's path-based forms of the creating calls.
 var archArgRules = []argRule{
 	{unix.SYS_OPEN, "open", createNoSetID(1, 2)},

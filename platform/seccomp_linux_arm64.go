@@ -14,5 +14,8 @@ var archDenied = []deniedSyscall{
 	{unix.SYS_NFSSERVCTL, "nfsservctl"}, {unix.SYS_LOOKUP_DCOOKIE, "lookup_dcookie"},
 }
 
+// archInotify is empty: arm64 has only inotify_init1 (commonInotify).
+var archInotify []deniedSyscall
+
 // archArgRules is empty: see archDenied.
 var archArgRules []argRule

@@ -46,6 +46,8 @@ var scPolicies = map[string]*Sandbox{
 	"unix": {UnixSockets: true},
 	"both": {UnixSockets: true, ConnectPorts: []uint16{80}},
 	"net":  {Network: true},
+	// inotify: the grant of inotify instances, which count against the user's quota.
+	"inotify": {Inotify: true},
 }
 
 // atCWD is AT_FDCWD as a raw system call argument.
@@ -241,6 +243,20 @@ var scCases = []scCase{
 	{"mknodat S_IFIFO 0644", "none", 0, "ok", func(e *scEnv) error {
 		return sys(unix.SYS_MKNODAT, atCWD, cstr(e.path("fifo")), unix.S_IFIFO|0o644, 0)
 	}},
+
+	// inotify instances (the user's fs.inotify.max_user_instances): only with the grant.
+	{"inotify_init1", "none", unix.EPERM, "ok", inotifyInit1},
+	{"inotify_init1", "net", unix.EPERM, "ok", inotifyInit1},
+	{"inotify_init1 granted", "inotify", 0, "ok", inotifyInit1},
+}
+
+// inotifyInit1 creates an inotify instance and closes it.
+func inotifyInit1(*scEnv) error {
+	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC)
+	if err == nil {
+		unix.Close(fd)
+	}
+	return err
 }
 
 // scProcCases name another process of the same user, or the caller (pid 0).
@@ -447,7 +463,11 @@ func TestSeccompFilterAssembles(t *testing.T) {
 		if err != nil || len(prog) == 0 || n < len(commonDenied) {
 			t.Errorf("%s: %d instructions, %d denied, %v", name, len(prog), n, err)
 		}
-		if want := listenDenied(s); want != (n == len(commonDenied)+len(archDenied)+1) {
+		base := len(commonDenied) + len(archDenied)
+		if !s.Inotify {
+			base += len(commonInotify) + len(archInotify)
+		}
+		if want := listenDenied(s); want != (n == base+1) {
 			t.Errorf("%s: listen denied %v, but %d denied", name, want, n)
 		}
 	}

@@ -10,4 +10,6 @@ const x32Bit = 0
 
 var archDenied []deniedSyscall
 
+var archInotify []deniedSyscall
+
 var archArgRules []argRule

@@ -25,6 +25,8 @@ type osTree struct {
 	v1    *v1Limits // nil when no cgroup v1 holds limits
 	pidns bool
 	pgid  int
+	// noProof is why Verify cannot prove the end of the tree ("" when it can).
+	noProof string
 	// sandbox is the sandbox of the tree (nil: none).
 	sandbox *sandboxPlan
 
@@ -45,6 +47,12 @@ func (s *osTree) cgroupPath() string {
 func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree) error {
 	log := t.log
 	s := &osTree{}
+	maxProcs, dfltProcs := cfg.processLimit()
+	if maxProcs != cfg.Resources.MaxProcesses {
+		eff := *cfg // the sandbox default (or no limit for a negative value); cfg is the caller's
+		eff.Resources.MaxProcesses = maxProcs
+		cfg = &eff
+	}
 	c := newChoice(cfg)
 	if c.wantCgroup {
 		if cg, err := prepareCgroup(cfg); err != nil {
@@ -99,8 +107,14 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 		}
 		s.cg = nil
 	}
+	procsBy := ""
 	if err == nil {
-		t.limitErr = s.limitError(cfg.Resources, used.cgroup)
+		procsBy = s.processLimitBy(cfg, used)
+		t.limitErr = s.limitError(cfg.Resources, used.cgroup, procsBy == byRlimit)
+		if t.limitErr != nil && dfltProcs {
+			le := t.limitErr.(*LimitError)
+			le.Reason += fmt.Sprintf(" (processes: the default limit of a sandboxed adapter, %d; Resources.MaxProcesses -1 turns it off)", maxProcs)
+		}
 	}
 	if s.v1 != nil && (err != nil || len(s.v1.applied()) == 0) {
 		if rerr := s.v1.release(); rerr != nil {
@@ -117,15 +131,24 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	t.proc, t.pid, t.sys = proc, proc.Pid, s
 	s.sandbox = plan
 	s.pidns, s.pgid = used.pidns, proc.Pid
+	switch {
+	case used.pidns:
+	case used.cgroup:
+		s.noProof = cgroupNoProof(cfg, s.cg, plan)
+	default:
+		s.noProof = noProofPgroup
+	}
 	t.beforeReap = func() { s.beforeReap(t) }
 	t.sup = c.supervision(usedMechanism(used), used, attempts)
 	if plan != nil {
 		t.sup.Mechanism |= plan.mech
-		t.sup.Sandbox = plan.desc
+		t.sup.Sandbox = plan.desc + "; " + processLimitDesc(maxProcs, dfltProcs, procsBy) + "; " + inotifyDesc(cfg.Sandbox)
 		t.sup.Derived = plan.derived
 		t.sup.Dropped = append(t.sup.Dropped, plan.dropped...)
+		plan.warnGaps(log, cfg.Path)
 	}
 	t.mech = t.sup.Mechanism
+	t.sup.NoProof = s.noProof
 	if s.v1 != nil {
 		log.Debug("resource limits applied through cgroup v1", "limits", s.v1.applied())
 	}
@@ -137,6 +160,9 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	}
 	return nil
 }
+
+// noProofPgroup is why a tree without a cgroup or PID namespace is never proven gone.
+const noProofPgroup = "no cgroup or PID namespace: processes that leave the process group and are re-parented cannot be seen, so the end cannot be proven"
 
 // usedMechanism is what supervises a tree started by the attempt a.
 func usedMechanism(a attempt) Mechanism {
@@ -178,9 +204,33 @@ func v2Missing(cg *cgroup, res Resources) []string {
 	return nil
 }
 
+// byRlimit is what processLimitBy names for RLIMIT_NPROC.
+const byRlimit = "RLIMIT_NPROC in its user namespace"
+
+// processLimitBy names what applies the process limit of cfg to the tree started by
+// the attempt a: "pids cgroup v2", "pids cgroup v1", byRlimit (a sandboxed start only,
+// see limits_linux.go), or "" for nothing (or no limit).
+func (s *osTree) processLimitBy(cfg *Config, a attempt) string {
+	if cfg.Resources.MaxProcesses <= 0 {
+		return ""
+	}
+	v2 := a.cgroup && s.cg != nil && !slices.Contains(v2Missing(s.cg, cfg.Resources), "processes")
+	v1 := s.v1 != nil && slices.Contains(s.v1.applied(), "processes")
+	switch {
+	case v2:
+		return "pids cgroup v2"
+	case v1:
+		return "pids cgroup v1"
+	case cfg.Sandbox != nil && nprocByRlimit(cfg.Resources.MaxProcesses, a.userns, false):
+		return byRlimit
+	}
+	return ""
+}
+
 // limitError is the *LimitError for the limits of res that neither the cgroup v2 (when
-// used) nor the cgroup v1 fallback applies, nil when all are applied.
-func (s *osTree) limitError(res Resources, v2used bool) error {
+// used) nor the cgroup v1 fallback applies (nor, with procsByRlimit, RLIMIT_NPROC: the
+// processes limit), nil when all are applied.
+func (s *osTree) limitError(res Resources, v2used, procsByRlimit bool) error {
 	var reasons []string
 	var missing []string
 	v2missing := requestedLimits(res)
@@ -199,7 +249,7 @@ func (s *osTree) limitError(res Resources, v2used bool) error {
 		reasons = append(reasons, s.v1.reasons...)
 	}
 	for _, l := range v2missing {
-		if !slices.Contains(byV1, l) {
+		if !slices.Contains(byV1, l) && !(l == "processes" && procsByRlimit) {
 			missing = append(missing, l)
 		}
 	}
@@ -245,7 +295,7 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		if a.cgroup {
 			acg = cg
 		}
-		return startLaunched(ctx, cfg, plan, acg, v1, exe, argv, attr)
+		return startLaunched(ctx, cfg, plan, acg, v1, exe, argv, attr, !a.cgroup && !a.pidns)
 	}
 	return spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
@@ -263,6 +313,12 @@ func osReaped(t *Tree) {
 func (s *osTree) kill(_ context.Context, t *Tree) error {
 	var errs []error
 	s.noteCgroupMembers()
+	if s.cg == nil && !s.pidns {
+		// Before the adapter dies: descendants re-parented to it (a sandboxed adapter is
+		// a child subreaper) leave its tree with it, and are then followed only as
+		// processes recorded here.
+		_, _ = s.scan(t)
+	}
 	if s.cg != nil {
 		if err := s.cg.kill(); err != nil {
 			errs = append(errs, fmt.Errorf("cgroup.kill: %w", err))
@@ -342,6 +398,10 @@ func (s *osTree) verify(ctx context.Context, t *Tree) error {
 			return &UnverifiedError{Mechanism: mech, Pids: []int{t.pid},
 				Reason: "the adapter was not reaped: " + context.Cause(ctx).Error()}
 		}
+		if !s.pidns && s.noProof != "" {
+			// Empty, but a process moved out of it would not show: no proof.
+			return &UnverifiedError{Mechanism: mech, Reason: s.noProof}
+		}
 		return nil
 	case s.pidns:
 		// Reaping a namespace's init returns only after the kernel has killed and
@@ -359,8 +419,7 @@ func (s *osTree) verify(ctx context.Context, t *Tree) error {
 		if err == nil && len(found) == 0 && t.ExitState() != nil {
 			// A25: a descendant that called setsid and whose parent died before a
 			// scan saw it has left every trace a walk can follow.
-			return &UnverifiedError{Mechanism: mech,
-				Reason: "no cgroup or PID namespace: processes that leave the process group and are re-parented cannot be seen, so the end cannot be proven"}
+			return &UnverifiedError{Mechanism: mech, Reason: noProofPgroup}
 		}
 		if ctx.Err() != nil {
 			return &UnverifiedError{Mechanism: mech, Pids: pidsOf(found),

@@ -65,7 +65,7 @@ func TestStdioHeldByTheAdapterAlone(t *testing.T) {
 		}
 		stillRunning(t, tree)
 		shutdown(t, tree)
-		if mechanismProves(tree.Supervision().Mechanism) {
+		if treeProves(tree.Supervision()) {
 			testkit.Gone(t, roles["sleeper"])
 		}
 	})

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // These tests run a host as an ordinary user: the test binary (root here) copies itself
@@ -60,7 +62,7 @@ func runNSTree(mode, pidfile string, args []string) int {
 	case nsSleepArg:
 		record(pidfile, args[0])
 		for {
-			time.Sleep(time.Hour)
+			testkit.BlockForever()
 		}
 	case nsForkArg:
 		d := exec.Command(self, nsSleepArg, pidfile, "daemon")
@@ -82,7 +84,7 @@ func runNSTree(mode, pidfile string, args []string) int {
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	for {
-		time.Sleep(time.Hour)
+		testkit.BlockForever()
 	}
 }
 
@@ -211,7 +213,7 @@ func runNSHost(scenario string, args []string) int {
 		b, _ := json.Marshal(rep)
 		fmt.Println(string(b))
 		for {
-			time.Sleep(time.Hour) // the test SIGKILLs this host
+			testkit.BlockForever() // the test SIGKILLs this host
 		}
 	}
 	start := time.Now()

@@ -41,6 +41,12 @@ const (
 	// launcher died on its way.
 	Ready = 0x01
 
+	// EnvNProc, in the launcher's own environment (not the adapter's), asks it to set
+	// RLIMIT_NPROC, soft and hard, to its decimal value (or leave it lower) right
+	// before it executes the adapter. The host passes it only when the adapter runs
+	// in a user namespace of its own, where that limit counts the adapter's tree alone.
+	EnvNProc = "ADAPTERKIT_LAUNCH_NPROC"
+
 	Magic = "adapterkit launch v1\n"
 	// specMax bounds the specification the launcher reads (argv and environment
 	// are bounded by the kernel's ARG_MAX, well below it).
@@ -77,9 +83,13 @@ type Spec struct {
 	Rules  bool // descriptor 5 holds a Landlock ruleset
 	Script bool // descriptor 3 is a pinned script the adapter keeps
 	Hold   bool // wait for a byte on descriptor 8 between ready and the exec
+	// Subreaper makes the adapter a child subreaper (PR_SET_CHILD_SUBREAPER, kept
+	// across the exec): a descendant whose parent exits is re-parented to the adapter,
+	// not to init, so a walk from the adapter still finds it.
+	Subreaper bool
 }
 
-// Encode serialises s: the magic line, the two flags, then length-prefixed
+// Encode serialises s: the magic line, the flags, then length-prefixed
 // strings and the filter's instructions.
 func Encode(s *Spec) []byte {
 	b := []byte(Magic)
@@ -92,6 +102,9 @@ func Encode(s *Spec) []byte {
 	}
 	if s.Hold {
 		flags |= 4
+	}
+	if s.Subreaper {
+		flags |= 8
 	}
 	b = binary.BigEndian.AppendUint32(b, flags)
 	str := func(v string) {
@@ -158,13 +171,13 @@ func Decode(b []byte) (*Spec, error) {
 	}
 	s := &Spec{}
 	flags, ok1 := u32()
-	s.Rules, s.Script, s.Hold = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	s.Rules, s.Script, s.Hold, s.Subreaper = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 	var ok2, ok3, ok4 bool
 	s.Path, ok2 = str()
 	s.Argv, ok3 = list()
 	s.Env, ok4 = list()
 	n, ok5 := u32()
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || flags&^7 != 0 || uint64(n)*8 != uint64(len(rest)) || n > 0xffff {
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || flags&^15 != 0 || uint64(n)*8 != uint64(len(rest)) || n > 0xffff {
 		return nil, errSpec
 	}
 	for range n {
@@ -264,6 +277,11 @@ func run() int {
 	if err := keepParentDeathSignal(); err != nil {
 		return fail("keeping the parent-death signal", err)
 	}
+	if spec.Subreaper {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return fail("becoming a child subreaper", err)
+		}
+	}
 	if err := dropCapabilities(); err != nil {
 		return fail("dropping capabilities", err)
 	}
@@ -306,8 +324,28 @@ func run() int {
 			return 127 // the host closed the pipe instead: it gave up on this start
 		}
 	}
+	if v, ok := os.LookupEnv(EnvNProc); ok {
+		if err := limitNProc(v); err != nil {
+			return fail("limiting the adapter's processes (RLIMIT_NPROC)", err)
+		}
+	}
 	err = unix.Exec(spec.Path, spec.Argv, spec.Env)
 	return fail("executing the adapter", err)
+}
+
+// limitNProc lowers RLIMIT_NPROC, soft and hard, to the decimal v (a limit already
+// lower stays), so that the adapter cannot raise it again.
+func limitNProc(v string) error {
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n == 0 {
+		return fmt.Errorf("%s=%q: %w", EnvNProc, v, unix.EINVAL)
+	}
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &lim); err != nil {
+		return err
+	}
+	lim.Cur, lim.Max = min(lim.Cur, n), min(lim.Max, n)
+	return unix.Setrlimit(unix.RLIMIT_NPROC, &lim)
 }
 
 // writeAll writes b to fd.

@@ -99,7 +99,8 @@ mkdir -p "$out/adapters"
 cp "$out/adapters/echo_v1.2.0.exe" "$out/adapters/echo_v2.0.0-beta.1.exe"
 (cd "$root" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $GO build -o "$out/adapters/thermometer_v1.0.0.exe" ./examples/thermometer)
 (cd "$root" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $GO build -o "$out/adapters/console_v1.0.0.exe" ./examples/console)
-(cd "$root" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $GO build -o "$out/adapters/versioned.exe" ./internal/testkit/versioned)
+(cd "$root" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $GO build -o "$out/adapters/blobs_v1.0.0.exe" ./examples/blobs)
+(cd "$root" && GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $GO build -o "$out/adapters/versioned.exe" ./e2e/cmd/versioned)
 "$cc" -shared -o "$out/bcryptprimitives.dll" "$here/processprng.c" -ladvapi32
 built=$(date +%s)
 
