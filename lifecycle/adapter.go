@@ -89,9 +89,14 @@ type Config struct {
 	LogTail int
 	// Observer, if set, is told of calls and process events; see [Observer].
 	Observer *Observer
+	// Starts, if set, is the record of the adapter's starts that a [Supervisor] decides
+	// its start backoff from and adds to (see [Starts]); nil: the supervisor keeps its
+	// own. Open alone neither reads nor writes it.
+	Starts *Starts
 
 	obs      *observed // shared by a supervisor's adapters; nil: Open makes one
 	restarts int       // restarts before this open (set by the supervisor)
+	gen      uint64    // the Starts generation this start was tried in (set by the supervisor)
 	// closed, set by a Supervisor, is told when the host closes the adapter itself.
 	closed func(*Adapter)
 }
@@ -192,6 +197,9 @@ type Adapter struct {
 	slog    *stderrlog.Writer // nil when standard error is not forwarded
 
 	hostClosing atomic.Bool
+	startedAt   time.Time     // when the handshake succeeded (set before ready is closed)
+	served      atomic.Bool   // a call got the adapter's reply, or it ran past ResetAfter
+	wedged      atomic.Bool   // a Supervisor ended it: every slot held by abandoned calls
 	ready       chan struct{} // closed when Open has decided the handshake's outcome
 	once        sync.Once
 	done        chan struct{} // closed when the tree is ended and cleanup decided
@@ -264,6 +272,7 @@ func Open(ctx context.Context, cfg Config) (*Adapter, error) {
 	}
 	tail.stop()
 	a.catalog = cat
+	a.startedAt = time.Now()
 	close(a.ready)
 	return a, nil
 }

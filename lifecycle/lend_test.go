@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/handover"
 	"github.com/adapterkit/adapterkit/internal/proto"
 	"github.com/adapterkit/adapterkit/internal/testkit"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/plugin"
 )
@@ -52,7 +52,8 @@ func stallOnce() {
 	if _, err := proto.NewReader(os.Stdin, 0).ReadFrame(); err != nil { // initialize
 		os.Exit(2)
 	}
-	_ = proto.WriteFrame(os.Stdout, proto.AppendResult(nil, 1, value), 0)
+	frame, _ := proto.AppendFrame(nil, proto.AppendResult(nil, 1, value), 0, false)
+	_, _ = os.Stdout.Write(frame)
 	var head [4]byte
 	if _, err := io.ReadFull(os.Stdin, head[:]); err != nil {
 		os.Exit(2)
@@ -102,22 +103,16 @@ func TestLentParamsRetriedAfterRestart(t *testing.T) {
 		_, err := s.Call(ctxT(t), "test.lend.echo", []byte(`{"s":"`+strings.Repeat("f", n)+`"}`))
 		first <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(mark + ".started"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first request never reached the adapter")
-		}
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { _, err := os.Stat(mark + ".started"); return err == nil },
+		"the first request never reached the adapter")
 	buf := bufpool.Get()
 	*buf = bufpool.Reserve(*buf, n)
 	*buf = append(append(append((*buf)[:0], `{"s":"`...), strings.Repeat("p", n-len(`{"s":""}`))...), `"}`...)
 	params := *buf
 	want := string(params)
-	ctx, loan := validjson.Lend(ctxT(t), params, buf, true)
-	res, err := s.Call(ctx, "test.lend.echo", params)
-	loan.Release()
+	req := &handover.Request{Method: "test.lend.echo", Params: params, Lease: handover.Lend(buf), Valid: true}
+	res, err := s.Do(ctxT(t), req)
+	req.Lease.Release()
 	if err != nil {
 		t.Fatalf("the lent call: %v", err)
 	}

@@ -58,9 +58,7 @@ func serveTestAdapter(mode string) {
 		stubborn()
 		return
 	case "sleep": // a grandchild: stays until killed
-		for {
-			time.Sleep(time.Hour)
-		}
+		testkit.BlockForever()
 	case "badcatalog":
 		svc := plugin.NewService("test.proc", 1)
 		plugin.Handle(svc, "test.proc.ok", func(context.Context, empty) (empty, error) { return empty{}, nil })
@@ -86,7 +84,8 @@ func serveTestAdapter(mode string) {
 		if _, err := r.ReadFrame(); err != nil {
 			os.Exit(1)
 		}
-		_ = proto.WriteFrame(os.Stdout, proto.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"system.x","version":1,"methods":["system.x.y"]}]}`)), 0)
+		frame, _ := proto.AppendFrame(nil, proto.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"system.x","version":1,"methods":["system.x.y"]}]}`)), 0, false)
+		_, _ = os.Stdout.Write(frame)
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		return
 	}
@@ -143,11 +142,12 @@ func stubborn() {
 	if _, err := r.ReadFrame(); err != nil {
 		os.Exit(1)
 	}
-	_ = proto.WriteFrame(os.Stdout, proto.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"test.proc","version":1,"methods":["test.proc.ok"]}]}`)), 0)
+	frame, _ := proto.AppendFrame(nil, proto.AppendResult(nil, 1, []byte(`{"protocol":1,"services":[{"id":"test.proc","version":1,"methods":["test.proc.ok"]}]}`)), 0, false)
+	_, _ = os.Stdout.Write(frame)
 	signalIgnore()
 	for {
 		if _, err := r.ReadFrame(); err != nil {
-			time.Sleep(time.Hour)
+			testkit.BlockForever()
 		}
 	}
 }

@@ -67,4 +67,9 @@ func (a *Adapter) ended() {
 func (a *Adapter) Stats() Stats { return a.obs.stats(a, 0) }
 
 // Stats returns a snapshot of the supervised adapter's figures, across its restarts.
-func (s *Supervisor) Stats() Stats { return s.cfg.obs.stats(s.Current(), s.restartCount()) }
+func (s *Supervisor) Stats() Stats {
+	cur := s.Current()
+	st := s.cfg.obs.stats(cur, s.restartCount())
+	st.Backoff = s.starts.snapshot(s.policy, cur)
+	return st
+}

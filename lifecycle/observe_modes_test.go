@@ -58,6 +58,14 @@ func serveObserve() {
 		}
 		return empty{}, nil
 	})
+	// panic crashes the adapter with an unrecovered panic of the given value, whose
+	// stack the Go runtime writes on stderr.
+	plugin.Handle(svc, "test.obs.panic", func(_ context.Context, p struct {
+		Value string `json:"value"`
+	}) (empty, error) {
+		go func() { panic(p.Value) }()
+		select {}
+	})
 	// flood writes stderr as fast as it can for ms milliseconds (in the background)
 	// and answers at once; flooded answers once the flood is over with the bytes
 	// written, the most lines written in any 100 ms, and the longest single write.

@@ -89,7 +89,7 @@ func TestStderrAttributedTwoAdapters(t *testing.T) {
 		}
 		switch m["@message"] {
 		case "reading":
-			if m["@level"] != "warn" || m["probe"] != "probe-"+name || m["n"] != "7" && m["n"] != float64(7) || m["module"] != "lifecycle.test" {
+			if m["@level"] != "warn" || m["probe"] != "probe-"+name || m["n"] != float64(7) || m["module"] != "lifecycle.test" {
 				t.Errorf("JSON record of %s: %v", name, m)
 			}
 			count[name+" json"]++
@@ -106,6 +106,40 @@ func TestStderrAttributedTwoAdapters(t *testing.T) {
 		if count[n+" json"] != calls || count[n+" plain"] != calls {
 			t.Errorf("%s: %d JSON records and %d plain lines, want %d each", n, count[n+" json"], count[n+" plain"], calls)
 		}
+	}
+}
+
+// An adapter's panic reaches the host's log as one record, real process and pipe in
+// between: the panic's line its message, the runtime's stack (goroutines, frames) the
+// field "stack" with its newlines, escaped once in JSON.
+func TestStderrPanicOneRecord(t *testing.T) {
+	var out lockedBuffer
+	host := hclog.New(&hclog.LoggerOptions{Name: "host", Output: &out, Level: hclog.Trace, JSONFormat: true})
+	a := openObserve(t, lifecycle.Config{Name: "alpha", StderrLogger: host, StderrLevel: hclog.Error})
+	pid := float64(a.Pid())
+	_, err := a.Call(ctxT(t), "test.obs.panic", json.RawMessage(`{"value":"boom\nsecond line"}`))
+	if err == nil {
+		t.Fatal("the call of a crashing adapter succeeded")
+	}
+	_ = a.Close() // the adapter has crashed: Close reports how
+	var recs []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not a JSON record: %q", l)
+		}
+		if m["@module"] == "host.alpha" && m["pid"] == pid {
+			recs = append(recs, m)
+		}
+	}
+	if len(recs) != 1 {
+		t.Fatalf("%d records of the adapter, want 1:\n%s", len(recs), out.String())
+	}
+	stack, _ := recs[0]["stack"].(string)
+	if recs[0]["@message"] != "panic: boom" || recs[0]["@level"] != "error" ||
+		!strings.HasPrefix(stack, "\tsecond line\n") || !strings.Contains(stack, "\ngoroutine ") ||
+		!strings.Contains(stack, "observe_modes_test.go:") || strings.Contains(out.String(), `\\x0a`) {
+		t.Errorf("panic record: %v", recs[0])
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -69,16 +70,8 @@ func TestOpenErrors(t *testing.T) {
 		defer close(opened)
 		_, _ = lifecycle.Open(ctx, lifecycle.Config{Path: script, Configuration: []byte(`{}`)}) // never answers
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(marker); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Error("a valid configuration did not start the adapter either")
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testkit.Within(20*time.Second, func() bool { _, err := os.Stat(marker); return err == nil }) {
+		t.Error("a valid configuration did not start the adapter either")
 	}
 	cancel()
 	<-opened

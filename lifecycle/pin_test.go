@@ -123,14 +123,10 @@ func TestAdmitAskedAtEveryStart(t *testing.T) {
 	refuse.Store(true)
 	pid := s.Current().Pid()
 	_, _ = s.Call(ctxT(t), "test.proc.exit", []byte(`{"code":3}`))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testkit.Within(30*time.Second, func() bool {
 		_, err = s.Call(ctxT(t), "test.proc.ping", nil)
-		if errors.Is(err, lifecycle.ErrGaveUp) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return errors.Is(err, lifecycle.ErrGaveUp)
+	})
 	if !errors.Is(err, lifecycle.ErrGaveUp) || !errors.Is(err, errNo) {
 		t.Fatalf("call after a refused restart: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/bound"
+	"github.com/adapterkit/adapterkit/internal/handover"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/wire"
 )
@@ -19,17 +20,34 @@ import (
 // is started again. The zero value never restarts: set MaxRestarts to get restarts.
 // Calls made during a restart wait for it (see [Supervisor]); once no restart will
 // come, calls fail with [ErrGaveUp], wrapped in an error that says why.
+//
+// Its backoff fields also govern the start backoff, whatever MaxRestarts says: a start
+// fails when Open fails, or when the adapter ends before it served a call (got a reply)
+// or ran for ResetAfter. After n failed starts in a row no start is tried for
+// Backoff·2^(n-1), capped at MaxBackoff, less up to a fifth at random (defaults: 100 ms,
+// 200 ms, 400 ms ... 30 s). Calls meanwhile fail at once with a [*BackoffError] (from
+// the second failed start in a row on: the first step is as short as a plain
+// restart's delay, and calls wait for it), and so does a new [Supervise] sharing the
+// adapter's [Starts] record. A start that succeeds resets the count.
 type RestartPolicy struct {
 	// MaxRestarts is how many restarts are allowed in total; 0 means none, a negative
-	// value means no limit.
+	// value means no limit. Restarts of a wedged adapter (see WedgedAfter) are not
+	// counted against it.
 	MaxRestarts int
-	// Backoff is the delay before the first restart (default 100 ms); it doubles after
-	// each restart up to MaxBackoff (default 10 s).
+	// Backoff is the delay before a restart after a successful start ended, and the
+	// start backoff's first step (default 100 ms); MaxBackoff caps the start backoff
+	// (default 30 s).
 	Backoff    time.Duration
 	MaxBackoff time.Duration
-	// ResetAfter: an adapter that ran at least this long before it ended restarts
-	// with the initial backoff again (default 1 minute).
+	// ResetAfter: a start that ran at least this long succeeded, even if it served no
+	// call (default 10 s).
 	ResetAfter time.Duration
+	// WedgedAfter: when every in-flight slot of the adapter has been held this long by
+	// calls whose callers gave up (handlers that ignore cancellation), the adapter is
+	// restarted, its tree killed and verified gone, whether or not MaxRestarts allows a
+	// restart. 0 means the protocol's disconnect grace (limits.DisconnectGrace, 5 s, or
+	// Config.Limits' lower value); a negative value never restarts a wedged adapter.
+	WedgedAfter time.Duration
 }
 
 func (p RestartPolicy) backoff() time.Duration {
@@ -43,14 +61,14 @@ func (p RestartPolicy) maxBackoff() time.Duration {
 	if p.MaxBackoff > 0 {
 		return p.MaxBackoff
 	}
-	return 10 * time.Second
+	return 30 * time.Second
 }
 
 func (p RestartPolicy) resetAfter() time.Duration {
 	if p.ResetAfter > 0 {
 		return p.ResetAfter
 	}
-	return time.Minute
+	return 10 * time.Second
 }
 
 // ErrGaveUp is the cause of calls to a supervised adapter that ended and will not be
@@ -79,22 +97,27 @@ var errSupervisorClosed = fmt.Errorf("%w: the adapter was %w", ErrGaveUp, runtim
 
 // Supervisor keeps one adapter running under a restart policy. A call made while the
 // adapter is being restarted waits for the new one within its context: it waits out
-// the policy's backoff (up to MaxBackoff) and the new adapter's start, and its deadline
-// keeps running meanwhile, so a short deadline may pass before the restart is done
-// (the call then fails with deadline, never started). A call is made
+// the policy's Backoff and the new adapter's start, and its deadline keeps running
+// meanwhile, so a short deadline may pass before the restart is done (the call then
+// fails with deadline, never started). While the start backoff holds (the adapter's
+// last starts failed, see [RestartPolicy]) a call fails at once instead, with a
+// *runtime.CallError (closed, never started) whose Cause is a [*BackoffError]. A call is made
 // again on the restarted adapter only when nothing of it had been sent (it found the
 // old connection ending); a call that was in flight when the adapter ended fails as
 // closed with an uncertain outcome, and the caller decides.
 type Supervisor struct {
 	cfg    Config
+	name   string
 	policy RestartPolicy
 	onExit func(ExitEvent)
+	starts *Starts
 
 	mu        sync.Mutex
 	cur       *Adapter
 	changed   chan struct{} // closed and replaced whenever cur changes or the end is reached
-	restarts  int
-	final     error // set when no further adapter will come
+	restarts  int           // restarts under the policy
+	wedged    int           // restarts of a wedged adapter, not counted against MaxRestarts
+	final     error         // set when no further adapter will come
 	closing   bool
 	closeErr  error         // the result of Close, set before closeDone is closed
 	closeDone chan struct{} // closed when the first Close has finished
@@ -129,8 +152,11 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 	}
 	cfg.obs = newObserved(nameOf(&cfg), &cfg)
 	cfg.closed = s.adapterClosed
-	s.cfg = cfg
-	a, err := Open(ctx, cfg)
+	s.cfg, s.name, s.starts = cfg, nameOf(&cfg), cfg.Starts
+	if s.starts == nil {
+		s.starts = new(Starts)
+	}
+	a, err := s.start(ctx, cfg)
 	if err != nil {
 		s.stop()
 		s.noLoop()
@@ -138,6 +164,29 @@ func Supervise(ctx context.Context, cfg Config, policy RestartPolicy) (*Supervis
 	}
 	s.cur = a
 	return s, nil
+}
+
+// start opens the adapter unless the start backoff holds, and records the start.
+func (s *Supervisor) start(ctx context.Context, cfg Config) (*Adapter, error) {
+	gen, err := s.starts.claim(s.policy, s.name)
+	if err != nil {
+		return nil, &OpenError{Path: cfg.Path, Stage: StageSpawn, Err: err}
+	}
+	cfg.gen = gen
+	a, err := Open(ctx, cfg)
+	if err != nil {
+		var oe *OpenError
+		// A refused configuration, or a host that gave up the start itself, says
+		// nothing of the adapter.
+		if errors.As(err, &oe) && oe.Stage != StageConfig && !errors.Is(ctx.Err(), context.Canceled) {
+			s.starts.failedStart(s.policy, s.cfg.Logger, s.name, err, oe.Stage == StageHandshake, gen)
+		} else {
+			s.starts.release(errors.As(err, &oe) && oe.Stage == StageHandshake)
+		}
+		return nil, err
+	}
+	s.starts.started()
+	return a, nil
 }
 
 // run is the restart loop's goroutine.
@@ -170,8 +219,6 @@ func (s *Supervisor) set(a *Adapter, final error) {
 // loop restarts the adapter as the policy allows. It returns the event to report when a
 // restart failed, else nil.
 func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
-	delay := s.policy.backoff()
-	started := time.Now()
 	var last ExitEvent
 	for {
 		select {
@@ -179,9 +226,21 @@ func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
 		case <-s.stopCtx.Done():
 			return nil
 		}
+		wedged := last.Adapter.wedged.Load()
+		delay := s.policy.backoff()
+		switch {
+		case wedged:
+			// It started well and served until its handlers stopped answering.
+		case s.policy.settled(last.Adapter):
+			s.starts.succeeded()
+		default:
+			// Ended during or soon after its start: calls fail at once until the
+			// backoff has passed (wait asks the record).
+			delay = s.starts.failedStart(s.policy, s.cfg.Logger, s.name, last.Cause, false, last.Adapter.cfg.gen)
+		}
 		s.mu.Lock()
 		restarts := s.restarts
-		allowed := s.policy.MaxRestarts < 0 || restarts < s.policy.MaxRestarts
+		allowed := wedged || s.policy.MaxRestarts < 0 || restarts < s.policy.MaxRestarts
 		s.mu.Unlock()
 		if !allowed {
 			final := s.gaveUp(restarts)
@@ -190,9 +249,6 @@ func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
 			}
 			s.set(nil, final)
 			return nil
-		}
-		if time.Since(started) >= s.policy.resetAfter() {
-			delay = s.policy.backoff()
 		}
 		s.set(nil, nil)
 		t := time.NewTimer(delay)
@@ -203,17 +259,20 @@ func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
 			s.set(nil, errSupervisorClosed)
 			return nil
 		}
-		delay = min(delay*2, s.policy.maxBackoff())
 		ctx, cancel := context.WithTimeout(s.stopCtx, bound.Call(s.cfg.Limits))
 		cfg := s.cfg
 		s.mu.Lock()
-		cfg.restarts = s.restarts + 1
+		cfg.restarts = s.restarts + s.wedged + 1
 		s.mu.Unlock()
-		a, err := Open(ctx, cfg)
+		a, err := s.start(ctx, cfg)
 		cancel()
 		s.mu.Lock()
-		s.restarts++
-		n := s.restarts
+		if wedged {
+			s.wedged++
+		} else {
+			s.restarts++
+		}
+		n := s.restarts + s.wedged
 		s.mu.Unlock()
 		s.cfg.obs.restart(cfg.restarts, err)
 		if err != nil {
@@ -225,7 +284,6 @@ func (s *Supervisor) loop(exits chan ExitEvent) *ExitEvent {
 			}
 			return &ExitEvent{Adapter: last.Adapter, Cause: last.Cause, Restart: final}
 		}
-		started = time.Now()
 		s.set(a, nil)
 	}
 }
@@ -256,7 +314,7 @@ func (s *Supervisor) Current() *Adapter {
 func (s *Supervisor) restartCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.restarts
+	return s.restarts + s.wedged
 }
 
 // wait returns the current adapter, waiting within ctx while a restart is under way.
@@ -271,6 +329,12 @@ func (s *Supervisor) wait(ctx context.Context) (*Adapter, error) {
 		case a != nil && a.Err() == nil:
 			return a, nil
 		}
+		// A restart waiting out the start backoff after a second failed start in a
+		// row or more: fail at once (the first step is as short as a plain restart's
+		// delay, and calls wait for it).
+		if err := s.starts.check(s.name, 2); err != nil {
+			return nil, err
+		}
 		// No adapter, or one whose connection ended: the loop will replace it.
 		select {
 		case <-changed:
@@ -284,29 +348,51 @@ func (s *Supervisor) wait(ctx context.Context) (*Adapter, error) {
 // way. A call that cannot reach any adapter fails with a *runtime.CallError with code
 // closed (or the context's code) that is never started.
 func (s *Supervisor) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return s.Do(ctx, &handover.Request{Method: method, Params: params})
+}
+
+// Do makes the call req describes as [Supervisor.Call] does, handing req to the
+// connection (see [runtime.Conn.Do]): the module's typed client calls through
+// it; req must not be nil.
+func (s *Supervisor) Do(ctx context.Context, req *handover.Request) (json.RawMessage, error) {
+	method := req.Method
 	if ctx == nil {
 		return nil, &runtime.CallError{Method: method, Code: wire.CodeInvalid, Message: "nil context", NeverStarted: true, Cause: runtime.ErrNilContext}
 	}
-	t := s.cfg.obs.begin(method, params)
-	res, err := s.call(ctx, method, params)
+	t := s.cfg.obs.begin(method, req.Params)
+	res, err := s.call(ctx, req)
 	s.cfg.obs.end(ctx, t, method, res, err)
 	return res, err
 }
 
-func (s *Supervisor) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+func (s *Supervisor) call(ctx context.Context, req *handover.Request) (json.RawMessage, error) {
+	method := req.Method
 	for {
 		a, err := s.wait(ctx)
 		if err != nil {
-			if ctx.Err() != nil {
+			var be *BackoffError
+			switch {
+			case errors.As(err, &be):
+				return nil, &runtime.CallError{Method: method, Code: wire.CodeClosed, Message: be.summary(), NeverStarted: true, Cause: err}
+			case ctx.Err() != nil:
 				return nil, runtime.ContextError(ctx, method)
 			}
 			return nil, &runtime.CallError{Method: method, Code: wire.CodeClosed, NeverStarted: true, Cause: err}
 		}
-		res, err := a.conn.Call(ctx, method, params)
+		if s.restartWedged(a) {
+			continue // wait for the restarted adapter
+		}
+		res, err := a.conn.Do(ctx, req)
+		if replied(err) {
+			s.starts.served(a)
+		}
 		// A call that found the adapter ending before anything was sent is safe to
 		// make again, on the restarted adapter; anything sent is the caller's to decide.
 		if err != nil && a.Err() != nil && runtime.IsNeverStarted(err) && runtime.CodeOf(err) == wire.CodeClosed {
 			continue
+		}
+		if err != nil {
+			err = s.slotsHeld(a, err)
 		}
 		return res, err
 	}

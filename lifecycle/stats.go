@@ -114,6 +114,12 @@ type Stats struct {
 	LastExit *ExitInfo
 	// InFlight is the number of calls under way.
 	InFlight int64
+	// Abandoned is the number of the running adapter's in-flight slots held by calls
+	// whose callers gave up (a cancel or deadline; the reply is still awaited): when
+	// it reaches the in-flight bound, no call gets a slot (see [WedgedError]).
+	Abandoned int
+	// Backoff is the state of the start backoff (supervised adapters; see [Starts]).
+	Backoff BackoffStats
 	// Methods are the per-method figures, sorted by method. Calls to methods beyond
 	// the first 256 distinct names are counted under "(other)".
 	Methods []MethodStats
@@ -359,6 +365,7 @@ func (o *observed) stats(cur *Adapter, restarts int) Stats {
 		default:
 			st.Pid = cur.tree.Pid()
 			st.Usage = cur.tree.Usage()
+			st.Abandoned, _ = cur.conn.Abandoned()
 		}
 	}
 	methods := *o.methods.Load()

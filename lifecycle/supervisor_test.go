@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -72,13 +73,7 @@ func TestSuperviseConcurrentClose(t *testing.T) {
 			first := make(chan error, 1)
 			go func() { first <- s.Close() }()
 			// Close drops the current adapter before it closes it (through the grace).
-			deadline := time.Now().Add(10 * time.Second)
-			for s.Current() != nil {
-				if time.Now().After(deadline) {
-					t.Fatal("first Close did not start")
-				}
-				time.Sleep(time.Millisecond)
-			}
+			testkit.Eventually(t, 10*time.Second, func() bool { return s.Current() == nil }, "first Close did not start")
 			err2 := s.Close()
 			select {
 			case <-a.Done():
