@@ -41,10 +41,14 @@ type adapterSet struct {
 	calls  atomic.Uint64
 	flight atomic.Int64
 	opens  sync.WaitGroup // openSlot and scan goroutines
+	saver  *refusedSaver  // keeps the record of refused files; nil without a state directory
 
 	mu          sync.Mutex
 	open        map[slotKey]*slot
 	droppedRest int // restarts of handles dropped after they gave up
+	// failing are the slots whose last open failed, with the executable's path: they
+	// are shown in status (their start backoff) until an open of them succeeds.
+	failing map[slotKey]string
 
 	scanEvery time.Duration // a finished scan younger than this is shared
 	scanMu    sync.Mutex
@@ -84,7 +88,7 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger, re
 	}
 	rcfg := &registry.Config{
 		Dirs: cfg.Dirs, Env: cfg.Env, Stderr: cfg.Stderr, Limits: cfg.Limits, Logger: adapterLogger(cfg, log), Restart: policy, LogTail: logTailLines,
-		Sandbox: cfg.Sandbox, Sandboxes: cfg.Sandboxes, AllowGroupWritable: cfg.AllowGroupWritable,
+		Sandbox: cfg.Sandbox, Sandboxes: cfg.Sandboxes, AllowGroupWritable: cfg.AllowGroupWritable, Isolation: cfg.Isolation,
 		OnExit: func(ev lifecycle.ExitEvent) {
 			s.exits.Add(1)
 			log.Warn("adapter ended on its own", "adapter", ev.Adapter.Path(), "cause", ev.Cause, "cleanup", ev.Cleanup)
@@ -92,7 +96,8 @@ func newAdapterSet(base context.Context, cfg *ServerConfig, log hclog.Logger, re
 		Upgrade: &up, Refused: refused,
 	}
 	if cfg.StateDir != "" {
-		rcfg.OnRefused = persistRefused(cfg.StateDir, log)
+		s.saver = newRefusedSaver(base, cfg.StateDir, log)
+		rcfg.OnRefused = s.saver.save
 	}
 	s.reg = registry.New(rcfg)
 	return s
@@ -199,7 +204,7 @@ func (s *adapterSet) resolve(ctx context.Context, ref string) (discovery.Adapter
 	case errors.As(err, &re):
 		return discovery.Adapter{}, newError(CodeInvalidParams, nil, "adapter reference: %v", err)
 	case errors.As(err, &nf) || errors.Is(err, discovery.ErrNotFound):
-		return discovery.Adapter{}, newError(CodeNotFound, nil, "adapter %q is not among the discovered adapters: %v", ref, err)
+		return discovery.Adapter{}, newError(CodeNotFound, notFoundDetails(nf), "adapter %q is not among the discovered adapters: %v", ref, err)
 	}
 	return discovery.Adapter{}, newError(CodeInternal, nil, "scanning the adapter directories: %v", err)
 }
@@ -259,14 +264,30 @@ func (s *adapterSet) openSlot(sl *slot) {
 		ref = sl.key.name
 	}
 	h, err := s.reg.Open(ctx, ref, nil)
+	var oe *lifecycle.OpenError
 	s.mu.Lock()
 	sl.h, sl.err = h, err
 	if err != nil && s.open[sl.key] == sl {
 		delete(s.open, sl.key)
 	}
+	switch {
+	case err == nil:
+		delete(s.failing, sl.key)
+	case errors.As(err, &oe) && oe.Stage != lifecycle.StageConfig && !errors.Is(err, runtime.ErrClosed):
+		if s.failing == nil {
+			s.failing = make(map[slotKey]string)
+		}
+		s.failing[sl.key] = oe.Path
+	}
 	s.mu.Unlock()
 	close(sl.ready)
-	if err != nil {
+	var be *lifecycle.BackoffError
+	switch {
+	case errors.As(err, &be):
+		// Refused at once by the start backoff: the failure it waits out was
+		// logged once, with the opens refused meanwhile.
+		s.log.Debug("adapter not opened: backing off", "adapter", ref, "error", err)
+	case err != nil:
 		s.log.Warn("adapter did not open", "adapter", ref, "error", err)
 	}
 }
@@ -382,7 +403,18 @@ func (s *adapterSet) status(st *StatusResult) {
 		}
 		return a.Path < b.Path
 	})
+	st.Adapters = append(st.Adapters, s.failingStatus(hs)...)
+	sort.SliceStable(st.Adapters, func(i, j int) bool {
+		a, b := st.Adapters[i], st.Adapters[j]
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Path < b.Path
+	})
 	st.Refused = s.refusedStatus()
+	if s.saver != nil {
+		st.RefusedNotSaved, st.RefusedSaveFailures = s.saver.status()
+	}
 	st.InFlight = s.flight.Load()
 	st.Calls = s.calls.Load()
 	st.Exits = s.exits.Load()
@@ -408,6 +440,8 @@ func adapterStatus(h *registry.Handle) AdapterStatus {
 	for _, d := range up.Draining {
 		as.Draining = append(as.Draining, DrainingStatus{Version: d.Version, Path: d.Path, PID: d.Pid, InFlight: d.InFlight})
 	}
+	backoffStatus(&as, stats.Backoff)
+	as.Abandoned = stats.Abandoned
 	if hs := h.Status(); hs.Running {
 		as.State, as.PID, as.Mechanism, as.InFlight = "running", hs.Pid, hs.Mechanism.String(), hs.InFlight
 		as.Dropped = droppedStatus(hs.Supervision)
@@ -427,6 +461,15 @@ func (s *adapterSet) upgrade(ctx context.Context, name string, retry bool) (*Upg
 		}
 		names = []string{name}
 	}
+	if name != "" && !retry {
+		// Not open yet: opened now, under the rule of every start (a version that
+		// fails is refused, an older one serves), as its first call would.
+		if _, err := s.reg.Lookup(ctx, name); err == nil {
+			if _, err := s.handle(ctx, slotKey{name: name}); err != nil && ctx.Err() != nil {
+				return nil, newError(CodeInternal, nil, "request cancelled: the client left or the daemon is shutting down")
+			}
+		}
+	}
 	if retry {
 		if name == "" {
 			return nil, newError(CodeInvalidParams, nil, "params: retry needs an adapter name")
@@ -443,7 +486,7 @@ func (s *adapterSet) upgrade(ctx context.Context, name string, retry bool) (*Upg
 	}
 	var st StatusResult
 	s.status(&st)
-	out := &UpgradeResult{Adapters: []AdapterStatus{}}
+	out := &UpgradeResult{Adapters: []AdapterStatus{}, RefusedNotSaved: st.RefusedNotSaved}
 	for _, as := range st.Adapters {
 		if name == "" || as.Name == name {
 			out.Adapters = append(out.Adapters, as)
@@ -470,9 +513,10 @@ func mapError(err error, path, method string) *Error {
 	var rf *registry.RefusedError
 	if errors.As(err, &rf) {
 		// Before the lifecycle's errors: a restart refused is an *OpenError too.
-		d.Stage = stageRefused
+		d.Stage, d.Refusal = stageRefused, &rf.Refusal
 		return newError(CodeTransportError, d, "%s", refusedMessage(rf.Refusal))
 	}
+	d.Backoff = backoffDetails(err)
 	if errors.As(err, &ve) {
 		d.Violation = ve.Kind.String()
 		if ve.Err != nil {
@@ -508,7 +552,12 @@ func mapError(err error, path, method string) *Error {
 		case errors.Is(err, runtime.ErrClosed):
 			return newError(CodeInternal, d, "daemon is shutting down")
 		case ce.Code == wire.CodeInvalid:
-			return newError(CodeInvalidParams, d, "adapter refused the call: %s", ce.Message)
+			return newError(CodeInvalidParams, d, "%s%s", refusedCall, ce.Message)
+		}
+		var we *lifecycle.WedgedError
+		if errors.As(err, &we) && we.Err != nil {
+			// No slot: say why, not only that the deadline passed.
+			return newError(CodeTransportError, d, "%s: %v", ce.Message, we)
 		}
 		return newError(CodeTransportError, d, "%s", ce.Message)
 	case errors.Is(err, runtime.ErrClosed):

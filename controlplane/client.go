@@ -24,6 +24,27 @@ import (
 // runtime.ErrClosed too (the module's one "closed by the host" sentinel).
 var errClientClosed = fmt.Errorf("controlplane: client %w", runtime.ErrClosed)
 
+// ErrOutcomeUncertain is matched (errors.Is) by the error of a request whose
+// connection ended after the request was sent and before its response came (the
+// daemon stopped or was killed, the connection broke, the Client was closed): the
+// daemon may or may not have carried it out, so a Send's adapter may have acted.
+// errors.Is matches the connection's own error too (io.EOF, runtime.ErrClosed ...).
+// A connection the daemon ended after saying why (a *Error not tied to a request,
+// e.g. permission_denied) or a remote daemon's TLS refusal is no such case: the
+// request was not carried out, and that error is returned as it is.
+var ErrOutcomeUncertain = errors.New("controlplane: the connection ended with the request under way: its outcome is uncertain (it may have been carried out)")
+
+// uncertain is the error of a request sent whose connection ended (cause) before
+// its response came.
+func uncertain(method string, cause error) error {
+	var e *Error
+	var oe *net.OpError
+	if errors.As(cause, &e) || (errors.As(cause, &oe) && oe.Op == "remote error") { // crypto/tls's received alert
+		return cause
+	}
+	return fmt.Errorf("%w: %s: %w", ErrOutcomeUncertain, method, cause)
+}
+
 // Client talks to a daemon over one connection. It is safe for concurrent use: any
 // number of requests may be under way at once, each matched to its answers by id.
 //
@@ -129,8 +150,8 @@ func newClient(nc net.Conn) *Client {
 	return c
 }
 
-// Close closes the connection; requests under way, and later ones, fail with an error
-// matching runtime.ErrClosed.
+// Close closes the connection; requests under way fail with an error matching
+// runtime.ErrClosed and ErrOutcomeUncertain, later ones with runtime.ErrClosed.
 func (c *Client) Close() error {
 	c.fail(errClientClosed)
 	<-c.done
@@ -241,7 +262,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 	if err != nil {
 		return nil, fmt.Errorf("controlplane: %s params: %w", method, err)
 	}
-	frame, err := appendFrame(nil, body)
+	frame, err := proto.AppendFrame(nil, body, maxFrame, true)
 	if err != nil {
 		return nil, newError(CodeFrameTooLarge, nil, "request of %d bytes exceeds the %d-byte cap; not sent", len(body), maxFrame)
 	}
@@ -300,7 +321,7 @@ func (c *Client) Call(ctx context.Context, method string, params any, onEvent fu
 				return finish(resp)
 			default:
 			}
-			return nil, c.Err()
+			return nil, uncertain(method, c.Err())
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -46,7 +46,7 @@ type serverConn struct {
 	raw    net.Conn // under nc's TLS, for a remote client
 	// activity is raw as the TLS layer reads it, for a remote client.
 	activity *activityConn
-	idle     *idleWatch // a remote client's idle bound (set before run)
+	idle     *idleWatch // the client's idle bound (set before run)
 }
 
 func newServerConn(parent context.Context, s *server, nc net.Conn) *serverConn {
@@ -283,7 +283,7 @@ func (c *serverConn) send(env *envelope) error {
 	if err != nil {
 		return err
 	}
-	frame, err := appendFrame(nil, body)
+	frame, err := proto.AppendFrame(nil, body, maxFrame, true)
 	if err != nil {
 		return err
 	}

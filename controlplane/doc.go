@@ -26,6 +26,11 @@
 // request is an [*Error] whose [Code] [CodeOf] reads; a failed Send carries what the
 // adapter layer knew in its [CallDetails].
 //
+// A typed client of a service contract works through the daemon as it does embedded:
+// [Client.Adapter] returns a daemon's adapter, a registry.Caller that registry.NewClient
+// binds to (checking the catalog the daemon has) and registry.Call calls, with the errors
+// of the embedded path (a *runtime.CallError and the typed errors in its chain).
+//
 // [Serve] sweeps what a crashed predecessor left running, creates the socket with
 // owner-only permissions and answers only clients of its own user, read from the
 // kernel (Linux and macOS; elsewhere Serve returns an error matching

@@ -40,17 +40,6 @@ func (f *frameReader) read() ([]byte, error) {
 	return f.wr.ReadFrame()
 }
 
-// appendFrame returns body framed (the protocol's frame header, with the control
-// plane's cap; an empty body is a frame too) appended to dst. It refuses a body over
-// the cap.
-func appendFrame(dst, body []byte) ([]byte, error) {
-	start := len(dst)
-	dst = append(proto.BeginFrame(dst), body...)
-	if _, err := proto.FinishFrameCap(dst[start:], 0, maxFrame, true); err != nil {
-		return nil, err
-	}
-	return dst, nil
-}
-
-// maxFrame is the cap on a frame's body (the prefix excluded): 16 MiB.
+// maxFrame is the cap on a frame's body (the prefix excluded): 16 MiB. A frame is
+// built by proto.AppendFrame with this cap, an empty body allowed.
 const maxFrame = limits.ControlMaxFrameSize

@@ -44,7 +44,7 @@ func FuzzFrameReader(f *testing.F) {
 			if total > len(stream) {
 				t.Fatal("returned more than the stream held")
 			}
-			again, err := appendFrame(nil, body)
+			again, err := proto.AppendFrame(nil, body, maxFrame, true)
 			if err != nil || !bytes.Equal(again, stream[total-headerSize-len(body):total]) {
 				t.Fatalf("re-framing differs: %v", err)
 			}

@@ -289,7 +289,7 @@ func (c *serverConn) handshake(hs *pendingHandshake) bool {
 		return false
 	}
 	c.perm = p
-	c.idle = newIdleWatch(c, r.rc.IdleTimeout)
+	watchIdle(c, r.rc.IdleTimeout)
 	return true
 }
 
@@ -313,73 +313,6 @@ func (c *serverConn) linger() {
 	_ = tcp.CloseWrite()
 	_ = tcp.SetReadDeadline(time.Now().Add(refusalLinger))
 	_, _ = io.Copy(io.Discard, io.LimitReader(tcp, refusalLingerMax))
-}
-
-// idleWatch closes a connection that has no request under way and has sent no
-// frame for its timeout.
-type idleWatch struct {
-	c *serverConn
-	d time.Duration
-
-	mu   sync.Mutex
-	last time.Time
-	t    *time.Timer
-}
-
-func newIdleWatch(c *serverConn, d time.Duration) *idleWatch {
-	w := &idleWatch{c: c, d: d, last: time.Now()}
-	w.mu.Lock()
-	w.t = time.AfterFunc(d, w.fire)
-	w.mu.Unlock()
-	return w
-}
-
-// touch records activity: a frame read, or a request ended.
-func (w *idleWatch) touch() {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	w.last = time.Now()
-	w.mu.Unlock()
-}
-
-// stop ends the watch.
-func (w *idleWatch) stop() {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	w.t.Stop()
-	w.mu.Unlock()
-}
-
-func (w *idleWatch) fire() {
-	w.mu.Lock()
-	if left := w.d - time.Since(w.last); left > 0 {
-		w.t.Reset(left)
-		w.mu.Unlock()
-		return
-	}
-	if w.c.busy() {
-		w.t.Reset(w.d)
-		w.mu.Unlock()
-		return
-	}
-	w.mu.Unlock()
-	r := w.c.remote
-	r.dropped.Add(1)
-	r.s.dropped.Add(1)
-	r.s.log.Warn("remote client idle; closed", "client", w.c.raw.RemoteAddr().String(),
-		"identity", w.c.perm.identity, "idle", w.d)
-	w.c.kill() // stops the watch
-}
-
-// busy reports whether the connection has requests under way.
-func (c *serverConn) busy() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.ids) > 0
 }
 
 // status reports the remote listener in Status.

@@ -180,12 +180,11 @@ func loadRun(t *testing.T, n int, d time.Duration, dial func() net.Conn) (int, t
 	}
 	stop := make(chan struct{})
 	start := time.Now()
+	time.AfterFunc(d, func() { close(stop) }) // the run's length
 	var wg sync.WaitGroup
 	for _, lc := range clients {
 		wg.Go(func() { lc.run(stop) })
 	}
-	time.Sleep(d)
-	close(stop)
 	wg.Wait()
 	elapsed := time.Since(start)
 	total := 0
@@ -258,7 +257,7 @@ func TestRemoteLoad(t *testing.T) {
 			killed <- fmt.Errorf("discover client printed %q, want a found event; stderr %s", sc.Text(), stderr.String())
 			return
 		}
-		time.Sleep(*loadFor / 4) // mid-stream, mid-load
+		<-time.After(*loadFor / 4) // mid-stream, mid-load
 		err := cmd.Process.Kill()
 		_ = cmd.Wait()
 		killed <- err

@@ -36,8 +36,13 @@ func (c *serverConn) dispatch(env envelope) {
 				AdapterProtocol: limits.ProtocolVersion, Go: goruntime.Version()}
 		}
 	case methodCapabilities:
-		if err = decodeParams(env.Params, &struct{}{}); err == nil {
-			result, err = c.srv.set.capabilities(c.ctx)
+		var p capabilitiesParams
+		if err = decodeParams(env.Params, &p); err == nil {
+			if p.Adapter != "" {
+				result, err = c.srv.set.capabilitiesOf(c.ctx, p.Adapter)
+			} else {
+				result, err = c.srv.set.capabilities(c.ctx)
+			}
 		}
 	case methodStatus:
 		if err = decodeParams(env.Params, &struct{}{}); err == nil {
@@ -218,7 +223,7 @@ func (s *server) status() *StatusResult {
 	}
 	s.set.status(st)
 	st.Health = healthOK
-	if st.UnverifiedCleanups > 0 || len(s.sweep.Failed) > 0 {
+	if st.UnverifiedCleanups > 0 || len(s.sweep.Failed) > 0 || st.RefusedNotSaved != "" {
 		st.Health = healthDegraded
 	}
 	return st

@@ -37,8 +37,9 @@ func (m *Monitor) Status() *StatusResult {
 	return s.status()
 }
 
-// Adapters returns the open adapters' snapshots, sorted by path; nil when the daemon
-// is not serving.
+// Adapters returns the open adapters' snapshots, and those of adapters whose last
+// start failed (not running, with their start figures only), sorted by path; nil when
+// the daemon is not serving.
 func (m *Monitor) Adapters() []AdapterStats {
 	s := m.srv.Load()
 	if s == nil {
@@ -57,6 +58,10 @@ func (m *Monitor) Adapters() []AdapterStats {
 			}
 		}
 		out = append(out, a)
+	}
+	// Adapters whose starts fail are not open, but their start figures are reported.
+	for _, f := range s.set.failingAdapters(hs) {
+		out = append(out, AdapterStats{AdapterInfo: f.info, Stats: lifecycle.Stats{Name: f.info.Name, Backoff: f.starts}})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out

@@ -1,13 +1,12 @@
 package controlplane
 
 import (
-	"context"
 	"encoding/json"
 	"net"
 	"strconv"
 	"time"
 
-	"github.com/adapterkit/adapterkit/internal/framewriter"
+	"github.com/adapterkit/adapterkit/internal/proto"
 )
 
 // refuseWriteTimeout bounds writing the refusal of another user's client: one small
@@ -15,7 +14,8 @@ import (
 const refuseWriteTimeout = time.Second
 
 // refuseUser writes, to a client of user uid, why a daemon of user daemonUID does not
-// serve it, so that it does not see a bare reset. Nothing is read from the client.
+// serve it, so that it does not see a bare reset. Nothing is read from the client: the
+// frame is written once, within refuseWriteTimeout, before the caller closes nc.
 func refuseUser(nc net.Conn, daemonUID, uid int) {
 	who := strconv.Itoa(daemonUID)
 	if name := userName(daemonUID); name != "" {
@@ -27,12 +27,11 @@ func refuseUser(nc net.Conn, daemonUID, uid int) {
 	if err != nil {
 		return
 	}
-	frame, err := appendFrame(nil, body)
+	frame, err := proto.AppendFrame(nil, body, maxFrame, true)
 	if err != nil {
 		return
 	}
-	w := framewriter.New(nc, framewriter.Config{Timeout: refuseWriteTimeout})
-	if w.Queue(frame, nil, 0, nil) {
-		_ = w.Flush(context.Background())
+	if nc.SetWriteDeadline(time.Now().Add(refuseWriteTimeout)) == nil {
+		_, _ = nc.Write(frame)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/digest"
 	"github.com/adapterkit/adapterkit/registry"
 )
 
@@ -70,8 +71,14 @@ func TestRefusedFileThroughDaemon(t *testing.T) {
 	installVersion(t, dir, "1.1.0")
 	state := filepath.Join(t.TempDir(), "state")
 	p15 := filepath.Join(dir, "upg_v1.5.0")
+	plain, err := digest.FileAt(filepath.Join(dir, "upg_v1.1.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The pin allows the serving 1.1.0 (a pin guards every start, the first one
+	// included), not 1.5.0, which has bytes of its own.
 	cfg := ServerConfig{Dirs: []string{dir}, StateDir: state, WatchInterval: time.Hour,
-		Upgrade: &registry.Upgrade{Settle: 20 * time.Millisecond, Allowed: map[string][]string{"upg": {strings.Repeat("ab", 32)}}}}
+		Upgrade: &registry.Upgrade{Settle: 20 * time.Millisecond, Allowed: map[string][]string{"upg": {plain}}}}
 
 	sock, stop := serveUntil(t, cfg)
 	c := dial(t, sock)
@@ -79,6 +86,14 @@ func TestRefusedFileThroughDaemon(t *testing.T) {
 		t.Fatalf("first: %+v", v)
 	}
 	installVersion(t, dir, "1.5.0")
+	af, err := os.OpenFile(p15, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		_, err = af.WriteString("unpinned")
+		err = errors.Join(err, af.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	r, err := c.Upgrade(testCtx(t), "upg")
 	if err != nil {
 		t.Fatal(err)

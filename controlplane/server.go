@@ -54,17 +54,28 @@ type ServerConfig struct {
 	// them with the daemon's user's permissions.
 	Sandbox   *platform.Sandbox
 	Sandboxes map[string]*platform.Sandbox
+	// Isolation chooses how the adapters' process trees are contained
+	// (registry.Config.Isolation; zero: the strongest available).
+	Isolation platform.Isolation
 	// Logger receives the daemon's logs; nil is silent.
 	Logger hclog.Logger
 	// MaxClients caps the clients connected at once, on the socket and on TCP
-	// together (default 256); one more is refused by closing its connection. Remote
-	// clients may hold all but an eighth of them (at least one), kept for the
-	// socket, so that they cannot lock its owner out. A remote client counts once
-	// its TLS handshake has proven who it is. Handshakes
+	// together (default 256). Remote clients may hold all but an eighth of them (at
+	// least one), kept for the socket, so that they cannot lock its owner out; one
+	// more remote client is refused by closing its connection. A socket client (the
+	// daemon's own user: no other is admitted) that finds every slot taken takes the
+	// slot of the socket client idle the longest (no request under way), which is
+	// closed; only when every socket client has a request under way is it refused. A
+	// remote client counts once its TLS handshake has proven who it is. Handshakes
 	// under way have a pool of MaxClients slots of their own; when it is full, a new
 	// connection takes the slot of the pending handshake that has been silent the
 	// longest, which is dropped.
 	MaxClients int
+	// IdleTimeout closes a socket client that has no request under way and has sent
+	// no frame for that long (default 1 min); a client with a request under way (a
+	// Discover stream, a slow Send) is not idle. Remote clients have their own
+	// (RemoteConfig.IdleTimeout).
+	IdleTimeout time.Duration
 	// WriteTimeout is how long a client may leave its answers unread: a frame not
 	// written within it, or a full send queue not drained within it, drops the
 	// client (default 5 s).
@@ -95,7 +106,10 @@ type ServerConfig struct {
 	// that a file refused once is not started after a restart either. It is created
 	// owner-only when first needed; a directory or file there that is not the
 	// daemon's user's own, is writable by group or others, or cannot be read as
-	// written keeps Serve from starting ([ErrState]). "" keeps the record in memory.
+	// written keeps Serve from starting ([ErrState]). The record is written
+	// atomically through a temporary file (".refused.json.*"); one left by a daemon
+	// killed while writing is removed once Serve holds its socket. "" keeps the
+	// record in memory.
 	StateDir string
 }
 
@@ -106,6 +120,7 @@ var defaultRestart = lifecycle.RestartPolicy{MaxRestarts: 10}
 // Defaults of ServerConfig.
 const (
 	defaultMaxClients     = 256
+	defaultIdleTimeout    = time.Minute
 	defaultWriteTimeout   = 5 * time.Second
 	defaultRescanInterval = 200 * time.Millisecond
 	// maxConnRequests caps the requests a single client may have under way; its
@@ -195,6 +210,12 @@ func newServer(cfg ServerConfig) (*server, error) {
 		return nil, fmt.Errorf("%w: no adapter directory", ErrConfig)
 	}
 	cfg.Dirs = append([]string(nil), cfg.Dirs...)
+	// The sandboxes by name are static: two of which one may write another's grants
+	// are refused at once (their executables and the default sandbox are checked at
+	// every start, by the registry).
+	if err := (&registry.Config{Sandboxes: cfg.Sandboxes}).CheckGrants(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	if cfg.Version == "" {
 		cfg.Version = "devel"
 	}
@@ -203,6 +224,9 @@ func newServer(cfg ServerConfig) (*server, error) {
 	}
 	if cfg.WriteTimeout <= 0 {
 		cfg.WriteTimeout = defaultWriteTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = defaultIdleTimeout
 	}
 	if cfg.RescanInterval <= 0 {
 		cfg.RescanInterval = defaultRescanInterval
@@ -266,6 +290,9 @@ func (s *server) serve(ctx context.Context) error {
 			return err
 		}
 		lns = append(lns, s.remote.ln)
+	}
+	if s.cfg.StateDir != "" {
+		removeTemps(s.cfg.StateDir, s.log)
 	}
 	s.started = time.Now()
 	// base ends when the daemon stops; it bounds adapter opens, which no client owns.
@@ -402,7 +429,10 @@ func (s *server) accept(ctx context.Context, ln net.Listener, open func(net.Conn
 
 // register counts a client among the connected ones, or refuses it (closed and
 // counted) when MaxClients are connected already, or, for a remote client, when the
-// remote clients hold all but the socket's reserve (localReserve).
+// remote clients hold all but the socket's reserve (localReserve). A socket client
+// finding every slot taken takes the slot of the socket client idle the longest,
+// which is closed (evictIdle): its own user's idle connections cannot lock the
+// daemon's owner out.
 func (s *server) register(c *serverConn) bool {
 	s.mu.Lock()
 	full := len(s.conns) >= s.cfg.MaxClients
@@ -415,13 +445,20 @@ func (s *server) register(c *serverConn) bool {
 		}
 		full = remote >= s.cfg.MaxClients-localReserve(s.cfg.MaxClients)
 	}
+	var evicted *serverConn
+	if full && c.remote == nil {
+		if evicted = s.idlest(); evicted != nil {
+			delete(s.conns, evicted)
+			full = false
+		}
+	}
 	if full {
 		s.mu.Unlock()
 		if c.remote != nil {
 			c.remote.refuse(c.raw.RemoteAddr(), c.perm.identity, fmt.Sprintf("too many clients (%d, of which %d are kept for the socket)",
 				s.cfg.MaxClients, localReserve(s.cfg.MaxClients)), nil)
 		} else {
-			s.log.Warn("too many clients; connection refused", "max", s.cfg.MaxClients)
+			s.log.Warn("too many clients, each with a request under way; connection refused", "max", s.cfg.MaxClients)
 			s.refused.Add(1)
 		}
 		c.kill()
@@ -429,7 +466,29 @@ func (s *server) register(c *serverConn) bool {
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
+	if evicted != nil {
+		s.dropped.Add(1)
+		s.log.Warn("too many clients; the socket client idle the longest closed for a new one", "max", s.cfg.MaxClients,
+			"idle", time.Since(evicted.idle.since()).Round(time.Millisecond))
+		evicted.kill()
+	}
 	return true
+}
+
+// idlest returns the socket client with no request under way that has been idle
+// the longest, or nil when every socket client has one (s.mu held).
+func (s *server) idlest() *serverConn {
+	var best *serverConn
+	var bestAt time.Time
+	for o := range s.conns {
+		if o.remote != nil || o.busy() {
+			continue
+		}
+		if at := o.idle.since(); best == nil || at.Before(bestAt) {
+			best, bestAt = o, at
+		}
+	}
+	return best
 }
 
 // localReserve is how many of maxClients slots remote clients may never take, so
@@ -452,6 +511,7 @@ func (s *server) openLocal(ctx context.Context, nc net.Conn) *serverConn {
 	}
 	c := newServerConn(ctx, s, nc)
 	c.perm = ownerPerms
+	watchIdle(c, s.cfg.IdleTimeout)
 	return c
 }
 

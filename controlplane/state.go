@@ -146,7 +146,7 @@ func saveRefused(dir string, list []registry.Refusal) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+refusedFile+".*")
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return err
 	}
@@ -178,12 +178,33 @@ func saveRefused(dir string, list []registry.Refusal) error {
 	return nil
 }
 
-// persistRefused returns the registry's OnRefused for the state directory dir: it
-// writes each new record, logging a failure.
-func persistRefused(dir string, log hclog.Logger) func([]registry.Refusal) {
-	return func(list []registry.Refusal) {
-		if err := saveRefused(dir, list); err != nil {
-			log.Error("the record of refused adapter files could not be saved: after a restart they could be started again", "dir", dir, "error", err)
+// tempPrefix starts the name of saveRefused's temporary files in the state
+// directory (os.CreateTemp adds digits): the only files the daemon writes there
+// besides refusedFile.
+const tempPrefix = "." + refusedFile + "."
+
+// removeTemps removes from the state directory dir the temporary files of writes
+// that never completed (a daemon killed inside saveRefused): they are never read,
+// and nothing else would remove them. Serve calls it once it holds its socket, so a
+// second daemon refused on the same socket never removes the first one's file under
+// way. Only regular files with the temporary name are removed; a failure is logged.
+func removeTemps(dir string, log hclog.Logger) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			log.Warn("cannot look for leftover temporary files in the state directory", "dir", dir, "error", err)
 		}
+		return
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), tempPrefix) {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			log.Warn("cannot remove a leftover temporary file", "path", path, "error", err)
+			continue
+		}
+		log.Info("removed a temporary file left by an interrupted write", "path", path)
 	}
 }

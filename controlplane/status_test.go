@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // Status carries each adapter's per-method figures, resource use and stderr tail.
@@ -27,7 +29,7 @@ func TestStatusFigures(t *testing.T) {
 	}
 	// Standard error is read as it comes: wait until the last line has been.
 	var a AdapterStatus
-	for end := time.Now().Add(10 * time.Second); ; {
+	testkit.Within(10*time.Second, func() bool {
 		st, err := c.Status(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -36,11 +38,8 @@ func TestStatusFigures(t *testing.T) {
 			t.Fatalf("adapters: %+v", st.Adapters)
 		}
 		a = st.Adapters[0]
-		if len(a.LogTail) >= oks+bad || time.Now().After(end) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(a.LogTail) >= oks+bad
+	})
 	if len(a.Methods) != 1 {
 		t.Fatalf("methods: %+v", a.Methods)
 	}

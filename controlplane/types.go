@@ -128,6 +128,16 @@ type CallDetails struct {
 	Stage string `json:"stage,omitempty"`
 	// Cleanup says why the adapter's process tree could not be verified gone.
 	Cleanup string `json:"cleanup,omitempty"`
+	// Refusal is the record of the refused file, with Stage "refused".
+	Refusal *registry.Refusal `json:"refusal,omitempty"`
+	// Backoff is the start backoff that refused to start the adapter: the failed
+	// starts in a row, when the next start may be tried, and the last failure.
+	Backoff *BackoffStatus `json:"backoff,omitempty"`
+	// NotFound says, with code not_found, what was not found: "name" (no adapter
+	// of that name) or "version" (no version of it matches); Candidates are then the
+	// names, or the versions of the name, that were found.
+	NotFound   string   `json:"not_found,omitempty"`
+	Candidates []string `json:"candidates,omitempty"`
 }
 
 // The daemon's health (StatusResult.Health).
@@ -139,9 +149,10 @@ const (
 // StatusResult is the result of Status.
 type StatusResult struct {
 	// Health is the daemon's summary of its state: "ok" (serving, every cleanup
-	// verified, the start-up sweep clean) or "degraded" (serving, but some process
-	// tree is not verified gone: an unverified cleanup, or a leftover the start-up
-	// sweep could not remove).
+	// verified, the start-up sweep clean, the record of refused files saved) or
+	// "degraded" (serving, but some process tree is not verified gone: an unverified
+	// cleanup, or a leftover the start-up sweep could not remove; or the record of
+	// refused files is held in memory only, RefusedNotSaved).
 	Health  string    `json:"health"`
 	PID     int       `json:"pid"`
 	Started time.Time `json:"started"`
@@ -152,7 +163,9 @@ type StatusResult struct {
 	// a remote client also for its certificate, its identity or its handshake.
 	RefusedClients uint64 `json:"refused_clients"`
 	// DroppedClients counts clients dropped for not reading their answers in time,
-	// and remote clients closed for being idle.
+	// clients closed for being idle (ServerConfig.IdleTimeout,
+	// RemoteConfig.IdleTimeout), and socket clients closed, idle, to make room for a
+	// new one when every slot was taken.
 	DroppedClients uint64 `json:"dropped_clients"`
 	// InFlight is the number of Send calls under way.
 	InFlight int64 `json:"in_flight"`
@@ -179,6 +192,12 @@ type StatusResult struct {
 	// it, its pin is removed, or Upgrade retries it. The record survives restarts of
 	// a daemon with a state directory.
 	Refused []RefusedStatus `json:"refused"`
+	// RefusedNotSaved, when set, says why the record of refused files could not be
+	// saved into the state directory: it is held in memory only (a restart would
+	// forget it) and Health is "degraded" until a retry saves it.
+	RefusedNotSaved string `json:"refused_not_saved,omitempty"`
+	// RefusedSaveFailures counts the failed saves of that record since start.
+	RefusedSaveFailures uint64 `json:"refused_save_failures"`
 }
 
 // RefusedStatus is one refused adapter file (registry.Refusal: name, version, path,
@@ -193,7 +212,10 @@ type RefusedStatus struct {
 // AdapterStatus is one open adapter.
 type AdapterStatus struct {
 	AdapterInfo
-	// State is "running", or "restarting" while none runs.
+	// State is "running"; "restarting" while none runs; "backoff" while its last
+	// starts failed and the next is not tried before Backoff.NextTry (calls fail at
+	// once meanwhile); "failed" when its last start failed, the backoff has passed and
+	// the next call starts it again.
 	State string `json:"state"`
 	// PID is the adapter process's id (0 when none runs).
 	PID int `json:"pid,omitempty"`
@@ -216,7 +238,27 @@ type AdapterStatus struct {
 	UpgradeError string `json:"upgrade_error"`
 	// Draining lists the replaced versions still finishing their calls.
 	Draining []DrainingStatus `json:"draining"`
+	// Abandoned is the number of in-flight slots held by calls whose callers gave up
+	// and whose replies are still awaited: when every slot is so held for the
+	// disconnect grace, the adapter is restarted (docs/supervision.md).
+	Abandoned int `json:"abandoned"`
+	// Starts counts the processes of its executable started, restarts included;
+	// FailedStarts the starts that failed (docs/supervision.md).
+	Starts       uint64 `json:"starts"`
+	FailedStarts uint64 `json:"failed_starts"`
+	// Backoff is set while its last starts failed, omitted once a start succeeded.
+	Backoff *BackoffStatus `json:"backoff,omitempty"`
 	AdapterFigures
+}
+
+// BackoffStatus is the start backoff of an adapter whose last starts failed.
+type BackoffStatus struct {
+	// Failures counts the failed starts in a row.
+	Failures int `json:"failures"`
+	// NextTry is when the next start may be tried; omitted once that has passed.
+	NextTry *time.Time `json:"next_try,omitempty"`
+	// LastError is why the last start failed.
+	LastError string `json:"last_error"`
 }
 
 // DrainingStatus is a replaced version of an adapter still finishing its calls.
@@ -227,6 +269,13 @@ type DrainingStatus struct {
 	PID int `json:"pid"`
 	// InFlight is the number of its calls under way.
 	InFlight int `json:"in_flight"`
+}
+
+// capabilitiesParams are the params of Capabilities.
+type capabilitiesParams struct {
+	// Adapter, when set (NAME, NAME@CONSTRAINT or a path, as Send's), limits the
+	// answer to that adapter, whose errors are then the response's, as Send's are.
+	Adapter string `json:"adapter,omitempty"`
 }
 
 // upgradeParams are the params of Upgrade.
@@ -243,6 +292,9 @@ type upgradeParams struct {
 // each new version took over or was refused.
 type UpgradeResult struct {
 	Adapters []AdapterStatus `json:"adapters"`
+	// RefusedNotSaved, when set, says that the record of refused files (the refusals
+	// this upgrade made included) could not be saved: it is held in memory only.
+	RefusedNotSaved string `json:"refused_not_saved,omitempty"`
 }
 
 // DroppedMechanism is one supervision mechanism not in effect for an adapter.

@@ -59,17 +59,15 @@ func TestUpgradeThroughDaemon(t *testing.T) {
 		_, err := c.Send(testCtx(t), SendParams{Adapter: "upg", Method: "example.echo.sleep", Params: json.RawMessage(`{"ms":1500}`)})
 		slow <- err
 	}()
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		st, err := c.Status(testCtx(t))
-		if err != nil {
+	var st *StatusResult
+	if !testkit.Within(10*time.Second, func() bool {
+		var err error
+		if st, err = c.Status(testCtx(t)); err != nil {
 			t.Fatal(err)
 		}
-		if len(st.Adapters) == 1 && st.Adapters[0].InFlight == 1 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("the slow call is not in flight: %+v", st.Adapters)
-		}
+		return len(st.Adapters) == 1 && st.Adapters[0].InFlight == 1
+	}) {
+		t.Fatalf("the slow call is not in flight: %+v", st.Adapters)
 	}
 	installVersion(t, dir, "1.1.0")
 	r, err := c.Upgrade(testCtx(t), "upg")
@@ -94,13 +92,17 @@ func TestUpgradeThroughDaemon(t *testing.T) {
 	if r, err = c.Upgrade(testCtx(t), ""); err != nil {
 		t.Fatal(err)
 	}
-	for end := time.Now().Add(10 * time.Second); len(r.Adapters) == 1 && len(r.Adapters[0].Draining) > 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+	testkit.Within(10*time.Second, func() bool {
+		if len(r.Adapters) != 1 || len(r.Adapters[0].Draining) == 0 {
+			return true
+		}
 		st, err := c.Status(testCtx(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Adapters = st.Adapters
-	}
+		return false
+	})
 	if len(r.Adapters) != 1 || r.Adapters[0].Version != "1.1.0" || !strings.Contains(r.Adapters[0].UpgradeError, "invalid catalog") || len(r.Adapters[0].Draining) != 0 {
 		t.Fatalf("after the broken 1.2.0: %+v", r.Adapters)
 	}
@@ -116,7 +118,7 @@ func TestUpgradeThroughDaemon(t *testing.T) {
 }
 
 // Upgrade of a name no directory holds is not_found, as Send of it is; a name the
-// directories hold that is not open yet has nothing running to upgrade: an empty list.
+// directories hold that is not open yet is opened, as its first call would open it.
 func TestUpgradeUnknownAdapter(t *testing.T) {
 	dir := adapterDir(t)
 	installVersion(t, dir, "1.0.0")
@@ -126,8 +128,8 @@ func TestUpgradeUnknownAdapter(t *testing.T) {
 		t.Errorf("Upgrade(nosuch) = %v, want not_found", err)
 	}
 	r, err := c.Upgrade(testCtx(t), "upg")
-	if err != nil || r == nil || len(r.Adapters) != 0 {
-		t.Errorf("Upgrade(upg), not open = %+v, %v; want an empty list", r, err)
+	if err != nil || r == nil || len(r.Adapters) != 1 || r.Adapters[0].Version != "1.0.0" || r.Adapters[0].State != "running" {
+		t.Errorf("Upgrade(upg), not open = %+v, %v; want it opened", r, err)
 	}
 	if _, err := c.Upgrade(testCtx(t), ""); err != nil {
 		t.Errorf("Upgrade() = %v, want every open adapter (none)", err)

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/adapterkit/adapterkit/controlplane/internal/dirwatch"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -66,17 +67,20 @@ func TestRescanOnChange(t *testing.T) {
 	c := &counter{c: make(chan struct{}, 1)}
 	stop := run(t, c, []string{dir}, &dirwatch.Options{Interval: time.Hour, Quiet: 10 * time.Millisecond})
 	// Give the watch time to be set up: a rescan comes only from an event after it.
-	for i := 0; c.count() == 0; i++ {
+	i := 0
+	if !testkit.Within(10*time.Second, func() bool {
+		i++
 		if err := os.WriteFile(filepath.Join(dir, "x_v1.0.0"), []byte{byte(i)}, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case <-c.c:
+			return true
 		case <-time.After(50 * time.Millisecond):
+			return c.count() > 0
 		}
-		if i > 200 {
-			t.Fatal("no rescan after writing a file into the directory")
-		}
+	}) {
+		t.Fatal("no rescan after writing a file into the directory")
 	}
 	if err := os.Rename(filepath.Join(dir, "x_v1.0.0"), filepath.Join(dir, "x_v1.1.0")); err != nil {
 		t.Fatal(err)
@@ -92,22 +96,39 @@ func TestBurstIsOneRescan(t *testing.T) {
 	dir := t.TempDir()
 	c := &counter{c: make(chan struct{}, 100)}
 	run(t, c, []string{dir}, &dirwatch.Options{Interval: time.Hour, Quiet: 300 * time.Millisecond})
-	time.Sleep(50 * time.Millisecond) // let the watch be set up (a missed event only weakens the check)
+	// A first change, seen, says the watch is set up (one made before it is not seen: a
+	// probe is written again until one is, each after the last one's rescan had time).
+	if !testkit.Within(10*time.Second, func() bool {
+		if err := os.WriteFile(filepath.Join(dir, "probe"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-c.c:
+			return true
+		case <-time.After(time.Second):
+			return false
+		}
+	}) {
+		t.Fatal("no rescan after writing a file into the directory")
+	}
 	f, err := os.Create(filepath.Join(dir, "x_v1.0.0"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	chunk := time.NewTicker(5 * time.Millisecond) // a write every 5 ms, well within Quiet
+	defer chunk.Stop()
 	for range 20 {
 		if _, err := f.Write([]byte("chunk")); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond)
+		<-chunk.C
 	}
 	f.Close()
 	wait(t, c, "the burst")
-	time.Sleep(400 * time.Millisecond)
-	if n := c.count(); n != 1 {
-		t.Fatalf("%d rescans for one burst of writes, want 1", n)
+	select {
+	case <-c.c:
+		t.Fatalf("%d rescans for one burst of writes, want 1", c.count()-1)
+	case <-time.After(400 * time.Millisecond): // longer than Quiet: a second rescan would have come
 	}
 }
 
