@@ -14,6 +14,10 @@
 // version is its contract: changing a method's params or result in a way old peers
 // cannot read is a new version.
 //
+// [Schema] gives the same description to peers written in other languages, as JSON
+// Schema of each method's params and result by the codec's rules (docs/contracts.md;
+// "adapterctl contract schema PACKAGE" writes it for a contract's Go packages).
+//
 // The package sits above wire (whose name rules it checks) and codec, and
 // below plugin and registry, which both import it.
 package contract
@@ -37,8 +41,12 @@ type Service struct {
 	id      string
 	version int
 	methods []string
+	types   []methodTypes // the params and result types of methods[i]
 	problem error
 }
+
+// methodTypes are a method's params and result types, for [Schema].
+type methodTypes struct{ params, result reflect.Type }
 
 // NewService returns a service with the given id (dotted and namespaced, e.g.
 // "example.device") and version (>= 1); [Service.Validate] checks both.
@@ -98,6 +106,7 @@ func NewMethod[P, R any](svc *Service, name string) *Method[P, R] {
 		svc.problem = errors.Join(svc.problem, fmt.Errorf("%w: method %q declared twice", ErrInvalid, full))
 	} else {
 		svc.methods = append(svc.methods, full)
+		svc.types = append(svc.types, methodTypes{reflect.TypeFor[P](), reflect.TypeFor[R]()})
 	}
 	return &Method[P, R]{svc: svc, name: full}
 }

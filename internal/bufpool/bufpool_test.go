@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // Reserve keeps the contents, gives the room asked for, and leaves small requests in
@@ -112,22 +114,11 @@ func TestHeldThroughCollections(t *testing.T) {
 		t.Fatal("the largest buffer put back was not held")
 	}
 	// Idle: released, within a bounded wait.
-	deadline := time.Now().Add(10 * time.Second)
-	for heldCount() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d buffers still held 10 s after the last large request", heldCount())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return heldCount() == 0 }, "buffers still held after the last large request")
 	// And held again on the next Put: the timer re-arms.
 	Put(&c)
 	if heldCount() != 1 {
 		t.Fatalf("held %d after a Put", heldCount())
 	}
-	for heldCount() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("not released after re-arming")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return heldCount() == 0 }, "not released after re-arming")
 }

@@ -56,12 +56,10 @@ func fuzzBody(t *testing.T, data []byte, batch, copyMax uint16) {
 				}
 				lent++
 				w.Queue(text, parts, 0, &rel)
-			case 2: // built in place, its second half by reference
-				q, _ := w.Begin()
+			case 2: // tagged, its second half by reference
 				mid := len(fb) / 2
-				at := len(q) + mid
 				lent++
-				w.Commit(append(q, fb[:mid]...), uint64(len(want)), []Splice{{At: at, Data: fb[mid:]}}, &rel)
+				w.Queue(fb[:mid], []Splice{{At: mid, Data: fb[mid:]}}, uint64(len(want)), &rel)
 			case 3:
 				w.Queue(fb, nil, uint64(len(want)), nil)
 				w.Kick()

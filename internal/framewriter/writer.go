@@ -9,6 +9,15 @@
 // when idle, the bound on each Write (a write deadline, the caller's context, or a
 // timer), and when a frame's borrowed memory is given back (see [Releaser]).
 //
+// There is one way in: a producer builds its frame in memory of its own (a pooled
+// buffer, package bufpool), hands it to [Writer.Queue] with the runs it splices in by
+// reference and what to release once they are written, then makes sure it is written:
+// [Writer.Flush] in its own goroutine, or [Writer.Kick] for the write goroutine (or a
+// non-blocking attempt first). No method returns with a lock held, and the writer's
+// lock is a leaf: nothing the writer calls back (OnFail, OnStall, Release) runs under
+// it, so a caller may queue while holding a lock of its own (the host's connection
+// queues under its lock, so that frames go out in the order of their identities).
+//
 // Frames are built by the packages that know their envelopes (internal/proto); the
 // writer never looks inside them.
 package framewriter
@@ -55,14 +64,15 @@ type Config struct {
 	// Batch is the most bytes of several frames one Write carries; a larger frame is
 	// written by itself. 0 means 64 KiB.
 	Batch int
-	// CopyMax is the largest frame [Writer.Queue] copies into the queue; a larger one
-	// (or one with splices) is written from the caller's memory. 0 means 32 KiB.
+	// CopyMax is the longest text [Writer.Queue] copies into the queue; a longer one,
+	// and every part spliced in, is written from the caller's memory. 0 means 32 KiB.
 	CopyMax int
 	// Keep is the largest queue buffer kept between batches; a larger one goes back to
 	// package bufpool. 0 means bufpool.SmallCap.
 	Keep int
-	// Try is the most bytes [Writer.TryFlush] writes with one non-blocking attempt,
-	// when the writer offers one (a pipe in non-blocking mode, Unix); 0 disables it.
+	// Try is the most bytes [Writer.Kick] writes with one non-blocking attempt in the
+	// calling goroutine, when the output offers one (a pipe in non-blocking mode, Unix),
+	// none of them by reference; 0 disables the attempt.
 	Try int
 	// Idle is how long the write goroutine waits for more to write before it ends; the
 	// next [Writer.Kick] starts it again. 0 means one second.
@@ -107,8 +117,7 @@ type Writer struct {
 	stopped    bool        // Stop: drop what is queued, end
 	doneClosed bool
 	err        error
-	lost       []uint64      // tags of frames dropped after a failed Write, for Stop
-	failed     chan struct{} // closed on the first write error
+	lost       []uint64 // tags of frames dropped after a failed Write, for Stop
 }
 
 // queue is frames in the order they are written: buf holds their copied bytes, the
@@ -134,7 +143,7 @@ func New(out io.Writer, cfg Config) *Writer {
 	w := &Writer{
 		out: out, timeout: cfg.Timeout, onFail: cfg.OnFail,
 		batchN: cfg.Batch, copyMax: cfg.CopyMax, keep: cfg.Keep, tryMax: cfg.Try, idle: cfg.Idle, maxQ: cfg.MaxQueued,
-		wake: make(chan struct{}, 1), done: make(chan struct{}), failed: make(chan struct{}),
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	if w.batchN <= 0 {
 		w.batchN = 64 << 10
@@ -161,38 +170,6 @@ func New(out io.Writer, cfg Config) *Writer {
 	return w
 }
 
-// Begin starts queueing one frame in place: it locks the queue and returns its bytes,
-// to which the caller appends exactly one frame (header included) and then calls
-// [Writer.Commit] with the result, or [Writer.Cancel]; nothing else of the writer may
-// be called in between. ok is false (and nothing is locked) when the writer no longer
-// takes frames.
-func (w *Writer) Begin() (q []byte, ok bool) {
-	w.mu.Lock()
-	if w.stopped || w.closing || w.err != nil {
-		w.mu.Unlock()
-		return nil, false
-	}
-	return w.q.buf, true
-}
-
-// Commit queues the frame appended to the bytes Begin returned: q is those bytes with
-// the frame appended. tag, if not 0, names the frame for [Writer.Stop]. parts are runs
-// of the frame written by reference, At an offset of q, in order; rel, if not nil, is
-// released once the frame is written or dropped (see [Releaser]).
-func (w *Writer) Commit(q []byte, tag uint64, parts []Splice, rel Releaser) {
-	n := len(q) - len(w.q.buf)
-	for _, p := range parts {
-		n += len(p.Data)
-	}
-	w.q.buf = q
-	w.q.refs = append(w.q.refs, parts...)
-	w.push(n, tag, rel)
-	w.mu.Unlock()
-}
-
-// Cancel ends a Begin without queueing anything.
-func (w *Writer) Cancel() { w.mu.Unlock() }
-
 // push records the frame just added to the queue (under w.mu).
 func (w *Writer) push(n int, tag uint64, rel Releaser) {
 	w.q.ends = append(w.q.ends, len(w.q.buf))
@@ -204,10 +181,12 @@ func (w *Writer) push(n int, tag uint64, rel Releaser) {
 }
 
 // Queue queues one frame: text (header included) with parts spliced in (At an offset
-// of text, in order). A frame of at most CopyMax bytes without parts is copied into the
-// queue and rel released at once; a larger one is written from text and the parts, and
-// rel released once it is written or dropped. It reports false, releasing rel, when
-// the writer no longer takes frames.
+// of text, in order), and reports true; it reports false, releasing rel, when the
+// writer no longer takes frames. A text of at most CopyMax bytes is copied into the
+// queue (the caller may reuse its memory once Queue returns), a longer one is written
+// from the caller's memory; parts are always written from it. rel is released at once
+// when nothing of the frame is written by reference, else once the frame is written or
+// dropped. tag, if not 0, names the frame for [Writer.Stop].
 func (w *Writer) Queue(text []byte, parts []Splice, tag uint64, rel Releaser) bool {
 	w.mu.Lock()
 	if w.stopped || w.closing || w.err != nil {
@@ -221,8 +200,23 @@ func (w *Writer) Queue(text []byte, parts []Splice, tag uint64, rel Releaser) bo
 	for _, p := range parts {
 		n += len(p.Data)
 	}
-	if len(parts) == 0 && n <= w.copyMax {
+	at := len(w.q.buf)
+	if len(text) <= w.copyMax {
+		// Copied; parts (large params around which text is the envelope) are written
+		// from the caller's memory at their offsets.
 		w.q.buf = append(w.q.buf, text...)
+		for _, p := range parts {
+			w.q.refs = append(w.q.refs, Splice{At: at + p.At, Data: p.Data})
+		}
+	} else {
+		from := 0
+		for _, p := range parts {
+			w.q.refs = append(w.q.refs, Splice{At: at, Data: text[from:p.At]}, Splice{At: at, Data: p.Data})
+			from = p.At
+		}
+		w.q.refs = append(w.q.refs, Splice{At: at, Data: text[from:]})
+	}
+	if len(parts) == 0 && len(text) <= w.copyMax { // nothing borrowed
 		w.push(n, tag, nil)
 		w.mu.Unlock()
 		if rel != nil {
@@ -230,12 +224,6 @@ func (w *Writer) Queue(text []byte, parts []Splice, tag uint64, rel Releaser) bo
 		}
 		return true
 	}
-	at, from := len(w.q.buf), 0
-	for _, p := range parts {
-		w.q.refs = append(w.q.refs, Splice{At: at, Data: text[from:p.At]}, Splice{At: at, Data: p.Data})
-		from = p.At
-	}
-	w.q.refs = append(w.q.refs, Splice{At: at, Data: text[from:]})
 	w.push(n, tag, rel)
 	w.mu.Unlock()
 	return true
@@ -263,17 +251,13 @@ func (w *Writer) Flush(ctx context.Context) error {
 	return err
 }
 
-// TryFlush makes one non-blocking attempt to write what is queued in the calling
+// tryFlush makes one non-blocking attempt to write what is queued in the calling
 // goroutine, sparing the hand-off to the write goroutine: only when nobody holds the
-// writing turn, the writer offers such attempts, and at most Try bytes are queued, none
-// by reference. What the attempt did not write stays queued, in order, in front of
-// what was queued meanwhile. It reports whether nothing is left for the write goroutine
-// (written, written by the turn's holder, or the writer ended); on false the caller
-// calls [Writer.Kick].
-func (w *Writer) TryFlush() bool {
-	if w.try == nil {
-		return false // set once by New: no attempt to make, nothing to lock for
-	}
+// writing turn, the writer offers such attempts (w.try), and at most Try bytes are
+// queued, none by reference. What the attempt did not write stays queued, in order, in
+// front of what was queued meanwhile. It reports whether nothing is left for the write
+// goroutine (written, written by the turn's holder, or the writer ended).
+func (w *Writer) tryFlush() bool {
 	w.mu.Lock()
 	if w.writing || w.stopped || w.err != nil || len(w.q.ends) == 0 {
 		w.mu.Unlock()
@@ -328,9 +312,14 @@ func (w *Writer) TryFlush() bool {
 	return false
 }
 
-// Kick makes the write goroutine write what is queued, starting it when none runs. A
-// producer that must not block on the output (a reader) queues and kicks.
+// Kick has what is queued written without blocking the caller: by one non-blocking
+// attempt in the calling goroutine when the writer makes them (Config.Try) and nobody
+// else writes, else (or for what the attempt left) by the write goroutine, started when
+// none runs. A producer that must not block on the output (a reader) queues and kicks.
 func (w *Writer) Kick() {
+	if w.try != nil && w.tryFlush() {
+		return // set once by New: a writer without attempts locks nothing here
+	}
 	if w.loopOn.Load() {
 		// The goroutine runs: waking it is enough. It ends only after seeing, under
 		// w.mu, an empty queue, which a frame queued before this call is not in.
@@ -482,27 +471,37 @@ func (w *Writer) drain(ctx context.Context) (error, bool) {
 				return err, false
 			}
 			w.err = err
-			close(w.failed)
-			w.drop()
+			rels := w.drop()
+			w.mu.Unlock()
+			release(rels)
+			w.mu.Lock()
 			return err, true
 		}
 	}
 	return w.err, false
 }
 
-// drop empties the queue of a writer that is over (under w.mu), releasing what its
-// frames borrow; the tags of the frames dropped are kept for Stop.
-func (w *Writer) drop() {
+// drop empties the queue of a writer that is over (under w.mu) and returns what its
+// frames borrow, for the caller to release once it has unlocked; the tags of the
+// frames dropped are kept for Stop.
+func (w *Writer) drop() []Releaser {
 	for _, t := range w.q.tags {
 		if t != 0 {
 			w.lost = append(w.lost, t)
 		}
 	}
-	for _, r := range w.q.rels {
-		r.Release()
-	}
+	rels := w.q.rels
+	w.q.rels = nil // the queue's next frames get an array of their own
 	w.q.reset()
 	w.queued = 0
+	return rels
+}
+
+// release releases what dropped frames borrowed (with no lock of the writer held).
+func release(rels []Releaser) {
+	for _, r := range rels {
+		r.Release()
+	}
 }
 
 // WaitRoom blocks while more than MaxQueued bytes are queued and the writer still
@@ -555,25 +554,23 @@ func (w *Writer) Close() (flushed bool) {
 // closes the output to end it); [Writer.Done] is closed once it has returned.
 func (w *Writer) Stop() []uint64 {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.stopped = true
 	if w.stall != nil {
 		w.stall.Stop()
 	}
-	w.drop()
+	rels := w.drop()
 	tags := w.lost
 	w.lost = nil
 	w.settle()
 	w.room.Broadcast()
+	w.mu.Unlock()
+	release(rels)
 	return tags
 }
 
 // Done returns a channel closed once the writer is over (closed and flushed, stopped,
-// or failed) and no goroutine of it runs or writes.
+// or failed: [Writer.Err] then says so) and no goroutine of it runs or writes.
 func (w *Writer) Done() <-chan struct{} { return w.done }
-
-// Failed returns a channel closed on the first failed Write.
-func (w *Writer) Failed() <-chan struct{} { return w.failed }
 
 // Err returns the first error of a Write, or nil.
 func (w *Writer) Err() error {

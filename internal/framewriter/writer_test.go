@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -61,8 +62,8 @@ func waitDone(t *testing.T, w *Writer) {
 }
 
 // Every way of handing frames to the writer — written by the producer (Flush), by the
-// write goroutine (Kick), by a non-blocking attempt (TryFlush) — with frames copied,
-// written by reference or built in place (Begin/Commit), from concurrent producers,
+// write goroutine or a non-blocking attempt (Kick) — with frames copied, written by
+// reference or spliced, tagged or not, from concurrent producers,
 // delivers every frame whole, once, and each producer's frames in the order queued; and
 // every borrowed buffer is released exactly once.
 func TestConcurrentProducersRoundTrip(t *testing.T) {
@@ -104,27 +105,17 @@ func TestConcurrentProducersRoundTrip(t *testing.T) {
 							mid := len(fb) / 2
 							w.Queue(fb[:mid], []Splice{{At: mid, Data: fb[mid:]}}, 0, &rel)
 							w.Kick()
-						case 2: // built in place, a non-blocking attempt first
-							q, ok := w.Begin()
-							if !ok {
-								t.Error("the writer refused a frame")
-								return
-							}
-							w.Commit(append(q, fb...), uint64(i+1), nil, nil)
-							if !w.TryFlush() {
-								w.Kick()
-							}
-						case 3: // built in place with a part by reference
-							q, ok := w.Begin()
-							if !ok {
-								t.Error("the writer refused a frame")
-								return
-							}
+						case 2: // tagged, a non-blocking attempt first
 							queued.Add(1)
-							at := len(q) + 10
-							q = append(q, fb[:10]...)
-							q = append(q, fb[len(fb)-1])
-							w.Commit(q, 0, []Splice{{At: at, Data: fb[10 : len(fb)-1]}}, &rel)
+							if !w.Queue(fb, nil, uint64(i+1), &rel) {
+								t.Error("the writer refused a frame")
+								return
+							}
+							w.Kick()
+						case 3: // a part by reference, inside the frame
+							queued.Add(1)
+							text := append(fb[:10:10], fb[len(fb)-1])
+							w.Queue(text, []Splice{{At: 10, Data: fb[10 : len(fb)-1]}}, 0, &rel)
 							_ = w.Flush(context.Background())
 						}
 					}
@@ -167,20 +158,28 @@ func TestConcurrentProducersRoundTrip(t *testing.T) {
 	}
 }
 
-// A non-blocking attempt never waits for a full pipe, and whatever the pipe did not
-// take (nothing, or part of a frame) is written later, in order, by the write
-// goroutine, in front of what was queued meanwhile: the reader sees every byte once.
-func TestTryFlushPartialWrites(t *testing.T) {
+// attemptingWriter returns a writer of an os.Pipe that makes non-blocking attempts, and
+// the pipe's read end; the pipe is closed when the test ends. It skips the test where
+// the system offers no such attempts.
+func attemptingWriter(t *testing.T, cfg Config) (*os.File, *Writer) {
+	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer pr.Close()
-	defer pw.Close()
-	w := New(pw, Config{Try: 64 << 10, Idle: time.Millisecond})
+	t.Cleanup(func() { pr.Close(); pw.Close() })
+	w := New(pw, cfg)
 	if w.try == nil {
 		t.Skip("no non-blocking writes on this system")
 	}
+	return pr, w
+}
+
+// A non-blocking attempt never waits for a full pipe, and whatever the pipe did not
+// take (nothing, or part of a frame) is written later, in order, by the write
+// goroutine, in front of what was queued meanwhile: the reader sees every byte once.
+func TestTryPartialWrites(t *testing.T) {
+	pr, w := attemptingWriter(t, Config{Try: 64 << 10, Idle: time.Millisecond})
 	// Fill the pipe but for 1000 bytes, whatever its size: write until it is full.
 	var want bytes.Buffer
 	chunk := bytes.Repeat([]byte("f"), 1000)
@@ -203,19 +202,18 @@ func TestTryFlushPartialWrites(t *testing.T) {
 	}
 	queue := func(frames []string) {
 		for _, f := range frames {
-			q, _ := w.Begin()
-			w.Commit(append(q, f...), 0, nil, nil)
+			w.Queue([]byte(f), nil, 0, nil)
 		}
 	}
 	queue(first)
-	if w.TryFlush() {
-		t.Fatal("TryFlush reported the whole queue written into a full pipe")
+	if w.tryFlush() {
+		t.Fatal("tryFlush reported the whole queue written into a full pipe")
 	}
 	// Frames queued during an attempt go after the ones put back.
 	try := w.try
 	w.try = func(p []byte) (int, bool) { queue(second); return try(p) }
-	if w.TryFlush() {
-		t.Fatal("TryFlush reported a write into a full pipe")
+	if w.tryFlush() {
+		t.Fatal("tryFlush reported a write into a full pipe")
 	}
 	w.try = try
 	w.Kick() // the write goroutine takes what is left, waiting for the pipe as it must
@@ -256,13 +254,7 @@ func TestLoopStartsOnDemandAndRetires(t *testing.T) {
 	if _, err := io.ReadFull(pr, got); err != nil || string(got) != "two" {
 		t.Fatalf("read %q, %v", got, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for looping() {
-		if time.Now().After(deadline) {
-			t.Fatal("the write goroutine did not end once idle")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { return !looping() }, "the write goroutine did not end once idle")
 	w.Queue([]byte("new"), nil, 0, nil)
 	w.Kick()
 	if _, err := io.ReadFull(pr, got); err != nil || string(got) != "new" {
@@ -289,8 +281,7 @@ func TestStopReturnsUnwrittenTags(t *testing.T) {
 		t.Fatal(err)
 	}
 	for tag := uint64(8); tag < 11; tag++ {
-		q, _ := w.Begin()
-		w.Commit(append(q, "frame"...), tag, nil, &rel)
+		w.Queue(bytes.Repeat([]byte("f"), 200), nil, tag, &rel) // by reference: released when dropped
 	}
 	tags := w.Stop()
 	if fmt.Sprint(tags) != "[8 9 10]" {
@@ -321,7 +312,7 @@ func TestStopReturnsUnwrittenTags(t *testing.T) {
 	pr.Close()
 }
 
-// A failed Write fails the writer once: OnFail is called once, Failed is closed, what
+// A failed Write fails the writer once: OnFail is called once, Done is closed, what
 // is queued is dropped and released (Stop then names the frames never handed to a
 // Write), and later frames are refused.
 func TestWriteFailure(t *testing.T) {
@@ -338,11 +329,10 @@ func TestWriteFailure(t *testing.T) {
 	w.Queue(bytes.Repeat([]byte("y"), 1000), nil, 2, &rel)
 	pr.CloseWithError(errors.New("gone"))
 	select {
-	case <-w.Failed():
+	case <-w.Done():
 	case <-time.After(10 * time.Second):
-		t.Fatal("Failed not closed")
+		t.Fatal("Done not closed after the failed Write")
 	}
-	waitDone(t, w)
 	if err := w.Err(); err == nil || err.Error() != "gone" {
 		t.Fatalf("Err %v", err)
 	}
@@ -421,4 +411,109 @@ func TestWaitRoom(t *testing.T) {
 	w.Close()
 	waitDone(t, w)
 	pw.Close()
+}
+
+// Kick of a writer that makes non-blocking attempts writes a small queue in the calling
+// goroutine: no write goroutine starts for what the pipe takes at once.
+func TestKickWritesInline(t *testing.T) {
+	pr, w := attemptingWriter(t, Config{Try: 64 << 10})
+	f := frame(t, `{"x":1}`)
+	w.Queue(f, nil, 1, nil)
+	w.Kick()
+	w.mu.Lock()
+	looping, left := w.looping, len(w.q.ends)
+	w.mu.Unlock()
+	if looping || left != 0 {
+		t.Fatalf("after Kick: write goroutine started %v, %d frames left queued; want the frame written inline", looping, left)
+	}
+	got := make([]byte, len(f))
+	if err := pr.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(pr, got); err != nil || !bytes.Equal(got, f) {
+		t.Fatalf("read %x, %v; want %x", got, err, f)
+	}
+	w.Close()
+	waitDone(t, w)
+}
+
+// lockingRelease is a Releaser that uses the writer: it would deadlock if the writer
+// released with its lock held.
+type lockingRelease struct {
+	w *Writer
+	n atomic.Int32
+}
+
+func (r *lockingRelease) Release() { _ = r.w.Err(); r.n.Add(1) }
+
+// What frames borrow is released with no lock of the writer held, also when they are
+// dropped: by Stop, and after a failed Write.
+func TestDropReleasesWithoutLock(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		end  func(w *Writer, pr *io.PipeReader, rel Releaser)
+	}{
+		{"stop", func(w *Writer, _ *io.PipeReader, rel Releaser) {
+			w.Queue(bytes.Repeat([]byte("z"), 200), nil, 1, rel) // by reference
+			w.Stop()
+		}},
+		{"failed write", func(w *Writer, pr *io.PipeReader, rel Releaser) {
+			w.Queue(bytes.Repeat([]byte("x"), 1000), nil, 0, nil)
+			w.Kick()
+			head := make([]byte, 10)
+			_, _ = io.ReadFull(pr, head) // the Write is under way; the next frame waits
+			w.Queue(bytes.Repeat([]byte("z"), 200), nil, 1, rel)
+			pr.CloseWithError(errors.New("gone"))
+			<-w.Done()
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pr.Close()
+			w := New(pw, Config{CopyMax: 100})
+			rel := &lockingRelease{w: w}
+			ended := make(chan struct{})
+			go func() { defer close(ended); c.end(w, pr, rel) }()
+			select {
+			case <-ended:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the writer released a dropped frame with its lock held (deadlock)")
+			}
+			if n := rel.n.Load(); n != 1 {
+				t.Fatalf("%d releases of the dropped frame, want 1", n)
+			}
+			w.Stop()
+			waitDone(t, w)
+		})
+	}
+}
+
+// A text of at most CopyMax bytes is copied by Queue, also around parts written by
+// reference: the caller may reuse its memory at once (the host builds the envelope of
+// large lent params in a pooled buffer it puts back right away).
+func TestQueueCopiesShortText(t *testing.T) {
+	var out bytes.Buffer
+	w := New(&out, Config{CopyMax: 100})
+	want := frame(t, `{"data":"`+string(bytes.Repeat([]byte("x"), 500))+`"}`)
+	at := len(`....{"data":"`)
+	text := append(append([]byte(nil), want[:at]...), want[len(want)-2:]...)
+	var rel counter
+	w.Queue(text, []Splice{{At: at, Data: want[at : len(want)-2]}}, 1, &rel)
+	for i := range text {
+		text[i] = '!' // reused by its owner
+	}
+	if n := rel.n.Load(); n != 0 {
+		t.Fatalf("%d releases before the part was written, want 0", n)
+	}
+	if err := w.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Fatalf("wrote %q, want %q", out.Bytes(), want)
+	}
+	if n := rel.n.Load(); n != 1 {
+		t.Fatalf("%d releases after the write, want 1", n)
+	}
+	w.Close()
+	waitDone(t, w)
 }

@@ -7,7 +7,6 @@ import (
 	"reflect"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // maxDepth bounds nesting, as encoding/json and the wire scanner do.
@@ -30,7 +29,7 @@ type decoder struct {
 	// decoder found could be written as it is.
 	verbatim bool
 	// known, if not nil, collects the shared strings known to be verbatim.
-	known *validjson.Known
+	known *Known
 }
 
 // aliasMin is the length from which decodeAliasing shares a string's bytes with the text.

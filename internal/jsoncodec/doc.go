@@ -19,9 +19,10 @@
 //
 // In the module's layers it is shared (internal) code: it imports the envelope
 // decoder's JSON scanner (package internal/proto, so the grammar and UTF-8 rules are
-// written once), validjson's types (Known, Splice) and the standard library, and
-// nothing that knows a connection or a process. Package validjson, which the
-// connection also uses, does not import it.
+// written once), the frame writer's Splice (so a result's long strings are queued as
+// they are) and the standard library, and nothing that knows a connection or a
+// process. [Known] is what the envelope decoder and DecodeOwned tell each other about a
+// validated text.
 //
 // The tests keep mapstructure as the reference decoder (FuzzDifferential; the tests
 // only link it) and fuzz the decoder (FuzzDecode), the encoder against encoding/json

@@ -33,7 +33,8 @@ type encFunc func(dst []byte, v reflect.Value, sp *splicer) ([]byte, error)
 type encEntry struct{ enc encFunc }
 
 var (
-	encCache          sync.Map // reflect.Type -> *encEntry
+	encCache          sync.Map                       // reflect.Type -> *encEntry, each complete
+	encBuilding       = map[reflect.Type]*encEntry{} // under encMu: entries being built
 	encMu             sync.Mutex
 	marshalerType     = reflect.TypeFor[json.Marshaler]()
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
@@ -48,6 +49,12 @@ func encoderFor(t reflect.Type) *encEntry {
 	encMu.Lock()
 	defer encMu.Unlock()
 	buildEncoder(t)
+	// Entries are published only now, all built: a lock-free Load never sees one
+	// whose enc (or an entry it refers to) is still being written.
+	for bt, be := range encBuilding {
+		encCache.Store(bt, be)
+		delete(encBuilding, bt)
+	}
 	e, _ := encCache.Load(t)
 	return e.(*encEntry)
 }
@@ -65,8 +72,11 @@ func buildEncoder(t reflect.Type) encFunc {
 	if e, ok := encCache.Load(t); ok {
 		return e.(*encEntry).call
 	}
+	if e, ok := encBuilding[t]; ok {
+		return e.call
+	}
 	e := &encEntry{enc: noEncode}
-	encCache.Store(t, e)
+	encBuilding[t] = e
 	e.enc = newEncoder(t)
 	return e.call
 }

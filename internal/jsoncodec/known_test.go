@@ -6,7 +6,6 @@ import (
 	"unsafe"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // With the envelope decoder's notes of a text's long strings, DecodeOwned decodes
@@ -34,7 +33,7 @@ func TestDecodeValidOwnedLongStrings(t *testing.T) {
 	if err := DecodeOwned(m.Value, nil, &plain, true); err != nil {
 		t.Fatal(err)
 	}
-	known := &validjson.Known{Long: m.Strings}
+	known := &Known{Long: m.Strings}
 	var hinted doc
 	if err := DecodeOwned(m.Value, known, &hinted, true); err != nil {
 		t.Fatal(err)
@@ -59,7 +58,7 @@ func TestDecodeValidOwnedLongStrings(t *testing.T) {
 	// keeps it out of the list, which shows the decoder took the note.
 	notes := append([]proto.LongString(nil), m.Strings...)
 	notes[0].Verbatim = false
-	known = &validjson.Known{Long: notes}
+	known = &Known{Long: notes}
 	if err := DecodeOwned(m.Value, known, &hinted, true); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +66,7 @@ func TestDecodeValidOwnedLongStrings(t *testing.T) {
 		t.Fatalf("with a's note saying not verbatim: %d collected, want only e[0]", len(known.Verbatim))
 	}
 	// Without notes nothing is collected.
-	known = &validjson.Known{}
+	known = &Known{}
 	if err := DecodeOwned(m.Value, known, &hinted, true); err != nil || len(known.Verbatim) != 0 {
 		t.Fatalf("without notes: %d collected, err %v", len(known.Verbatim), err)
 	}

@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // splicer collects, while a value is encoded, the strings written by reference instead
@@ -17,8 +16,8 @@ import (
 // change, so referring to one is as good as a copy for as long as the reference lives.
 type splicer struct {
 	min      int
-	verbatim [][]byte // see validjson.Known.Verbatim
-	splices  []validjson.Splice
+	verbatim [][]byte // see Known.Verbatim
+	splices  []Splice
 }
 
 var splicers = sync.Pool{New: func() any { return new(splicer) }}
@@ -30,7 +29,7 @@ func (sp *splicer) appendString(dst []byte, s string) []byte {
 		return appendString(dst, s)
 	}
 	dst = append(dst, '"')
-	sp.splices = append(sp.splices, validjson.Splice{At: len(dst), Data: unsafe.Slice(unsafe.StringData(s), len(s))})
+	sp.splices = append(sp.splices, Splice{At: len(dst), Data: unsafe.Slice(unsafe.StringData(s), len(s))})
 	return append(dst, '"')
 }
 
@@ -54,7 +53,7 @@ func (sp *splicer) knownVerbatim(s string) bool {
 // AppendSpliced appends v encoded as [Append] encodes it to dst, except that every
 // string of at least min bytes that Append would write exactly as it is (valid UTF-8,
 // nothing to escape; or lying, on rune boundaries, within one of verbatim: see
-// validjson.Known.Verbatim) gets its quotes in dst and its bytes as a Splice appended
+// Known.Verbatim) gets its quotes in dst and its bytes as a Splice appended
 // to splices (At an index of the returned slice) instead of being copied: the bytes of
 // the text with its splices, written in order, are those Append writes. A sender that
 // writes the pieces in turn spares the copy of a large string. A value that Append
@@ -66,7 +65,7 @@ func (sp *splicer) knownVerbatim(s string) bool {
 // long as v's strings are referenced, so a sender keeps v alive until the pieces are
 // written. verbatim must hold only texts that are valid UTF-8 with nothing to escape,
 // as the envelope decoder found them: a splice within one is not checked again.
-func AppendSpliced(dst []byte, v any, min int, verbatim [][]byte, splices []validjson.Splice) ([]byte, []validjson.Splice, error) {
+func AppendSpliced(dst []byte, v any, min int, verbatim [][]byte, splices []Splice) ([]byte, []Splice, error) {
 	rv := reflect.ValueOf(v)
 	if !rv.IsValid() {
 		return append(dst, "null"...), splices, nil

@@ -5,12 +5,10 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
-
-	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // joined is text with its splices put back in.
-func joined(t *testing.T, text []byte, splices []validjson.Splice) []byte {
+func joined(t *testing.T, text []byte, splices []Splice) []byte {
 	t.Helper()
 	var out []byte
 	at := 0
@@ -108,7 +106,7 @@ func TestAppendSpliced(t *testing.T) {
 // it was.
 func TestAppendSplicedAppends(t *testing.T) {
 	long := strings.Repeat("y", 40)
-	first := []validjson.Splice{{At: 0, Data: []byte("before")}}
+	first := []Splice{{At: 0, Data: []byte("before")}}
 	text, splices, err := AppendSpliced(nil, struct{ S string }{long}, 32, nil, first)
 	if err != nil || len(splices) != 2 || string(splices[0].Data) != "before" || string(splices[1].Data) != long || string(text) != `{"S":""}` {
 		t.Fatalf("got %q %v %v", text, splices, err)

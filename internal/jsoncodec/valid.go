@@ -3,8 +3,6 @@ package jsoncodec
 import (
 	"reflect"
 	"sync"
-
-	"github.com/adapterkit/adapterkit/internal/validjson"
 )
 
 // DecodeOwned decodes data, one JSON value, into target (a non-nil pointer) as
@@ -13,7 +11,7 @@ import (
 // scanned for UTF-8, control characters and escapes a second time. known (may be nil)
 // says where the envelope decoder found data's long strings, whose ends are not looked
 // for again, and receives the shared strings known to be verbatim (see
-// validjson.Known.Verbatim). The error is an *Error.
+// Known.Verbatim). The error is an *Error.
 //
 // Hazards, which is why only the module's own layers can call it (package codec does
 // not export it):
@@ -25,7 +23,7 @@ import (
 //     memory instead of being copied) and keep it alive as long as they are referenced,
 //     so data must never be modified afterwards (a frame read for this value alone), or
 //     the decoded strings change with it.
-func DecodeOwned(data []byte, known *validjson.Known, target any, unknown Unknown) error {
+func DecodeOwned(data []byte, known *Known, target any, unknown Unknown) error {
 	if len(data) == 0 {
 		return nil
 	}
@@ -45,7 +43,7 @@ var validCache sync.Map // reflect.Type -> bool
 
 // WritesValid reports whether Append's output for a value of type t (when Append
 // succeeds) is always one JSON value of valid UTF-8, so that a connection need not
-// check params it wrote (validjson.Lend's valid): true unless the type holds, at any
+// check params it wrote (handover.Request.Valid): true unless the type holds, at any
 // depth, a type with its own MarshalJSON (whose bytes are written as they are, checked
 // for syntax by encoding/json's Compact but not for UTF-8; json.RawMessage is one) or an
 // interface (which may hold one). Every other byte comes from the codec's own writers or

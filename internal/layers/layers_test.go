@@ -45,7 +45,7 @@ var order = []layer{
 	{"Control", []string{"controlplane"}},
 	{"CLI", []string{"cmd"}},
 	// Programs, the docs' checks and test tools, which may use anything.
-	{"Programs", []string{"examples", "e2e", "docs", "internal/testkit", "internal/apisnap"}},
+	{"Programs", []string{"examples", "e2e", "docs", "internal/apisnap"}},
 }
 
 // never are the parts a part must not depend on, directly or through others, whatever

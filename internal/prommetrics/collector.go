@@ -89,6 +89,13 @@ type Figures struct {
 	// breaking the protocol, and process trees stopped at a resource limit.
 	Restarts              int
 	Violations, LimitHits uint64
+	// Starts and FailedStarts count the processes started and the starts that failed
+	// (lifecycle.BackoffStats); StartFailures is the failed starts in a row (0: the last
+	// start succeeded).
+	Starts, FailedStarts uint64
+	StartFailures        int
+	// Abandoned is the slots held by calls whose callers gave up (lifecycle.Stats).
+	Abandoned int
 	// Running: a process runs (lifecycle.Stats.Pid is not 0). Memory and CPU time are
 	// reported only then.
 	Running bool
@@ -137,6 +144,10 @@ type Daemon struct {
 	// not; SweepError says the sweep itself failed.
 	Swept, SweepFailed int
 	SweepError         bool
+	// StateSaveFailures counts the failed saves of the record of refused adapter
+	// files; StateUnsaved says the record is held in memory only.
+	StateSaveFailures uint64
+	StateUnsaved      bool
 	// CertNotAfter is when the daemon's TLS certificate expires (zero: no TCP listener).
 	CertNotAfter time.Time
 	// CertReloads counts the certificate reloads.
@@ -213,6 +224,15 @@ var (
 		"Connections the adapter ended by breaking the protocol.", []string{"adapter"}, nil)
 	descLimitHits = prometheus.NewDesc(ns+"_adapter_limit_hits_total",
 		"Process trees the kernel stopped at a resource limit.", []string{"adapter"}, nil)
+	descStarts = prometheus.NewDesc(ns+"_adapter_starts_total",
+		"Adapter processes started, restarts included.", []string{"adapter"}, nil)
+	descFailedStarts = prometheus.NewDesc(ns+"_adapter_start_failures_total",
+		"Starts that failed: the start itself, or an end before the adapter served a call or ran for the reset time.",
+		[]string{"adapter"}, nil)
+	descBackoff = prometheus.NewDesc(ns+"_adapter_consecutive_start_failures",
+		"Failed starts in a row (the start backoff's step); 0 once a start succeeded.", []string{"adapter"}, nil)
+	descAbandoned = prometheus.NewDesc(ns+"_adapter_abandoned_calls",
+		"In-flight slots held by calls whose callers gave up and whose replies are still awaited.", []string{"adapter"}, nil)
 	descUp = prometheus.NewDesc(ns+"_adapter_up",
 		"1 when an adapter process is running and connected, 0 while it restarts or after it gave up.",
 		[]string{"adapter", "version"}, nil)
@@ -234,6 +254,10 @@ var (
 		[]string{"result"}, nil)
 	descSweepError = prometheus.NewDesc(ns+"_daemon_sweep_error",
 		"1 when the start-up sweep itself failed.", nil, nil)
+	descStateSaveFailures = prometheus.NewDesc(ns+"_daemon_state_save_failures_total",
+		"Failed saves of the record of refused adapter files into the state directory.", nil, nil)
+	descStateUnsaved = prometheus.NewDesc(ns+"_daemon_state_unsaved",
+		"1 while the record of refused adapter files is held in memory only (its save failed; retried).", nil, nil)
 	descCertNotAfter = prometheus.NewDesc(ns+"_daemon_tls_cert_not_after_timestamp_seconds",
 		"When the daemon's TLS certificate expires (Unix time).", nil, nil)
 	descCertReloads = prometheus.NewDesc(ns+"_daemon_tls_cert_reloads_total",
@@ -243,8 +267,8 @@ var (
 // Describe sends the descriptions of every metric the collector may report.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descCalls, descCallerErrors, descUncertain, descInFlight, descDuration, descMemory, descCPU,
-		descRestarts, descViolations, descLimitHits, descUp, descBuild, descClients, descRefused, descDropped,
-		descUnverified, descExits, descSweep, descSweepError, descCertNotAfter, descCertReloads} {
+		descRestarts, descViolations, descLimitHits, descStarts, descFailedStarts, descBackoff, descAbandoned, descUp, descBuild, descClients, descRefused, descDropped,
+		descUnverified, descExits, descSweep, descSweepError, descStateSaveFailures, descStateUnsaved, descCertNotAfter, descCertReloads} {
 		ch <- d
 	}
 }
@@ -268,6 +292,8 @@ type adapterFigures struct {
 	hasMemory, hasCPU  bool
 	restarts           int
 	violations, limits uint64
+	starts, failed     uint64
+	backoff, abandoned int
 	up                 map[string]bool // version -> up
 }
 
@@ -319,6 +345,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRestarts, prometheus.CounterValue, float64(f.restarts), name)
 		ch <- prometheus.MustNewConstMetric(descViolations, prometheus.CounterValue, float64(f.violations), name)
 		ch <- prometheus.MustNewConstMetric(descLimitHits, prometheus.CounterValue, float64(f.limits), name)
+		ch <- prometheus.MustNewConstMetric(descStarts, prometheus.CounterValue, float64(f.starts), name)
+		ch <- prometheus.MustNewConstMetric(descFailedStarts, prometheus.CounterValue, float64(f.failed), name)
+		ch <- prometheus.MustNewConstMetric(descBackoff, prometheus.GaugeValue, float64(f.backoff), name)
+		ch <- prometheus.MustNewConstMetric(descAbandoned, prometheus.GaugeValue, float64(f.abandoned), name)
 		for v, up := range f.up {
 			ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, b2f(up), name, v)
 		}
@@ -376,6 +406,10 @@ func add(f *adapterFigures, a *Adapter, labels map[string]bool) {
 	f.restarts += st.Restarts
 	f.violations += st.Violations
 	f.limits += st.LimitHits
+	f.starts += st.Starts
+	f.failed += st.FailedStarts
+	f.backoff = max(f.backoff, st.StartFailures)
+	f.abandoned += st.Abandoned
 	f.up[a.Version] = f.up[a.Version] || a.Up
 }
 
@@ -449,6 +483,8 @@ func collectDaemon(ch chan<- prometheus.Metric, d *Daemon) {
 	ch <- prometheus.MustNewConstMetric(descSweep, prometheus.GaugeValue, float64(d.Swept), "swept")
 	ch <- prometheus.MustNewConstMetric(descSweep, prometheus.GaugeValue, float64(d.SweepFailed), "failed")
 	ch <- prometheus.MustNewConstMetric(descSweepError, prometheus.GaugeValue, b2f(d.SweepError))
+	ch <- prometheus.MustNewConstMetric(descStateSaveFailures, prometheus.CounterValue, float64(d.StateSaveFailures))
+	ch <- prometheus.MustNewConstMetric(descStateUnsaved, prometheus.GaugeValue, b2f(d.StateUnsaved))
 	if !d.CertNotAfter.IsZero() {
 		ch <- prometheus.MustNewConstMetric(descCertNotAfter, prometheus.GaugeValue, float64(d.CertNotAfter.Unix()))
 		ch <- prometheus.MustNewConstMetric(descCertReloads, prometheus.CounterValue, float64(d.CertReloads))

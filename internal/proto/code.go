@@ -2,6 +2,7 @@ package proto
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -48,10 +49,17 @@ const (
 	// MessageUnknownMethod is the message of an unavailable reply for a method that is
 	// not advertised (R41, R42, A22).
 	MessageUnknownMethod = "Unknown method"
-	// MessageRequestTooLarge is the message of the invalid refusal of a request whose
-	// frame would exceed the frame limit (R58).
-	MessageRequestTooLarge = "Request exceeds the adapter frame limit; use a paged or streamed service"
 )
+
+// RequestTooLargeMessage is the message of the invalid refusal of a request whose frame
+// would exceed the frame limit (R58), naming the request's size and the limit: what is
+// measured ("params" when they alone exceed it, "a frame" for the whole request), its
+// size and the limit in bytes; and the helper that sends bytes in chunks.
+func RequestTooLargeMessage(what string, size, limit int) string {
+	return "Request exceeds the adapter frame limit: " + what + " of " + strconv.Itoa(size) +
+		" bytes, the limit is " + strconv.Itoa(limit) + " bytes; use a paged or streamed service " +
+		"(registry.Upload sends an io.Reader in chunks, see contract.NewUpload)"
+}
 
 // LogLevelEnv names the environment variable through which a host sets the level of
 // an adapter's own logger (trace, debug, info, warn, error or off; default info): the

@@ -138,11 +138,11 @@ func NewReaderConfig(r io.Reader, cfg ReaderConfig) *Reader {
 // caller owns. It returns io.EOF, unwrapped, when the stream ends cleanly between frames,
 // and a *FrameError for a zero-length, oversized or truncated frame. The length is
 // checked before anything is allocated or read beyond the header (R5). Within the
-// protocol's frame cap (4 MiB) the payload is allocated once, at its announced length
-// (a large one may reuse the memory of an earlier frame nothing references any more);
-// a reader configured with a larger cap (the control plane) grows a large payload's
-// buffer as its bytes arrive, so that a peer that announces that cap and then stalls
-// costs what it sent, not what it announced.
+// protocol's frame cap (4 MiB) the payload is allocated once, at its announced length,
+// and is the caller's for good (decoded strings may share it); a reader configured
+// with a larger cap (the control plane) grows a large payload's buffer as its bytes
+// arrive, so that a peer that announces that cap and then stalls costs what it sent,
+// not what it announced.
 //
 // A read of the stream that fails with os.ErrDeadlineExceeded (its read deadline
 // passed: a reader that sets one is told to stop waiting, not that the stream broke)
@@ -171,7 +171,7 @@ func (r *Reader) ReadFrame() ([]byte, error) {
 			// peer must not pin what it announced: grow as the bytes arrive.
 			r.p = make([]byte, min(r.size, growChunk))
 		} else {
-			r.p = newFrame(r.size) // a large one may be a frame nobody references any more
+			r.p = make([]byte, r.size)
 		}
 	}
 	for {
@@ -279,13 +279,19 @@ func FinishFrameCap(frame []byte, more, max int, allowEmpty bool) ([]byte, error
 	return frame, nil
 }
 
-// WriteFrame writes payload as one frame with a single Write call. It is a convenience
-// for tests and simple peers; hot paths build frames with BeginFrame and FinishFrame.
-func WriteFrame(w io.Writer, payload []byte, max int) error {
-	frame, err := FinishFrame(append(BeginFrame(make([]byte, 0, len(payload)+limits.FrameHeaderSize)), payload...), max)
-	if err != nil {
-		return err
+// AppendFrame appends payload to dst as one frame (its header, then payload) and
+// returns the result: the module's one way to frame bytes already in hand (hot paths
+// build the payload in place with BeginFrame and FinishFrame instead). It refuses what
+// [FinishFrameCap] refuses, with max <= 0 meaning the protocol cap
+// ([limits.MaxFrameSize]), and then returns dst as it was with the *FrameError.
+func AppendFrame(dst, payload []byte, max int, allowEmpty bool) ([]byte, error) {
+	if max <= 0 {
+		max = limits.MaxFrameSize
 	}
-	_, err = w.Write(frame)
-	return err
+	start := len(dst)
+	dst = append(BeginFrame(dst), payload...)
+	if _, err := FinishFrameCap(dst[start:], 0, max, allowEmpty); err != nil {
+		return dst[:start], err
+	}
+	return dst, nil
 }

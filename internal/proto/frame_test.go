@@ -134,12 +134,34 @@ func TestFinishFrame(t *testing.T) {
 	if err != nil || !bytes.Equal(f, frame(`{}`)) {
 		t.Fatalf("frame = %x, %v", f, err)
 	}
-	var buf bytes.Buffer
-	if err := proto.WriteFrame(&buf, []byte(`{"x":1}`), 0); err != nil || !bytes.Equal(buf.Bytes(), frame(`{"x":1}`)) {
-		t.Fatalf("WriteFrame = %x, %v", buf.Bytes(), err)
+	two, err := proto.AppendFrame(frame(`{}`), []byte(`{"x":1}`), 0, false)
+	if err != nil || !bytes.Equal(two, append(frame(`{}`), frame(`{"x":1}`)...)) {
+		t.Fatalf("AppendFrame = %x, %v", two, err)
 	}
-	if err := proto.WriteFrame(&buf, nil, 0); !errors.Is(err, proto.ErrFrameEmpty) {
-		t.Fatalf("WriteFrame empty: %v", err)
+	for _, c := range []struct {
+		name       string
+		payload    []byte
+		max        int
+		allowEmpty bool
+		want       error
+	}{
+		{"empty", nil, 0, false, proto.ErrFrameEmpty},
+		{"empty allowed", nil, 0, true, nil},
+		{"over the cap", []byte(`{"x":1}`), 6, false, proto.ErrFrameTooLarge},
+		{"at the cap", []byte(`{"x":1}`), 7, false, nil},
+		{"above the protocol cap", make([]byte, limits.MaxFrameSize+1), limits.MaxFrameSize + 2, false, nil},
+	} {
+		dst := frame(`{}`)
+		got, err := proto.AppendFrame(dst, c.payload, c.max, c.allowEmpty)
+		if !errors.Is(err, c.want) {
+			t.Errorf("%s: AppendFrame error %v, want %v", c.name, err, c.want)
+		}
+		if c.want != nil && !bytes.Equal(got, dst) {
+			t.Errorf("%s: a refused AppendFrame returned %x, not dst as it was", c.name, got)
+		}
+		if c.want == nil && len(got) != len(dst)+4+len(c.payload) {
+			t.Errorf("%s: AppendFrame appended %d bytes, want %d", c.name, len(got)-len(dst), 4+len(c.payload))
+		}
 	}
 }
 

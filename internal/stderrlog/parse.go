@@ -48,18 +48,32 @@ func parseRecord(line []byte, name string, rec *logRecord) bool {
 	for _, k := range keys {
 		args = append(args, sanitizeString(k), fieldValue(m[k]))
 	}
+	// go-hclog writes a message as it is, so a message of several lines would start
+	// lines of its own in the host's text log: its first line is the message, the
+	// others a field, which go-hclog writes in its multi-line format.
+	if first, rest, ok := strings.Cut(msg, "\n"); ok {
+		msg = strings.TrimSuffix(first, "\r")
+		args = append(args, messageField, sanitizeLines(rest))
+	}
 	*rec = logRecord{level: level, msg: sanitizeString(msg), args: args}
 	return true
 }
 
-// fieldValue makes a decoded JSON value safe to log: strings sanitized, numbers and
-// booleans as they are, objects and arrays as compact JSON.
+// messageField is the field of a record that holds the lines of its message after the
+// first.
+const messageField = "message_continued"
+
+// fieldValue makes a decoded JSON value safe to log: strings sanitized (their
+// newlines kept: go-hclog writes such a value in its multi-line format, each line
+// after "  | ", in text, and as one JSON string in JSON), numbers and booleans as they
+// are (a json.Number is written as the number it is in JSON), objects and arrays as
+// compact JSON.
 func fieldValue(v any) any {
 	switch v := v.(type) {
 	case string:
-		return sanitizeString(v)
+		return sanitizeLines(v)
 	case json.Number:
-		return string(v)
+		return v
 	case bool:
 		return v
 	case nil:
@@ -70,6 +84,19 @@ func fieldValue(v any) any {
 		return "?"
 	}
 	return sanitize(b)
+}
+
+// sanitizeLines is sanitizeString for each line of s (a '\r' before a '\n' dropped),
+// the lines joined by '\n'.
+func sanitizeLines(s string) string {
+	if !strings.Contains(s, "\n") {
+		return sanitizeString(s)
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = sanitizeString(strings.TrimSuffix(l, "\r"))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func sanitizeString(s string) string {

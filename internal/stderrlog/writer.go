@@ -1,7 +1,8 @@
 // Package stderrlog makes an adapter's standard error into records of the host's
 // logger: line by line, hclog JSON records at their own level with their fields,
-// other lines at a chosen level, every string sanitized so that no line can forge
-// another or reach the terminal's control sequences. It never blocks the pipe it
+// other lines at a chosen level, the lines of a panic or traceback as one record
+// (group.go), every string sanitized so that no line can forge another or reach the
+// terminal's control sequences. It never blocks the pipe it
 // drains: lines beyond the bounds (64 KiB a line, 10000 lines a second, 1 MiB
 // queued) are cut or dropped and counted. Package lifecycle routes each adapter's
 // standard error through it; adapterctl check uses it for the processes it starts
@@ -70,10 +71,12 @@ type Writer struct {
 
 	wmu      sync.Mutex // the line being assembled; Write and close
 	line     []byte
-	skipping bool      // the current line passed maxLogLine: its rest is discarded
-	rawBad   bool      // the raw tee failed once: it is no longer written
-	tokens   float64   // lines that may be logged now (maxLogRate)
-	refilled time.Time // when tokens was last refilled
+	skipping bool        // the current line passed maxLogLine: its rest is discarded
+	rawBad   bool        // the raw tee failed once: it is no longer written
+	tokens   float64     // lines that may be logged now (maxLogRate)
+	refilled time.Time   // when tokens was last refilled
+	group    *group      // the multi-line record being assembled (group.go)
+	quiet    *time.Timer // ends group after quietPeriod; nil until the first
 
 	mu       sync.Mutex
 	log      hclog.Logger // nil: records are not logged (tail only)
@@ -163,6 +166,10 @@ func (w *Writer) Close() {
 		w.handle(w.line, false)
 	}
 	w.line, w.skipping = nil, false
+	w.endGroup()
+	if w.quiet != nil {
+		w.quiet.Stop()
+	}
 	w.wmu.Unlock()
 	w.mu.Lock()
 	w.held, w.closing = false, true
@@ -190,10 +197,7 @@ const closeLogWait = 2 * time.Second
 // handle makes one line (without its newline) into a record.
 func (w *Writer) handle(line []byte, truncated bool) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
-	if len(line) == 0 && !truncated {
-		return
-	}
-	if w.sink.Tail != nil {
+	if w.sink.Tail != nil && (len(line) > 0 || truncated) {
 		t := line
 		if len(t) > maxTailLine {
 			t = t[:maxTailLine]
@@ -208,6 +212,11 @@ func (w *Writer) handle(line []byte, truncated bool) {
 	logging := w.log != nil
 	w.mu.Unlock()
 	if !logging {
+		return
+	}
+	if truncated {
+		w.endGroup() // a cut line is a record of its own
+	} else if w.groupLine(line) || len(line) == 0 {
 		return
 	}
 	if !w.allow() {

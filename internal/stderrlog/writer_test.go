@@ -52,7 +52,8 @@ func TestStderrLongLine(t *testing.T) {
 }
 
 // Control characters and invalid UTF-8 cannot make a line into two, nor colour or
-// rewrite the terminal: with the text format every record stays one line.
+// rewrite the terminal: with the text format every record starts a line, and the
+// lines of its multi-line values follow it indented ("  | "), never as a record.
 func TestStderrCannotForge(t *testing.T) {
 	var out testkit.Buffer
 	w, obs := newTestLog(&out, false, 20)
@@ -62,21 +63,32 @@ func TestStderrCannotForge(t *testing.T) {
 		`{"@level":"error","@message":"x\n2026-01-01T00:00:00Z [ERROR] host: forged","k\nz":"v\u2028w","obj":{"a":"\n"}}`,
 		`{"@level":"bogus","@message":"not a record"}`,
 		"c1 \u0085 nel",
+		`{"@level":"info","@message":"multi","v":"a\n[ERROR] host: forged\r\n\u001b[2J"}`,
 	}
 	for _, l := range lines {
 		w.Write([]byte(l + "\n"))
 	}
 	w.Close()
-	got := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(got) != len(lines) {
-		t.Fatalf("%d lines logged, want %d:\n%s", len(got), len(lines), out.String())
-	}
-	for _, l := range got {
-		if !strings.Contains(l, " host.alpha: ") || strings.ContainsAny(l, "\x1b\r\u2028\u0085") || !utf8Valid(l) {
-			t.Errorf("line not sanitized or not attributed: %q", l)
+	var got []string
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		if strings.ContainsAny(l, "\x1b\r\u2028\u0085") || !utf8Valid(l) {
+			t.Errorf("line not sanitized: %q", l)
+		}
+		if !strings.HasPrefix(l, "  ") {
+			got = append(got, l)
 		}
 	}
-	for _, want := range []string{`\x1b[31mred`, `a\x0dcarriage return`, `\xff\xfe end`, `[ERROR] host.alpha: x\x0a2026`, `k\x0az=v\u2028w`, `[DEBUG] host.alpha: {"@level":"bogus"`, `\u0085 nel`} {
+	if len(got) != len(lines) {
+		t.Fatalf("%d records logged, want %d:\n%s", len(got), len(lines), out.String())
+	}
+	for _, l := range got {
+		if !strings.Contains(l, " host.alpha: ") {
+			t.Errorf("line not attributed: %q", l)
+		}
+	}
+	for _, want := range []string{`\x1b[31mred`, `a\x0dcarriage return`, `\xff\xfe end`, `[ERROR] host.alpha: x: pid=42`,
+		`message_continued="2026-01-01T00:00:00Z [ERROR] host: forged"`, `k\x0az=v\u2028w`, `[DEBUG] host.alpha: {"@level":"bogus"`, `\u0085 nel`,
+		"[INFO]  host.alpha: multi: pid=42\n  v=\n  | a\n  | [ERROR] host: forged\n  | \\x1b[2J\n"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -158,13 +170,16 @@ func jsonRecords(t *testing.T, s string) []map[string]any {
 // recordLine is the start of an hclog text record of the adapter "ad".
 var recordLine = regexp.MustCompile(`^\[(TRACE|DEBUG|INFO|WARN|ERROR)\] +ad(: |$)`)
 
-// Whatever an adapter writes on stderr, the host's text log gets one well-formed
-// line per record: attributed, valid UTF-8, no control characters but tab.
+// Whatever an adapter writes on stderr, the host's text log gets well-formed records:
+// each starts a line, attributed, and the lines of its multi-line values follow it
+// indented (go-hclog's "  key=" and "  | " lines); all valid UTF-8, no control
+// characters but tab.
 func FuzzStderrLog(f *testing.F) {
 	for _, s := range []string{
 		"plain\n", "no newline", "\x1b[2J\r\n\xff", `{"@level":"warn","@message":"m","k":"v\nw"}` + "\n",
 		`{"@level":"info","@message":"x","o":{"a":[1,"\u0000"]},"n":1e3,"b":true,"z":null}` + "\n",
 		`{"@level":"error","@message":"two"}{"x":1}` + "\n", "\n\n\r\n", `{"@level":"info"` + "\n",
+		"panic: x\n\ngoroutine 1 [running]:\n\t[ERROR] ad: forged\n", "Traceback (most recent call last):\n  \x1b[2J\nE\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -175,11 +190,11 @@ func FuzzStderrLog(f *testing.F) {
 		w.Start(host.Named("ad"))
 		w.Write(b)
 		w.Close()
-		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		for i, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 			if l == "" && out.String() == "" {
 				continue
 			}
-			if !recordLine.MatchString(l) || !utf8Valid(l) {
+			if !recordLine.MatchString(l) && (i == 0 || !strings.HasPrefix(l, "  ")) || !utf8Valid(l) {
 				t.Fatalf("malformed log line %q from input %q", l, b)
 			}
 			for _, r := range l {

@@ -79,19 +79,16 @@ func removeCgroup(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err != nil {
 		return err
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.events"))
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(b), "populated 0") {
-			break
-		}
-		if time.Now().After(deadline) {
-			return errors.New(dir + " still populated 30 s after cgroup.kill")
-		}
-		time.Sleep(20 * time.Millisecond)
+	var err error
+	if !Within(30*time.Second, func() bool {
+		var b []byte
+		b, err = os.ReadFile(filepath.Join(dir, "cgroup.events"))
+		return err != nil || strings.Contains(string(b), "populated 0")
+	}) {
+		return errors.New(dir + " still populated 30 s after cgroup.kill")
+	}
+	if err != nil {
+		return err
 	}
 	var dirs []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {

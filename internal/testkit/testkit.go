@@ -3,8 +3,10 @@
 // (/proc on Linux) that processes are gone. It is internal: no public API depends on
 // it, and nothing outside tests imports it.
 //
-// It is with the programs and test tools in the module's layers (internal/layers), so
-// it may import any package; no library package imports it.
+// It is in the module's shared floor (internal/layers): it imports only the standard
+// library and other shared packages, so the tests of any package may use it. Test
+// programs that need a higher layer (the upgrade tests' adapter, built on plugin) live
+// with the other test programs under e2e/cmd.
 package testkit
 
 import (
@@ -33,9 +35,10 @@ var (
 	Echo        = Build{"github.com/adapterkit/adapterkit/examples/echo", "echo_v1.2.0"}
 	Thermometer = Build{"github.com/adapterkit/adapterkit/examples/thermometer", "thermometer_v1.0.0"}
 	Console     = Build{"github.com/adapterkit/adapterkit/examples/console", "console_v1.0.0"}
-	// Versioned is the upgrade tests' adapter (internal/testkit/versioned), built under
+	Blobs       = Build{"github.com/adapterkit/adapterkit/examples/blobs", "blobs_v1.0.0"}
+	// Versioned is the upgrade tests' adapter (e2e/cmd/versioned), built under
 	// a name discovery does not take: tests install it as NAME_vVERSION themselves.
-	Versioned = Build{"github.com/adapterkit/adapterkit/internal/testkit/versioned", "versioned"}
+	Versioned = Build{"github.com/adapterkit/adapterkit/e2e/cmd/versioned", "versioned"}
 )
 
 // ErrNoGo is returned when the go tool is not on PATH (go test puts its own first).
@@ -145,21 +148,17 @@ func (e exitCatcher) Run() int { *e.code = e.m.Run(); return *e.code }
 // and fails t naming the survivors otherwise.
 func WaitGone(t testing.TB, timeout time.Duration, pids ...int) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		var left []int
+	var left []int
+	if !Within(timeout, func() bool {
+		left = left[:0]
 		for _, p := range pids {
 			if Running(p) {
 				left = append(left, p)
 			}
 		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes still running after %v: %v", timeout, left)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(left) == 0
+	}) {
+		t.Fatalf("processes still running after %v: %v", timeout, left)
 	}
 }
 
