@@ -12,8 +12,8 @@ import (
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/framewriter"
+	"github.com/adapterkit/adapterkit/internal/jsoncodec"
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/wire"
 )
@@ -92,10 +92,19 @@ func ServiceOf(c *contract.Service) *Service {
 // [Handle].
 func Implement[P, R any](s *Service, m *contract.Method[P, R], h func(ctx context.Context, p P) (R, error)) {
 	if s.contract == nil || m.Service() != s.contract {
-		s.problem = errors.Join(s.problem, fmt.Errorf("method %q is not a method of the contract of service %q", m.Name(), s.id))
+		s.problem = errors.Join(s.problem, foreignMethod(s, m.Name(), m.Service()))
 		return
 	}
 	handle(s, m.Name(), h, false) // the contract checked P and R (and ServiceOf reported it)
+}
+
+// foreignMethod is the mistake of implementing on s the method named method of the
+// contract svc, which is not s's contract.
+func foreignMethod(s *Service, method string, svc *contract.Service) error {
+	if s.contract != nil && svc.ID() == s.id && svc.Version() == s.version {
+		return fmt.Errorf("method %q is declared on another contract.Service value than the one service %q version %d was made from: two distinct contract.Service values declared with the same id and version are different services; declare the contract once and use that value", method, s.id, s.version)
+	}
+	return fmt.Errorf("method %q is not a method of the contract of service %q", method, s.id)
 }
 
 // NewService returns a service with the given id (dotted and namespaced, e.g.
@@ -174,9 +183,9 @@ func handle[P, R any](s *Service, method string, h func(ctx context.Context, p P
 	var size bufpool.Hint // how large this method's results were lately
 	s.handlers[method] = func(ctx context.Context, params []byte, long []proto.LongString, dst []byte) ([]byte, []framewriter.Splice, error) {
 		var p P
-		var known *validjson.Known
+		var known *jsoncodec.Known
 		if len(long) > 0 {
-			known = &validjson.Known{Long: long}
+			known = &jsoncodec.Known{Long: long}
 		}
 		if err := dec(params, known, &p); err != nil {
 			return dst, nil, err

@@ -7,24 +7,23 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/internal/jsoncodec"
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
 // paramsDecoder returns the function that decodes a request's params (a JSON object,
 // already validated by the envelope decoder) into a *P, with package codec: the same
 // rules as the host's result decoding. known, if not nil, is what the envelope decoder
-// found of the params' long strings (see validjson.Known).
-func paramsDecoder[P any]() func(params []byte, known *validjson.Known, p *P) error {
+// found of the params' long strings (see jsoncodec.Known).
+func paramsDecoder[P any]() func(params []byte, known *jsoncodec.Known, p *P) error {
 	var zero P
 	if _, ok := any(&zero).(*json.RawMessage); ok {
 		// The params are a sub-slice of a frame nobody else uses: no copy, no pass.
-		return func(params []byte, _ *validjson.Known, p *P) error {
+		return func(params []byte, _ *jsoncodec.Known, p *P) error {
 			*any(p).(*json.RawMessage) = params
 			return nil
 		}
 	}
-	return func(params []byte, known *validjson.Known, p *P) error {
+	return func(params []byte, known *jsoncodec.Known, p *P) error {
 		if len(params) == 0 {
 			params = emptyObject
 		}
@@ -60,8 +59,8 @@ func validRaw(raw json.RawMessage) error {
 // that echoes a large string of the params thus sends the request frame's own bytes).
 //
 // verbatim are strings of the params known to be written as they are
-// (validjson.Known.Verbatim): an echoed one is not checked again.
-func appendResult[R any](dst []byte, r R, verbatim [][]byte) ([]byte, []validjson.Splice, error) {
+// (jsoncodec.Known.Verbatim): an echoed one is not checked again.
+func appendResult[R any](dst []byte, r R, verbatim [][]byte) ([]byte, []jsoncodec.Splice, error) {
 	out, parts, err := jsoncodec.AppendSpliced(dst, r, smallFrame, verbatim, nil)
 	if err != nil {
 		return dst, nil, fmt.Errorf("plugin: encoding the result: %w", err)

@@ -61,9 +61,20 @@ func TestImplementMistakes(t *testing.T) {
 	plugin.Implement(foreign, otherGet, func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil })
 	plain := plugin.NewService("test.stock", 1)
 	plugin.Implement(plain, reserve, reserveHandler)
-	for name, s := range map[string]*plugin.Service{"missing": missing, "foreign": foreign, "plain": plain} {
-		_, err := (&plugin.Adapter{Services: []*plugin.Service{s}}).Catalog()
-		if !errors.Is(err, plugin.ErrInvalidAdapter) || !strings.Contains(err.Error(), "test.") {
+	// A second Service value with the same id and version is another service.
+	twin := plugin.ServiceOf(contract.NewService("test.stock", 1))
+	plugin.Implement(twin, reserve, reserveHandler)
+	for name, c := range map[string]struct {
+		s    *plugin.Service
+		want string
+	}{
+		"missing": {missing, "test.stock.reserve"},
+		"foreign": {foreign, "test.other.get"},
+		"plain":   {plain, "test.stock"},
+		"twin":    {twin, "two distinct contract.Service values declared with the same id and version"},
+	} {
+		_, err := (&plugin.Adapter{Services: []*plugin.Service{c.s}}).Catalog()
+		if !errors.Is(err, plugin.ErrInvalidAdapter) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}

@@ -59,7 +59,11 @@ func ExampleAdapter_Serve() {
 		`{"type":"request","v":1,"id":2,"method":"example.device.read","params":{"probe":"inlet"}}`,
 		`{"type":"request","v":1,"id":3,"method":"example.device.write","params":{}}`,
 	} {
-		if err := proto.WriteFrame(adapterIn, []byte(request), 0); err != nil {
+		frame, err := proto.AppendFrame(nil, []byte(request), 0, false)
+		if err == nil {
+			_, err = adapterIn.Write(frame)
+		}
+		if err != nil {
 			fmt.Println(err)
 			return
 		}

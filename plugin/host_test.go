@@ -74,7 +74,11 @@ func serve(t testing.TB, a *plugin.Adapter) *host {
 // send writes one raw payload as a frame.
 func (h *host) send(payload string) {
 	h.t.Helper()
-	if err := proto.WriteFrame(h.in, []byte(payload), 0); err != nil {
+	frame, err := proto.AppendFrame(nil, []byte(payload), 0, false)
+	if err == nil {
+		_, err = h.in.Write(frame)
+	}
+	if err != nil {
 		h.t.Fatalf("writing to the adapter: %v", err)
 	}
 }

@@ -82,7 +82,11 @@ func TestHandleCopiesLargeRawResult(t *testing.T) {
 	}()
 	send := func(payload []byte) {
 		t.Helper()
-		if err := proto.WriteFrame(inW, payload, 0); err != nil {
+		frame, err := proto.AppendFrame(nil, payload, 0, false)
+		if err == nil {
+			_, err = inW.Write(frame)
+		}
+		if err != nil {
 			t.Fatalf("writing to the adapter: %v", err)
 		}
 	}

@@ -86,8 +86,8 @@ func byHand(a *Adapter, what string) string {
 	}
 	b.WriteString("This program is an adapter: a host program starts it and exchanges length-prefixed JSON frames\n")
 	b.WriteString("with it over stdin and stdout (the Adapter process protocol, docs/protocol.md); it does not\n")
-	b.WriteString("read commands typed by a person. Try it with adapterctl (go install\n")
-	b.WriteString("github.com/adapterkit/adapterkit/cmd/adapterctl@latest):\n")
+	b.WriteString("read commands typed by a person. Try it with adapterctl, installed from a clone of the\n")
+	b.WriteString("adapterkit repository (cd adapterkit && go install ./cmd/adapterctl):\n")
 	fmt.Fprintf(&b, "  adapterctl inspect %s\n", shellQuote(path))
 	fmt.Fprintf(&b, "  adapterctl call %s %s '{}'\n", shellQuote(path), method)
 	fmt.Fprintf(&b, "  adapterctl check %s\n", shellQuote(path))

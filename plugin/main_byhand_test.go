@@ -62,6 +62,11 @@ func checkByHandMessage(t *testing.T, status int, stdout, stderr, what string) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
+	// The module is installed from a clone (it is not on the module proxy): the hint
+	// says how, and never suggests `go install …@latest`, which cannot work.
+	if strings.Contains(stderr, "@latest") || !strings.Contains(stderr, "go install ./cmd/adapterctl") {
+		t.Errorf("the hint does not give a command that works from a clone:\n%s", stderr)
+	}
 	if n := strings.Count(stderr, "This program is an adapter"); n != 1 {
 		t.Errorf("the explanation is printed %d times:\n%s", n, stderr)
 	}

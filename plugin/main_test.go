@@ -44,7 +44,11 @@ func startChild(t *testing.T, mode string) (cmd *exec.Cmd, stdin io.WriteCloser,
 func TestMainProtectsStdout(t *testing.T) {
 	cmd, stdin, stdout, stderr := startChild(t, "noisy")
 	send := func(p []byte) {
-		if err := proto.WriteFrame(stdin, p, 0); err != nil {
+		frame, err := proto.AppendFrame(nil, p, 0, false)
+		if err == nil {
+			_, err = stdin.Write(frame)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -133,7 +133,7 @@ func (a *Adapter) Serve(ctx context.Context, in io.Reader, out io.Writer) error 
 	case cause = <-readDone:
 	case <-ctx.Done():
 		cause = context.Cause(ctx)
-	case <-c.w.Failed():
+	case <-c.w.Done(): // before shutdown, the writer ends only when a Write failed
 		cause = fmt.Errorf("plugin: writing to the host: %w", c.w.Err())
 	}
 	return c.shutdown(cause)
@@ -165,7 +165,9 @@ func newConn(ctx context.Context, a *Adapter, out io.Writer) (*conn, error) {
 			c.handlers[m] = h
 		}
 	}
-	c.base, c.stop = context.WithCancelCause(ctx)
+	// The connection is found from its handlers' contexts (connContext): a stream's
+	// handler outlives the request that started it, not the connection.
+	c.base, c.stop = context.WithCancelCause(context.WithValue(ctx, connKey{}, c))
 	c.turn = make(chan struct{})
 	c.w = newWriter(out, 2*c.maxFrame)
 	return c, nil

@@ -136,7 +136,11 @@ func TestOutputFailure(t *testing.T) {
 	outR.Close()
 	done := make(chan error, 1)
 	go func() { done <- newFixture().adapter().Serve(context.Background(), inR, outW) }()
-	if err := proto.WriteFrame(inW, proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`)), 0); err != nil {
+	frame, err := proto.AppendFrame(nil, proto.AppendRequest(nil, 1, proto.MethodInitialize, []byte(`{"protocol":1,"configuration":{}}`)), 0, false)
+	if err == nil {
+		_, err = inW.Write(frame)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	select {

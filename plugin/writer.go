@@ -39,7 +39,7 @@ func newWriter(out io.Writer, maxQueue int) *framewriter.Writer {
 // a write error or close, the frame is dropped: the connection is over.
 func (c *conn) reply(frame *[]byte, parts ...framewriter.Splice) {
 	if c.w.Queue(*frame, parts, 0, (*bufpool.Buffer)(frame)) {
-		_ = c.w.Flush(context.Background()) // an error is the writer's: Serve sees Failed
+		_ = c.w.Flush(context.Background()) // an error is the writer's: Serve sees it end
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/internal/bufpool"
+	"github.com/adapterkit/adapterkit/internal/handover"
 	"github.com/adapterkit/adapterkit/internal/jsoncodec"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/wire"
 )
@@ -20,34 +20,48 @@ import (
 // [NewClient] after the adapter's catalog was checked against the
 // service's contract, used by [Call].
 type Client struct {
-	h     *Handle
+	h     Caller
+	hd    *Handle // h, when it is one: typed calls hand it their request (Handle.Do)
 	svc   *contract.Service
-	sizes map[string]*methodSizes
+	sizes map[string]*bufpool.Hint // how large each method's params were lately
 }
 
-// methodSizes are how large a method's params and results were lately.
-type methodSizes struct{ params, result bufpool.Hint }
+// Caller is what a typed [Client] calls through: one adapter's raw call, JSON params
+// in and JSON result out, failing with the errors [Handle.Call] returns, and the
+// catalog the adapter advertised. A *Handle is one; an adapter reached through a
+// daemon (controlplane.Client.Adapter) is another, so one contract serves a host that
+// embeds its adapters and one that calls them through `adapterctl serve`.
+type Caller interface {
+	Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	Catalog() *wire.Catalog
+}
 
-// NewClient returns a client of the service svc on the adapter of h, after checking the
+// NewClient returns a client of the service svc on the adapter h, after checking the
 // adapter's catalog against svc: the service is present, its version is svc's, and it
-// advertises every method of svc. The error is a *BindError. The handle then keeps svc
+// advertises every method of svc. The error is a *BindError. A *Handle then keeps svc
 // as a contract in use: a new version that lacks it is refused (see [Upgrade]).
-func NewClient(h *Handle, svc *contract.Service) (*Client, error) {
+func NewClient(h Caller, svc *contract.Service) (*Client, error) {
 	if svc == nil {
 		return nil, &BindError{Err: contract.ErrInvalid, Detail: "no service"}
 	}
 	if err := svc.Validate(); err != nil {
 		return nil, &BindError{Service: svc.ID(), Err: err}
 	}
+	if h == nil {
+		return nil, &BindError{Service: svc.ID(), Err: ErrNoAdapter}
+	}
 	if err := CheckCatalog(h.Catalog(), svc); err != nil {
 		return nil, err
 	}
-	h.bind(svc)
-	sizes := make(map[string]*methodSizes)
-	for _, m := range svc.Methods() {
-		sizes[m] = new(methodSizes)
+	hd, _ := h.(*Handle)
+	if hd != nil {
+		hd.bind(svc)
 	}
-	return &Client{h: h, svc: svc, sizes: sizes}, nil
+	sizes := make(map[string]*bufpool.Hint)
+	for _, m := range svc.Methods() {
+		sizes[m] = new(bufpool.Hint)
+	}
+	return &Client{h: h, hd: hd, svc: svc, sizes: sizes}, nil
 }
 
 // ErrNotInService is the cause of the error of a call, through a Client, of a method
@@ -64,14 +78,13 @@ var ErrNotInService = errors.New("registry: method is not one of the client's se
 func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p P) (R, error) {
 	var r R
 	if m.Service() != c.svc {
-		return r, notInService(c.svc, m.Name())
+		return r, notInService(c.svc, m.Service(), m.Name())
 	}
 	pv := any(p)
 	// Raw params (json.RawMessage) are the caller's bytes, sent as they are: they must
 	// never go to the pool, where a later call would encode its params into them.
 	owned := !isRaw(pv)
-	sz := c.sizes[m.Name()]
-	size := &sz.params
+	size := c.sizes[m.Name()]
 	buf := bufpool.Get()
 	dst := bufpool.Reserve(*buf, size.Size())
 	params, err := encodeParams(m.Name(), dst, pv)
@@ -79,35 +92,32 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 		bufpool.Put(buf)
 		return r, err
 	}
-	callCtx := ctx
-	var loan *validjson.Loan
+	req := handover.Request{Method: m.Name(), Params: params}
 	if owned {
 		size.Record(len(params))
-		if len(params) > bufpool.SmallCap {
+		if len(params) > bufpool.SmallCap && c.hd != nil {
 			// Large params written by the codec are lent to the connection with their
 			// buffer: it writes them from there instead of copying them into its write
 			// queue, and pools the buffer once they are written. Those of a type whose
 			// encoding is always valid JSON are not checked again either: the check costs
-			// a pass over every byte, the loan an allocation.
-			valid := pv != nil && jsoncodec.WritesValid(reflect.TypeOf(pv))
+			// a pass over every byte, the lease an allocation.
+			req.Valid = pv != nil && jsoncodec.WritesValid(reflect.TypeOf(pv))
 			*buf = params
-			callCtx, loan = validjson.Lend(ctx, params, buf, valid)
+			req.Lease = handover.Lend(buf)
 		}
 	}
-	var long *validjson.Strings
-	if sz.result.Size() > 0 {
-		// The results were large lately: ask the connection where the result's long
-		// strings lie, which it learnt checking the reply frame, so that decoding does
-		// not look for their ends again. It costs an allocation, small beside them.
-		callCtx, long = validjson.ExpectStrings(callCtx)
+	var raw json.RawMessage
+	if c.hd != nil {
+		raw, err = c.hd.Do(ctx, &req)
+	} else {
+		raw, err = c.h.Call(ctx, m.Name(), params)
 	}
-	raw, err := c.h.Call(callCtx, m.Name(), params)
-	// The call has returned: the caller lets go of params. A lent buffer goes back to
+	// The call has returned: the caller lets go of params. A leased buffer goes back to
 	// the pool once no writer holds it either (a call given up mid-write does not wait
 	// for the write).
 	switch {
-	case loan != nil:
-		loan.Release()
+	case req.Lease != nil:
+		req.Lease.Release()
 	case owned:
 		*buf = params
 		bufpool.Put(buf)
@@ -118,13 +128,13 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	if err != nil {
 		return r, err
 	}
-	sz.result.Record(len(raw))
 	// raw is the reply frame's, the caller's alone: long strings share it. The
 	// connection validated it whole on arrival (the envelope decoder checks every
-	// value), so its strings are not checked a second time.
-	var known *validjson.Known
-	if l := long.For(raw); l != nil {
-		known = &validjson.Known{Long: l}
+	// value), so its strings are not checked a second time; where they lie it noted
+	// in req.Long.
+	var known *jsoncodec.Known
+	if req.Long != nil {
+		known = &jsoncodec.Known{Long: req.Long}
 	}
 	if err := jsoncodec.DecodeOwned(raw, known, &r, codec.IgnoreUnknown); err != nil {
 		return r, &DecodeError{Method: m.Name(), Raw: raw, Err: err}
@@ -132,9 +142,14 @@ func Call[P, R any](ctx context.Context, c *Client, m *contract.Method[P, R], p 
 	return r, nil
 }
 
-func notInService(svc *contract.Service, method string) error {
-	return &runtime.CallError{Method: method, Code: wire.CodeInvalid, NeverStarted: true, Cause: ErrNotInService,
-		Message: fmt.Sprintf("not a method of the client's service %s version %d", svc.ID(), svc.Version())}
+// notInService is the error of a call, through a client of svc, of the method named
+// method of the contract msvc.
+func notInService(svc, msvc *contract.Service, method string) error {
+	msg := fmt.Sprintf("not a method of the client's service %s version %d", svc.ID(), svc.Version())
+	if msvc.ID() == svc.ID() && msvc.Version() == svc.Version() {
+		msg = fmt.Sprintf("declared on another contract.Service value than the client's (%s version %d): two distinct contract.Service values declared with the same id and version are different services; declare the contract once and use that value", svc.ID(), svc.Version())
+	}
+	return &runtime.CallError{Method: method, Code: wire.CodeInvalid, NeverStarted: true, Cause: ErrNotInService, Message: msg}
 }
 
 // encodeParams appends a call's params (a typed call's, or a stream's) to dst; a value

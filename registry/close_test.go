@@ -42,20 +42,13 @@ func TestCloseWhileOpening(t *testing.T) {
 		}
 		opened <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
 	var pid int
-	for {
+	testkit.Eventually(t, 10*time.Second, func() bool {
 		if b, err := os.ReadFile(pidfile); err == nil {
 			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		}
-		if pid > 0 && testkit.Running(pid) && len(r.Reservations().Reserved()) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the open never started")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return pid > 0 && testkit.Running(pid) && len(r.Reservations().Reserved()) > 0
+	}, "the open never started")
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := r.Close(ctx); err != nil {

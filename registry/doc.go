@@ -22,7 +22,8 @@
 // A host calls through this package, in one of two ways: typed, [Call] with a contract
 // method through a [Client], and raw, [Handle.Call] with JSON params in and the JSON
 // result out ([NewStream] reads a polled stream through a contract method as typed
-// calls). Errors are the runtime's typed errors, the same for both: runtime.CodeOf(err),
+// calls; [Upload] and [Download] move a byte stream of any size through a contract's
+// upload and download methods, in chunks that fit the frame). Errors are the runtime's typed errors, the same for both: runtime.CodeOf(err),
 // runtime.IsUncertain(err) and so on work on everything a call returns.
 //
 // The raw call is the same call at every layer below: lifecycle.Supervisor.Call (the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/contract"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/handover"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/runtime"
@@ -149,6 +150,13 @@ func (h *Handle) Catalog() *wire.Catalog {
 // when it begins and finishes there; a call that found its version closed before
 // anything of it was sent is made on the version serving now.
 func (h *Handle) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return h.Do(ctx, &handover.Request{Method: method, Params: params})
+}
+
+// Do makes the call req describes as [Handle.Call] does, handing req down to the
+// connection (see [runtime.Conn.Do]): the typed [Call] calls through it; req must
+// not be nil.
+func (h *Handle) Do(ctx context.Context, req *handover.Request) (json.RawMessage, error) {
 	for {
 		g := h.cur.Load()
 		g.active.Add(1)
@@ -156,7 +164,7 @@ func (h *Handle) Call(ctx context.Context, method string, params json.RawMessage
 			g.leave()
 			continue
 		}
-		res, err := g.sup.Call(ctx, method, params)
+		res, err := g.sup.Do(ctx, req)
 		g.leave()
 		if err != nil && h.cur.Load() != g && runtime.IsNeverStarted(err) && errors.Is(err, lifecycle.ErrGaveUp) {
 			continue // the replaced version was closed before the call reached it

@@ -36,10 +36,8 @@ func TestRegistryLogsAndStats(t *testing.T) {
 		}
 	}
 	// Standard error is read as it comes: wait until the second line has been.
-	st := h.Stats()
-	for end := time.Now().Add(10 * time.Second); len(records(st.LogTail)) < 2 && time.Now().Before(end); st = h.Stats() {
-		time.Sleep(10 * time.Millisecond)
-	}
+	var st lifecycle.Stats
+	testkit.Within(10*time.Second, func() bool { st = h.Stats(); return len(records(st.LogTail)) >= 2 })
 	if st.Name != "thermometer" || len(st.Methods) != 1 || st.Methods[0].Calls != 2 || st.Pid == 0 || len(records(st.LogTail)) != 2 {
 		t.Fatalf("handle stats: %+v", st)
 	}

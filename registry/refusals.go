@@ -14,8 +14,10 @@ import (
 	"github.com/adapterkit/adapterkit/internal/digest"
 )
 
-// Refusal records one adapter file the registry refused (an upgrade to it failed
-// to start, failed the handshake or the catalog check, or was not allowed by a pin).
+// Refusal records one adapter file the registry refused: an upgrade to it failed to
+// start, failed the handshake or the catalog check; it failed to start at the first
+// open of its name while an older version started (which then serves); or a pin did not
+// allow it.
 // A refused file is not started by any path — open by name, constraint or path,
 // restart, upgrade — while it stays the same file: same path, size, modification
 // time and SHA-256. A new file at the path is a new decision; [Registry.Retry]
@@ -37,8 +39,16 @@ type Refusal struct {
 	Pin bool `json:"pin,omitempty"`
 }
 
-// RefusedError is the error of an open or start of a refused file.
-type RefusedError struct{ Refusal Refusal }
+// RefusedError is the error of an open or start of a refused file. Unwrap returns
+// the cause when the refusal was made by this open (a pin: errors.Is
+// discovery.ErrDigestMismatch), else nil.
+type RefusedError struct {
+	Refusal Refusal
+	cause   error
+}
+
+// Unwrap returns the cause of a refusal made by the open that returned it, else nil.
+func (e *RefusedError) Unwrap() error { return e.cause }
 
 func (e *RefusedError) Error() string {
 	r := e.Refusal
@@ -81,28 +91,24 @@ func (r *Registry) initRefusals(in []Refusal) bool {
 }
 
 // pinRefuses reports whether the pins in force refuse a file of adapter name at path
-// with digest sum: its path is pinned to another digest, or the adapter is pinned
-// (Upgrade.Allowed lists it, or a file of it is pinned by path) and sum is not
-// allowed.
+// with digest sum: allowedDigest does, or a file of the adapter is pinned by path and
+// sum is not allowed for its name (an upgrade from that file would refuse it).
 func (r *Registry) pinRefuses(name, path, sum string) bool {
-	if pin := r.cfg.Pins[path]; pin != "" {
-		return !strings.EqualFold(pin, sum)
+	pin, err := r.allowedDigest(name, path, sum)
+	if err != nil || pin != "" {
+		return err != nil
 	}
-	var allowed []string
-	if r.cfg.Upgrade != nil {
-		allowed = r.cfg.Upgrade.Allowed[name]
-	}
-	pinned := len(allowed) > 0
 	for p := range r.cfg.Pins {
 		if n, _, err := discovery.ParseFileName(filepath.Base(p), ""); err == nil && n == name {
-			pinned = true
+			return true
 		}
 	}
-	return pinned && !slices.ContainsFunc(allowed, func(d string) bool { return strings.EqualFold(d, sum) })
+	return false
 }
 
-// refuse records that the file at path (identified by id) was refused.
-func (r *Registry) refuse(name, ver, path string, id fileID, cause error) {
+// refuse records that the file at path (identified by id) was refused, and returns
+// the record.
+func (r *Registry) refuse(name, ver, path string, id fileID, cause error) Refusal {
 	reason := cause.Error()
 	if len(reason) > maxReason {
 		reason = strings.ToValidUTF8(reason[:maxReason], "") + "..."
@@ -122,6 +128,7 @@ func (r *Registry) refuse(name, ver, path string, id fileID, cause error) {
 	}
 	r.refMu.Unlock()
 	r.saveRefusals()
+	return rf
 }
 
 // refusedFile returns the refusal of the file now at path, if that file is the one
@@ -178,12 +185,14 @@ func (r *Registry) forget(rec *refusal) {
 	}
 }
 
-// admit is the check before every start of the file at path (lifecycle.Config.Admit).
-func (r *Registry) admit(path string) error {
+// admit is the check before every start of the file at path, of adapter name
+// (lifecycle.Config.Admit): not refused, and no grant overlapping another adapter's
+// write grant (grants.go).
+func (r *Registry) admit(path, name string) error {
 	if rf, ok := r.refusedFile(path); ok {
 		return &RefusedError{Refusal: rf}
 	}
-	return nil
+	return r.checkGrants(path, name)
 }
 
 // Refused returns the record of refused files, oldest first.

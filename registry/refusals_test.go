@@ -4,6 +4,8 @@ package registry_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -19,10 +21,16 @@ import (
 	"github.com/adapterkit/adapterkit/registry"
 )
 
-// pinnedElsewhere pins upg's upgrades to a digest no installed file has: every new
-// version is refused by the pin.
+// pinnedElsewhere pins upg to the digest of the plain test adapter (what install
+// puts with no extra bytes) and to that of the adapter with "rebuilt" appended: a
+// version installed with other extra bytes is refused by the pin.
 func pinnedElsewhere(c *registry.Config) {
-	c.Upgrade.Allowed = map[string][]string{"upg": {strings.Repeat("ab", 32)}}
+	b, err := os.ReadFile(filepath.Join(adapterDir, testkit.Versioned.Name))
+	if err != nil {
+		panic(err)
+	}
+	plain, rebuilt := sha256.Sum256(b), sha256.Sum256(append(b, "rebuilt"...))
+	c.Upgrade.Allowed = map[string][]string{"upg": {hex.EncodeToString(plain[:]), hex.EncodeToString(rebuilt[:])}}
 }
 
 // saved collects what the registry hands to OnRefused.
@@ -63,7 +71,7 @@ func TestRefusedFileStartsByNoPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p15 := e.install(t, "1.5.0", nil)
+	p15 := e.install(t, "1.5.0", []byte("unpinned"))
 	if err := e.reg.Rescan(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -102,21 +110,23 @@ func TestRefusedFileStartsByNoPath(t *testing.T) {
 		t.Fatalf("the refused file was started %d times", n)
 	}
 
-	// Retry forgets it: it is started again.
+	// Retry forgets it: it is tried again, and the pin, still in force, refuses it
+	// again without executing it.
 	if got := e.reg.Retry("upg"); len(got) != 1 || got[0].Path != p15 {
 		t.Fatalf("Retry = %+v", got)
 	}
 	if l, n := st.get(); n != 2 || len(l) != 0 {
 		t.Fatalf("after Retry OnRefused got %d calls, last %+v", n, l)
 	}
-	h3, err := e.reg.Open(ctxT(t), p15, nil)
-	if err != nil {
+	if _, err := e.reg.Open(ctxT(t), p15, nil); !refusedBy(err, p15) || !errors.Is(err, discovery.ErrDigestMismatch) {
 		t.Fatalf("after Retry: %v", err)
 	}
-	_ = h3.Close()
+	if n := countOf(e.started(), p15); n != 0 {
+		t.Fatalf("the unpinned file was started %d times after Retry", n)
+	}
 
 	// Refused again, then replaced by a new file at the same path: a new decision.
-	e.install(t, "1.5.1", nil)
+	e.install(t, "1.5.1", []byte("unpinned"))
 	if err := e.reg.Rescan(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +151,7 @@ func TestRefusedFileStartsByNoPath(t *testing.T) {
 // it: the restart is refused, calls fail with ErrGaveUp and the *RefusedError.
 func TestRefusedFileNotRestarted(t *testing.T) {
 	e := newUpgradeEnv(t, func(c *registry.Config) {
-		pinnedElsewhere(c)
+		c.Env = []string{"ADAPTERKIT_TEST_MODE_1.5.0=nosleep"} // an upgrade to it is refused
 		c.Restart = lifecycle.RestartPolicy{MaxRestarts: -1, Backoff: 10 * time.Millisecond}
 	}, "1.1.0")
 	h, err := e.reg.Open(ctxT(t), "upg", nil)
@@ -163,16 +173,15 @@ func TestRefusedFileNotRestarted(t *testing.T) {
 	if err := syscall.Kill(v.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	_, err = byPath.Call(ctxT(t), "example.echo.version", nil)
-	for i := 0; !errors.Is(err, lifecycle.ErrGaveUp) && i < 250; i++ { // a call may find it ending, or reach it before
-		time.Sleep(20 * time.Millisecond)
+	testkit.Within(5*time.Second, func() bool { // a call may find it ending, or reach it before
 		_, err = byPath.Call(ctxT(t), "example.echo.version", nil)
-	}
+		return errors.Is(err, lifecycle.ErrGaveUp)
+	})
 	if !errors.Is(err, lifecycle.ErrGaveUp) || !refusedBy(err, p15) {
 		t.Fatalf("call after the refused file's process died: %v", err)
 	}
-	if n := countOf(e.started(), p15); n != 1 {
-		t.Fatalf("1.5.0 started %d times, want once (before it was refused)", n)
+	if n := countOf(e.started(), p15); n != 2 {
+		t.Fatalf("1.5.0 started %d times, want twice (by path, then tried as an upgrade; never restarted)", n)
 	}
 	testkit.Gone(t, v.Pid)
 }
@@ -228,7 +237,7 @@ func TestRefusalsSurviveRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p13 := e.install(t, "1.3.0", nil)
+	p13 := e.install(t, "1.3.0", []byte("unpinned"))
 	if err := pinned.Rescan(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}

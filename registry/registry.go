@@ -18,6 +18,7 @@ import (
 
 	"github.com/adapterkit/adapterkit/codec"
 	"github.com/adapterkit/adapterkit/discovery"
+	"github.com/adapterkit/adapterkit/internal/digest"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -57,24 +58,44 @@ type Config struct {
 	Observer *lifecycle.Observer
 	// Resources limits each adapter's process tree where the platform supports it.
 	Resources platform.Resources
+	// Isolation chooses how every adapter's process tree is contained
+	// (lifecycle.Config.Isolation; zero: the strongest available). A debugger that
+	// executes the adapter (dlv exec) needs platform.IsolationNoPIDNamespace; see
+	// docs/debugging.md.
+	Isolation platform.Isolation
 	// Sandbox, when set, restricts what every adapter may read, write, execute and
 	// connect to (see platform.Sandbox); nil leaves them their user's permissions.
 	Sandbox *platform.Sandbox
 	// Sandboxes maps an adapter's name (as discovery parses it from the file name) to
 	// its own sandbox, which replaces Sandbox for that adapter; a nil value runs that
 	// adapter without one.
+	//
+	// No grant of an adapter (a path of its sandbox, or its executable file) may be
+	// equal to or beneath a Sandbox.Write path of another adapter of the registry: that
+	// one could replace what it is granted. Every start (first open, restart, upgrade)
+	// compares the adapter with every other the registry knows (discovered, started,
+	// or named here) and is refused with a *GrantOverlapError; [Config.CheckGrants]
+	// checks the pairs named here at once. Shared read grants are allowed, and two
+	// adapters under one Sandbox with a Write path overlap. An adapter without a
+	// sandbox has no write grant to compare (it may write whatever its user may).
 	Sandboxes map[string]*platform.Sandbox
 	// Pins maps an adapter executable's absolute path to the hex SHA-256 its contents
 	// must have; a pinned adapter whose file differs is not started. The pin is checked
 	// at every start, restarts included, on the bytes that are executed (see
 	// platform.Config.Digest): a restart that finds the file changed fails, the adapter
-	// is not restarted, and OnExit receives an event whose Restart says why.
+	// is not restarted, and OnExit receives an event whose Restart says why. To pin
+	// every file of an adapter name, see Upgrade.Allowed.
 	Pins map[string]string
 	// Prerelease lets NAME[@CONSTRAINT] references select pre-release versions.
 	Prerelease bool
 	// Restart is the restart policy of every opened adapter (zero: never restart; set
 	// MaxRestarts to restart). A call made while its adapter restarts waits out the
-	// backoff and the new start within its own deadline.
+	// backoff and the new start within its own deadline. Its Backoff, MaxBackoff and
+	// ResetAfter also set the start backoff, kept per executable across Opens: an
+	// adapter whose starts fail is started again only after it (Open and calls fail
+	// at once meanwhile with a *lifecycle.BackoffError); its WedgedAfter, when an
+	// adapter whose calls' slots are all abandoned is restarted (see
+	// lifecycle.RestartPolicy; both are on with the zero value).
 	Restart lifecycle.RestartPolicy
 	// OnExit is called when an adapter ends without the host closing it.
 	OnExit func(lifecycle.ExitEvent)
@@ -116,6 +137,7 @@ type Registry struct {
 	closed  bool
 	handles map[*Handle]struct{}
 	scan    *discovery.Result
+	starts  map[string]*lifecycle.Starts // by executable path: the start backoff of each
 
 	logMu    sync.Mutex
 	rejected map[string]string // path -> reason and detail last logged
@@ -124,11 +146,16 @@ type Registry struct {
 	refMu    sync.Mutex
 	refusals map[string]*refusal // by path
 	saveMu   sync.Mutex          // orders the record's hand-overs to OnRefused
+
+	// The adapters' grants (grants.go): writes says some sandbox grants a write.
+	writes  bool
+	grantMu sync.Mutex
+	started map[string]map[string]bool // executables started, by adapter name
 }
 
 // New returns a Registry. cfg may be nil.
 func New(cfg *Config) *Registry {
-	r := &Registry{handles: make(map[*Handle]struct{})}
+	r := &Registry{handles: make(map[*Handle]struct{}), started: make(map[string]map[string]bool)}
 	r.closing, r.stopOpens = context.WithCancel(context.Background())
 	if cfg != nil {
 		r.cfg = *cfg
@@ -148,6 +175,10 @@ func New(cfg *Config) *Registry {
 		r.log = hclog.NewNullLogger()
 	}
 	r.log = r.log.Named("registry")
+	r.writes = r.cfg.hasWrites()
+	if err := r.cfg.CheckGrants(); err != nil {
+		r.log.Error("sandboxes overlap: neither adapter will be started", "error", err)
+	}
 	if r.initRefusals(r.cfg.Refused) {
 		r.saveRefusals()
 	}
@@ -344,66 +375,72 @@ func (r *Registry) Open(ctx context.Context, ref string, configuration any) (*Ha
 
 func (r *Registry) open(ctx context.Context, ref string, configuration any) (*Handle, error) {
 	var (
-		path   string
-		ver    *version.Version
-		follow *discovery.Ref
+		g        *gen
+		name     string
+		follow   *discovery.Ref
+		refusals []*UpgradeError
 	)
 	if IsPath(ref) {
-		p, err := r.resolve(ctx, ref)
+		path, err := r.resolve(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		path = p
 		if rf, refused := r.refusedFile(path); refused {
 			return nil, &RefusedError{Refusal: rf}
 		}
-	} else {
-		a, err := r.Lookup(ctx, ref)
+		cfgJSON, err := encodeObject(configuration)
+		if err != nil {
+			return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageConfig, Err: err}
+		}
+		name = filepath.Base(path)
+		var ver *version.Version
+		if n, v, perr := discovery.ParseFileName(name, ""); perr == nil {
+			name, ver = n, v
+		}
+		pin, id, err := r.pinOf(name, path)
+		if errors.Is(err, digest.ErrMismatch) {
+			return nil, &RefusedError{Refusal: r.refuse(name, versionString(ver), path, id, err), cause: err}
+		}
+		if err != nil {
+			return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageSpawn, Err: err}
+		}
+		sup, err := r.supervise(ctx, path, name, pin, cfgJSON)
 		if err != nil {
 			return nil, err
 		}
-		path, ver = a.Path, a.Version
-		if r.cfg.Upgrade != nil {
-			follow, err = followRef(ref, ver)
-			if err != nil {
-				return nil, err
-			}
-		}
+		g = newGen(sup, path, ver, pin)
+		return r.addHandle(&Handle{reg: r, name: name, cfgJSON: cfgJSON}, g, nil)
 	}
-	cfgJSON, err := encodeObject(configuration)
-	if err != nil {
-		return nil, &lifecycle.OpenError{Path: path, Stage: lifecycle.StageConfig, Err: err}
-	}
-	name := filepath.Base(path)
-	if n, v, perr := discovery.ParseFileName(name, ""); perr == nil {
-		name, ver = n, v
-	}
-	digest := r.cfg.Pins[path]
-	sup, err := r.supervise(ctx, path, name, digest, cfgJSON)
+	a, err := r.Lookup(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{reg: r, name: name, ref: follow, cfgJSON: cfgJSON}
-	h.stopCtx, h.stop = context.WithCancel(context.Background())
-	h.cur.Store(newGen(sup, path, ver, digest))
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		h.stop()
-		return nil, errors.Join(errRegistryClosed, sup.Close())
+	cfgJSON, err := encodeObject(configuration)
+	if err != nil {
+		return nil, &lifecycle.OpenError{Path: a.Path, Stage: lifecycle.StageConfig, Err: err}
 	}
-	r.handles[h] = struct{}{}
-	r.mu.Unlock()
-	return h, nil
+	g, refusals, err = r.openNamed(ctx, ref, a, cfgJSON)
+	r.tellRefused(refusals)
+	if err != nil {
+		return nil, err
+	}
+	name = a.Name
+	if r.cfg.Upgrade != nil {
+		if follow, err = followRef(ref, g.version); err != nil {
+			return nil, errors.Join(err, g.sup.Close())
+		}
+	}
+	return r.addHandle(&Handle{reg: r, name: name, ref: follow, cfgJSON: cfgJSON}, g, refusals)
 }
 
 // supervise starts one version of an adapter under the registry's settings.
 func (r *Registry) supervise(ctx context.Context, path, name, digest string, cfgJSON json.RawMessage) (*lifecycle.Supervisor, error) {
 	lcfg := lifecycle.Config{
 		Path: path, Digest: digest, Env: r.cfg.Env, Configuration: cfgJSON, Stderr: r.cfg.Stderr,
-		Resources: r.cfg.Resources, Limits: r.cfg.Limits, Logger: r.log, Name: name,
+		Resources: r.cfg.Resources, Isolation: r.cfg.Isolation, Limits: r.cfg.Limits, Logger: r.log, Name: name,
 		Reservations: r.res, OnExit: r.cfg.OnExit, Sandbox: r.sandboxOf(name),
-		Admit: func() error { return r.admit(path) },
+		Admit:  func() error { return r.admit(path, name) },
+		Starts: r.startsOf(path),
 	}
 	r.observe(&lcfg)
 	return lifecycle.Supervise(ctx, lcfg, r.cfg.Restart)

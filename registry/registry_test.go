@@ -29,7 +29,7 @@ var adapterDir string
 
 func TestMain(m *testing.M) {
 	testkit.Main(m, &adapterDir, func(r testkit.Runner) { goleak.VerifyTestMain(r) },
-		testkit.Echo, testkit.Build{Pkg: testkit.Echo.Pkg, Name: "echo_v2.0.0-beta.1"}, testkit.Thermometer, testkit.Versioned)
+		testkit.Echo, testkit.Build{Pkg: testkit.Echo.Pkg, Name: "echo_v2.0.0-beta.1"}, testkit.Thermometer, testkit.Versioned, testkit.Blobs)
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -8,7 +8,6 @@ import (
 	goruntime "runtime"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-version"
@@ -42,16 +41,19 @@ import (
 // and SHA-256) is not tried again, nor started by any other path, until it is
 // replaced or [Registry.Retry] forgets it.
 type Upgrade struct {
-	// Allowed maps an adapter name to the hex SHA-256 digests its new versions may
-	// have. A pinned adapter — its name is listed here, or its path is pinned in
-	// Config.Pins — upgrades only to a file whose digest is listed here or pinned by
-	// its path in Config.Pins; a file pinned by path must match its pin, pinned
-	// adapter or not. The digest is then checked again on the bytes executed.
+	// Allowed maps an adapter name to the hex SHA-256 digests its files may have: a
+	// name listed here is pinned at every start (first open, restart, upgrade, open by
+	// path), and a file of it with another digest is never executed but refused (see
+	// [Refusal]); an open by NAME serves the newest version whose digest is listed. An
+	// adapter whose serving file is pinned by path in Config.Pins upgrades only to a
+	// file listed here or pinned by its path; a file pinned by path must match its pin,
+	// pinned adapter or not. The digest is then checked again on the bytes executed.
 	Allowed map[string][]string
 	// Settle is how long a new file's size and modification time must stay the same
 	// before it is started (default 1 s).
 	Settle time.Duration
-	// OnUpgrade, if set, is told of each upgrade tried, from the goroutine of Rescan.
+	// OnUpgrade, if set, is told of each upgrade tried, from the goroutine of Rescan,
+	// and of each version refused at a handle's first open, from the goroutine of Open.
 	OnUpgrade func(UpgradeEvent)
 }
 
@@ -65,7 +67,8 @@ func (u *Upgrade) settle() time.Duration {
 // UpgradeEvent tells of one upgrade tried.
 type UpgradeEvent struct {
 	Name string
-	// From and To are the versions replaced and tried.
+	// From and To are the versions replaced and tried; From is "" for a version
+	// refused at a handle's first open (nothing was replaced).
 	From, To string
 	// Path is the new version's file.
 	Path string
@@ -320,7 +323,11 @@ func (h *Handle) upgrade(ctx context.Context, cands []discovery.Adapter, stable 
 // old version cur then drains in the background.
 func (h *Handle) takeOver(ctx context.Context, cur *gen, a discovery.Adapter, id fileID) error {
 	r := h.reg
-	pin, err := h.pinFor(cur, a.Path, id.digest)
+	pin, err := r.allowedDigest(h.name, a.Path, id.digest)
+	if err == nil && pin == "" && cur.digest != "" {
+		// The version serving was pinned by its path: it is left for pinned files only.
+		err = &digest.MismatchError{Path: a.Path, Want: "a digest pinned for " + h.name, Got: id.digest}
+	}
 	if err != nil {
 		return err
 	}
@@ -360,28 +367,6 @@ func (h *Handle) takeOver(ctx context.Context, cur *gen, a discovery.Adapter, id
 	}
 	go h.drain(cur)
 	return nil
-}
-
-// pinFor checks a new file against the pins and returns the digest to start it with
-// ("" when unpinned).
-func (h *Handle) pinFor(cur *gen, path, sum string) (string, error) {
-	cfg := &h.reg.cfg
-	if pin := cfg.Pins[path]; pin != "" {
-		if !strings.EqualFold(pin, sum) {
-			return "", &digest.MismatchError{Path: path, Want: strings.ToLower(pin), Got: sum}
-		}
-		return sum, nil
-	}
-	allowed := cfg.Upgrade.Allowed[h.name]
-	if len(allowed) == 0 && cur.digest == "" && cfg.Pins[cur.path] == "" {
-		return "", nil // not pinned
-	}
-	for _, d := range allowed {
-		if strings.EqualFold(d, sum) {
-			return sum, nil
-		}
-	}
-	return "", &digest.MismatchError{Path: path, Want: "one of the digests allowed for " + h.name, Got: sum}
 }
 
 // catalog is the catalog of g's running adapter, or nil.

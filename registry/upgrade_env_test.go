@@ -121,13 +121,7 @@ func versionOf(t *testing.T, h *registry.Handle) versionResult {
 // waitFor polls cond until it holds, failing t after 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, cond, "timed out waiting for %s", what)
 }
 
 func countOf(list []string, s string) int {

@@ -237,7 +237,7 @@ func TestUpgradeHonoursPins(t *testing.T) {
 	good := append(slices.Clone(b), "good"...)
 	sum := sha256.Sum256(good)
 	allowed := hex.EncodeToString(sum[:])
-	e := newUpgradeEnv(t, func(c *registry.Config) { c.Upgrade.Allowed = map[string][]string{"upg": {allowed}} }, "1.0.0")
+	e := newUpgradeEnv(t, func(c *registry.Config) { c.Upgrade.Allowed = map[string][]string{"upg": {plainDigest(t), allowed}} }, "1.0.0")
 	h, err := e.reg.Open(ctxT(t), "upg", nil)
 	if err != nil {
 		t.Fatal(err)

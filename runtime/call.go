@@ -8,10 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/adapterkit/adapterkit/internal/bufpool"
-	"github.com/adapterkit/adapterkit/internal/framewriter"
+	"github.com/adapterkit/adapterkit/internal/handover"
 	"github.com/adapterkit/adapterkit/internal/proto"
-	"github.com/adapterkit/adapterkit/internal/validjson"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
@@ -82,7 +80,7 @@ func (c *Conn) Initialize(ctx context.Context, configuration json.RawMessage) (*
 	case stateInitializing, stateReady:
 		return nil, refused(method, wire.CodeInvalid, "initialize was already called", errAlreadyInitialized)
 	}
-	value, err := c.roundTrip(ctx, method, proto.AppendInitializeParams(nil, configuration), nil, true)
+	value, err := c.roundTrip(ctx, &handover.Request{Method: method, Params: proto.AppendInitializeParams(nil, configuration)}, true)
 	if err != nil {
 		var ce *CallError
 		if errors.As(err, &ce) && ce.NeverStarted {
@@ -149,6 +147,18 @@ func (c *Conn) setState(from, to connState) bool {
 // waiting for a slot. If ctx ends after the request was sent, a cancel is queued and Call
 // returns at once with aborted or deadline, uncertain.
 func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	return c.Do(ctx, &handover.Request{Method: method, Params: params})
+}
+
+// Do makes the call req describes, as [Conn.Call] does with req.Method and req.Params,
+// and sets req.Long. It is how the module's typed client reaches the connection: a
+// request leases large params with their pooled buffer, written from it instead of
+// copied, and marks params the codec wrote from a type whose encoding is always valid,
+// not checked again (see package internal/handover). Only this module can build
+// one; req must not be nil.
+func (c *Conn) Do(ctx context.Context, req *handover.Request) (json.RawMessage, error) {
+	method, params := req.Method, req.Params
+	req.Long = nil
 	if ctx == nil {
 		return nil, refused(method, wire.CodeInvalid, "nil context", ErrNilContext)
 	}
@@ -162,20 +172,16 @@ func (c *Conn) Call(ctx context.Context, method string, params json.RawMessage) 
 	if _, ok := cs.methods[method]; !ok {
 		return nil, refused(method, wire.CodeUnavailable, proto.MessageUnknownMethod, ErrUnknownMethod)
 	}
-	// Large params of the module's typed client come lent with their pooled buffer
-	// (internal/validjson): written from it, not copied; and when package codec wrote
-	// them from a type whose encoding is always valid, not checked twice.
-	loan := validjson.Lent(ctx, params)
-	if !loan.Valid() {
+	if !req.Valid {
 		if err := proto.ValidateParams(params); err != nil {
 			return nil, refused(method, wire.CodeInvalid, "params are not a JSON object",
 				fmt.Errorf("%w: %w", ErrInvalidParams, err))
 		}
 	}
 	if len(params) > c.frameMax {
-		return nil, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, ErrRequestTooLarge)
+		return nil, refused(method, wire.CodeInvalid, proto.RequestTooLargeMessage("params", len(params), c.frameMax), ErrRequestTooLarge)
 	}
-	return c.roundTrip(ctx, method, params, loan, false)
+	return c.roundTrip(ctx, req, false)
 }
 
 // refused builds the error of a call refused before anything was sent.
@@ -210,10 +216,11 @@ func ctxError(ctx context.Context, method string, id uint64, fromTimer bool) *Ca
 	return e
 }
 
-// roundTrip takes a slot, queues the request and waits for its reply. loan, if not nil,
-// lends params' buffer (see enqueue). init marks the initialize request, which sends no
-// cancel: its failure ends the connection anyway.
-func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan *validjson.Loan, init bool) (json.RawMessage, error) {
+// roundTrip takes a slot, queues req and waits for its reply, setting req.Long. A
+// lease lends req.Params' buffer (see enqueue). init marks the initialize request,
+// which sends no cancel: its failure ends the connection anyway.
+func (c *Conn) roundTrip(ctx context.Context, req *handover.Request, init bool) (json.RawMessage, error) {
+	method := req.Method
 	if ctx.Err() != nil { // R50, A32: before anything, no identity used
 		return nil, ctxError(ctx, method, 0, false)
 	}
@@ -232,19 +239,20 @@ func (c *Conn) roundTrip(ctx context.Context, method string, params []byte, loan
 		putCall(cl)
 		return nil, err
 	}
-	id, err := c.enqueue(ctx, cl, method, params, loan)
+	id, err := c.enqueue(ctx, cl, method, req.Params, req.Lease)
 	if err != nil {
 		<-c.slots
 		cl.timer.Stop()
 		putCall(cl)
 		return nil, err
 	}
-	return c.await(ctx, cl, method, id, timerC, dl, init)
+	return c.await(ctx, cl, req, id, timerC, dl, init)
 }
 
 // await waits for the reply to cl, sent as id: it reads the reply itself when it can
 // take the reader role (read.go), else the reader hands it over.
-func (c *Conn) await(ctx context.Context, cl *call, method string, id uint64, timerC <-chan time.Time, dl time.Time, init bool) (json.RawMessage, error) {
+func (c *Conn) await(ctx context.Context, cl *call, req *handover.Request, id uint64, timerC <-chan time.Time, dl time.Time, init bool) (json.RawMessage, error) {
+	method := req.Method
 	if c.rl.dl != nil {
 		c.mu.Lock()
 		lead := c.takeRole(cl)
@@ -254,12 +262,12 @@ func (c *Conn) await(ctx context.Context, cl *call, method string, id uint64, ti
 			if !ok {
 				return c.giveUp(ctx, cl, method, id, ctx.Err() == nil, init)
 			}
-			return c.finish(ctx, cl, method, id, r)
+			return c.finish(cl, req, id, r)
 		}
 	}
 	select {
 	case r := <-cl.ch:
-		return c.finish(ctx, cl, method, id, r)
+		return c.finish(cl, req, id, r)
 	case <-ctx.Done():
 		return c.giveUp(ctx, cl, method, id, false, init)
 	case <-timerC:
@@ -267,14 +275,15 @@ func (c *Conn) await(ctx context.Context, cl *call, method string, id uint64, ti
 	}
 }
 
-// finish returns cl's reply r as Call's results, and cl to its pool.
-func (c *Conn) finish(ctx context.Context, cl *call, method string, id uint64, r reply) (json.RawMessage, error) {
+// finish returns cl's reply r as Call's results, and cl to its pool; a result's long
+// strings go to req.Long.
+func (c *Conn) finish(cl *call, req *handover.Request, id uint64, r reply) (json.RawMessage, error) {
 	cl.timer.Stop()
 	putCall(cl)
-	if len(r.long) > 0 {
-		validjson.GiveStrings(ctx, r.value, r.long)
+	if r.err == nil && !r.isErr {
+		req.Long = r.long
 	}
-	return result(method, id, r)
+	return result(req.Method, id, r)
 }
 
 // acquire takes an in-flight slot, waiting within the call's deadline unless FailFast
@@ -309,7 +318,7 @@ const requestOverhead = 96
 // connection (R57, A15). Params larger than a caller writes itself (directMax) that
 // come with a loan are not copied: the queue holds the envelope around them and the
 // writer writes them from the lent buffer, holding the loan until they are written.
-func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []byte, loan *validjson.Loan) (uint64, error) {
+func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []byte, loan *handover.Lease) (uint64, error) {
 	c.mu.Lock()
 	if c.state == stateEnded {
 		c.mu.Unlock()
@@ -321,8 +330,16 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []by
 		c.end(violation(wire.IDExhausted, fmt.Errorf("next request identity %d exceeds %d", id, c.maxID)))
 		return 0, c.closedNotStarted(method)
 	}
-	q, ok := c.fw.Begin()
-	if !ok {
+	queued, err := c.queueRequest(id, method, params, loan)
+	if err != nil {
+		c.mu.Unlock()
+		msg := proto.RequestTooLargeMessage("params", len(params), c.frameMax)
+		if fe, ok := errors.AsType[*proto.FrameError](err); ok && fe.Length > 0 {
+			msg = proto.RequestTooLargeMessage("a frame", int(fe.Length), fe.Max)
+		}
+		return 0, refused(method, wire.CodeInvalid, msg, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
+	}
+	if !queued {
 		// The writer failed and is ending the connection (writeFailed, which may first
 		// ask the peer's process why). The call was never started; like a request
 		// queued a moment earlier, its error names the connection's cause, which a layer
@@ -337,36 +354,11 @@ func (c *Conn) enqueue(ctx context.Context, cl *call, method string, params []by
 			return 0, ContextError(ctx, method)
 		}
 	}
-	start := len(q)
-	var parts []framewriter.Splice
-	var rel framewriter.Releaser
-	var err error
-	if loan != nil && len(params) > directMax {
-		q = proto.AppendRequestHead(proto.BeginFrame(q), id, method)
-		parts = []framewriter.Splice{{At: len(q), Data: params}}
-		q = append(q, '}')
-		if _, err = proto.FinishSplicedFrame(q[start:], len(params), c.frameMax); err == nil {
-			loan.Hold()
-			rel = loan
-		}
-	} else {
-		q = bufpool.Reserve(q, len(params)+len(method)+requestOverhead)
-		q = proto.AppendRequest(proto.BeginFrame(q), id, method, params)
-		_, err = proto.FinishFrame(q[start:], c.frameMax)
-	}
-	if err != nil {
-		c.fw.Cancel()
-		c.mu.Unlock()
-		return 0, refused(method, wire.CodeInvalid, proto.MessageRequestTooLarge, fmt.Errorf("%w: %w", ErrRequestTooLarge, err))
-	}
-	c.fw.Commit(q, id, parts, rel)
 	c.nextID++
 	cl.id, cl.method = id, method
 	c.pending[id] = cl
 	c.mu.Unlock()
-	if !c.fw.TryFlush() {
-		c.fw.Kick()
-	}
+	c.fw.Kick()
 	if c.log.IsTrace() {
 		c.log.Trace("request queued", "id", id, "method", method)
 	}
@@ -389,19 +381,13 @@ func (c *Conn) giveUp(ctx context.Context, cl *call, method string, id uint64, f
 		return result(method, id, r)
 	}
 	cl.abandoned = true // from here on the reader owns cl
+	c.abandoned++
+	c.lastAbandon = time.Now()
 	if c.rl.holder == roleCaller && c.rl.caller == cl {
 		c.passRole() // to readLoop: the reply is still awaited
 	}
-	if q, ok := c.fw.Begin(); ok && !init {
-		start := len(q)
-		q = proto.AppendCancel(proto.BeginFrame(q), id)
-		if _, err := proto.FinishFrame(q[start:], c.frameMax); err == nil {
-			c.fw.Commit(q, 0, nil, nil)
-		} else {
-			c.fw.Cancel() // unreachable: a cancel is a few dozen bytes
-		}
-	} else if ok {
-		c.fw.Cancel() // initialize sends no cancel
+	if !init { // initialize sends no cancel
+		c.queueCancel(id)
 	}
 	c.mu.Unlock()
 	c.fw.Kick()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -317,11 +318,17 @@ func TestRequestTooLarge(t *testing.T) {
 	fill := max - len(request(2, read, "")) - len(`{"p":""}`)
 	atLimit := `{"p":"` + strings.Repeat("x", fill) + `"}`
 	over := `{"p":"` + strings.Repeat("x", fill+1) + `"}`
-	for _, p := range []string{over, `{"p":"` + strings.Repeat("x", 10*max) + `"}`} {
-		_, err := c.Call(context.Background(), read, json.RawMessage(p))
+	huge := `{"p":"` + strings.Repeat("x", 10*max) + `"}`
+	for _, c2 := range []struct{ params, size string }{
+		{over, "a frame of 257 bytes"},
+		{huge, "params of " + strconv.Itoa(len(huge)) + " bytes"},
+	} {
+		_, err := c.Call(context.Background(), read, json.RawMessage(c2.params))
 		ce := checkOutcome(t, err, wire.CodeInvalid, false, true)
-		if ce.Message != proto.MessageRequestTooLarge || !errors.Is(err, runtime.ErrRequestTooLarge) || ce.ID != 0 {
-			t.Errorf("%v", err)
+		// The message names the request's size and the limit.
+		want := "Request exceeds the adapter frame limit: " + c2.size + ", the limit is 256 bytes; use a paged or streamed service (registry.Upload sends an io.Reader in chunks, see contract.NewUpload)"
+		if ce.Message != want || !errors.Is(err, runtime.ErrRequestTooLarge) || ce.ID != 0 {
+			t.Errorf("%v\nwant message %q", err, want)
 		}
 	}
 	res := goCall(context.Background(), c, read, atLimit)

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/adapterkit/adapterkit/internal/bound"
-	"github.com/adapterkit/adapterkit/internal/bufpool"
 	"github.com/adapterkit/adapterkit/internal/framewriter"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/wire"
@@ -98,6 +97,11 @@ type Conn struct {
 	closeErr error // from closing w, for Close
 	nextID   uint64
 	pending  map[uint64]*call
+	head     []byte // the envelope of the next lent params, built here and copied by fw
+	// abandoned counts the pending calls whose callers gave up; lastAbandon is when the
+	// most recent caller gave up.
+	abandoned   int
+	lastAbandon time.Time
 }
 
 // NewConn starts a connection over r (the adapter's output) and w (its input) and returns
@@ -145,10 +149,7 @@ func NewConn(r io.Reader, w io.WriteCloser, opts *Options) *Conn {
 		// flight, and an idle connection does not pay for a full one.
 		pending: make(map[uint64]*call),
 	}
-	c.fw = framewriter.New(w, framewriter.Config{
-		Timeout: c.pipeWrite, OnStall: c.writeStalled, OnFail: c.writeFailed,
-		Batch: batchLimit, Keep: bufpool.SmallCap, Try: directMax,
-	})
+	c.fw = c.newWriter(w)
 	c.startReading()
 	return c
 }
@@ -180,6 +181,19 @@ func (c *Conn) InFlight() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.pending)
+}
+
+// Abandoned returns how many of the requests in flight were given up by their callers
+// (cancel or deadline) and still hold their slots awaiting a reply, and when the most
+// recent of those callers gave up (zero when n is 0). An adapter whose every slot is
+// so held serves no further call until it replies or ends.
+func (c *Conn) Abandoned() (n int, last time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.abandoned == 0 {
+		return 0, time.Time{}
+	}
+	return c.abandoned, c.lastAbandon
 }
 
 // Close disconnects: it ends the connection with [ErrClosed] (closing the adapter's
@@ -246,6 +260,7 @@ func (c *Conn) end(cause error) bool {
 			}
 		}
 	}
+	c.abandoned = 0
 	for id, cl := range c.pending {
 		delete(c.pending, id)
 		if !cl.abandoned {

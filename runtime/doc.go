@@ -7,32 +7,20 @@
 // the shared internal packages) and below lifecycle; it never depends on platform or
 // plugin.
 //
-// A [Conn] has one reader of the adapter's output at a time, handed over explicitly: it
-// decodes frames and routes each reply to its caller. Frames are thus read whole and in
-// order, and a violation is seen once, while the reader need not be one goroutine: on an
-// output with read deadlines (an *os.File pipe on Unix, as package lifecycle gives it)
-// a caller that finds nobody reading reads its reply itself, handing other callers
-// theirs, and passes the role on when it has its own, so that a lone call is not woken
-// by another goroutine that read its reply first (on a machine with idle processors
-// that wake-up costs a good part of a round trip). While calls from several callers
-// overlap, and on other outputs always, the connection's own reader goroutine reads;
-// once nothing is in flight it leaves the role free for a moment (for the next call)
-// and then takes it again to watch the idle output for its end. A caller whose
-// context ends while it reads returns at once: a passed read deadline stops its Read
-// and the frame it was in is finished by the next reader. The connection also has one
-// writer goroutine, which writes queued frames to the adapter's input in identity
-// order, several at once under load, each within the pipe write timeout. Writes never
-// interleave: a caller whose request finds nobody writing (on a Unix pipe) first makes
-// one non-blocking write of the queue itself, sparing the hand-off, and leaves the
-// writer whatever the pipe did
-// not take, so no call ever waits for the pipe. The writer runs only while callers
-// leave it something: it starts when one does and ends after a second with nothing to
-// write, so an idle connection has none.
+// A [Conn] has one reader of the adapter's output at a time, handed over explicitly, so
+// frames are read whole and in order and a violation is seen once. On an output with
+// read deadlines (a Unix pipe) a lone caller reads its own reply, sparing a goroutine
+// wake-up; while calls overlap, and on other outputs, the connection's reader goroutine
+// reads, and it watches the idle output for its end. Frames go to the adapter's input
+// in identity order through one write queue: a caller that finds nobody writing makes
+// one non-blocking write itself and leaves the rest to a writer goroutine that runs
+// only while there is something to write.
 //
 // # Calls
 //
 // [Conn.Initialize] performs the handshake; afterwards [Conn.Call] sends a
-// request and waits for its reply. A call takes one of the in-flight slots
+// request and waits for its reply ([Conn.Do] is the same call as the module's typed
+// client makes it, with its params' buffer and what it learns of the result). A call takes one of the in-flight slots
 // ([limits.MaxInFlight]) before it is sent and releases it only when the adapter replies,
 // also when the caller has given up meanwhile; initialize takes a slot too,
 // which changes nothing since it is alone on the wire. A caller that finds no free slot

@@ -36,7 +36,11 @@ func thermometer(stdin io.Reader, stdout io.WriteCloser) {
 		default:
 			out = proto.AppendError(nil, m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod)
 		}
-		if proto.WriteFrame(stdout, out, 0) != nil {
+		frame, err := proto.AppendFrame(nil, out, 0, false)
+		if err == nil {
+			_, err = stdout.Write(frame)
+		}
+		if err != nil {
 			return
 		}
 	}

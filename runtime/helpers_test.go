@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/runtime"
 	"github.com/adapterkit/adapterkit/wire"
 )
@@ -214,13 +215,7 @@ func ended(t testing.TB, c *runtime.Conn) error {
 // eventually polls cond (for state without an event to wait on, such as InFlight).
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, wait, cond, "never happened: %s", what)
 }
 
 // callError asserts err is a *runtime.CallError and returns it.

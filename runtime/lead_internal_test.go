@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/wire"
 )
@@ -141,13 +142,7 @@ func leadRecv(t *testing.T, ch <-chan leadOutcome) leadOutcome {
 // until polls cond (state without an event to wait on: who holds the role).
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(leadWait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("never happened: %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.Eventually(t, leadWait, cond, "never happened: %s", what)
 }
 
 // keepFree keeps the role free for the test's length once nothing is in flight (the
@@ -216,9 +211,7 @@ func TestCancelledReaderKeepsTheFrame(t *testing.T) {
 	m2 := a.next()
 	reply := leadResult(m2.ID, `"second"`)
 	a.write(reply[:7]) // the header and a few bytes of the payload
-	// Let the reader take the part (the test holds either way; it tests the frame's
-	// continuation only if the part was read).
-	time.Sleep(20 * time.Millisecond)
+	until(t, "the reader took the part", func() bool { return a.unread() == 0 })
 	cancel()
 	o := leadRecv(t, first)
 	if CodeOf(o.err) != wire.CodeAborted || !IsUncertain(o.err) {

@@ -9,16 +9,15 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/adapterkit/adapterkit/internal/bufpool"
-	"github.com/adapterkit/adapterkit/internal/validjson"
+	"github.com/adapterkit/adapterkit/internal/handover"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
 // A call given up while its large params are being written returns at once, and the
 // caller's buffer is the caller's again: params lent with their pooled buffer
-// (validjson.Lend, as the typed client lends them) are written from that buffer, which
+// (a handover.Lease, as the typed client lends them) are written from that buffer, which
 // goes back to the pool only once the frame is written (the caller lets go of the loan,
 // the writer still holds it); params without a loan were copied into the write queue
 // before Call returned. Either way the caller, or whoever the pool hands the buffer to,
@@ -41,14 +40,13 @@ func TestParamsCanceledMidWrite(t *testing.T) {
 			want := []byte(request(2, read, string(params)))
 
 			ctx, cancel := context.WithCancel(context.Background())
-			lctx := ctx
-			var loan *validjson.Loan
+			req := &handover.Request{Method: read, Params: params}
 			if tc.lend {
-				lctx, loan = validjson.Lend(ctx, params, buf, true)
+				req.Lease, req.Valid = handover.Lend(buf), true
 			}
 			res := make(chan error, 1)
 			go func() {
-				_, err := c.Call(lctx, read, params)
+				_, err := c.Do(ctx, req)
 				res <- err
 			}()
 			// The frame is being written: its start has arrived, most of it has not.
@@ -64,8 +62,8 @@ func TestParamsCanceledMidWrite(t *testing.T) {
 			// The call has returned: the caller lets go of the loan, as registry.Call
 			// does, and another call's params go into any buffer the pool hands out;
 			// without a loan the caller writes over its own buffer.
-			if loan != nil {
-				loan.Release()
+			if req.Lease != nil {
+				req.Lease.Release()
 			} else {
 				copy(params, bytes.Repeat([]byte("Z"), len(params)))
 			}
@@ -101,10 +99,10 @@ func TestSmallLentParamsCopied(t *testing.T) {
 	f.handshake(c)
 	buf := bufpool.Get()
 	*buf = append((*buf)[:0], `{"s":"small"}`...)
-	lctx, loan := validjson.Lend(context.Background(), *buf, buf, true)
+	loan := handover.Lend(buf)
 	res := make(chan error, 1)
 	go func() {
-		_, err := c.Call(lctx, read, *buf)
+		_, err := c.Do(context.Background(), &handover.Request{Method: read, Params: *buf, Lease: loan, Valid: true})
 		res <- err
 	}()
 	f.expect(request(2, read, `{"s":"small"}`))
@@ -144,7 +142,7 @@ func differing(a, b []byte) int {
 
 // Lent params whose request was still queued when the connection ended stay the
 // caller's: the call fails never started, and the caller makes it again from the same
-// params and context on a new connection, as package lifecycle does after a restart.
+// request on a new connection, as package lifecycle does after a restart.
 // The request goes out whole and unchanged there, though buffers taken from the pool
 // in between were written over (the dropped frame gave up only its own hold).
 func TestLentParamsRetriedOnNewConnection(t *testing.T) {
@@ -157,7 +155,8 @@ func TestLentParamsRetriedOnNewConnection(t *testing.T) {
 	*buf = append(append(append((*buf)[:0], `{"s":"`...), strings.Repeat("p", n-len(`{"s":""}`))...), `"}`...)
 	params := *buf
 	want := request(2, read, string(params))
-	lctx, loan := validjson.Lend(context.Background(), params, buf, true)
+	loan := handover.Lend(buf)
+	req := &handover.Request{Method: read, Params: params, Lease: loan, Valid: true}
 
 	// The adapter reads nothing more: the writer is stuck in the first request's Write,
 	// and the lent request queues behind it.
@@ -168,14 +167,10 @@ func TestLentParamsRetriedOnNewConnection(t *testing.T) {
 	}
 	lent := make(chan error, 1)
 	go func() {
-		_, err := c1.Call(lctx, read, params)
+		_, err := c1.Do(context.Background(), req)
 		lent <- err
 	}()
-	for deadline := time.Now().Add(wait); c1.InFlight() < 2; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the lent request was not queued")
-		}
-	}
+	eventually(t, "the lent request was queued", func() bool { return c1.InFlight() >= 2 })
 	c1.Abort(errors.New("the adapter is gone"))
 	checkOutcome(t, recv(t, lent), wire.CodeClosed, false, true)
 	checkOutcome(t, recv(t, stuck).err, wire.CodeClosed, true, false)
@@ -191,7 +186,7 @@ func TestLentParamsRetriedOnNewConnection(t *testing.T) {
 	f2.handshake(c2)
 	retried := make(chan error, 1)
 	go func() {
-		_, err := c2.Call(lctx, read, params)
+		_, err := c2.Do(context.Background(), req)
 		retried <- err
 	}()
 	if got := f2.next(); got != want {

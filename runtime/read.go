@@ -263,6 +263,7 @@ func (c *Conn) deliver(m *proto.Message, self *call) (reply, readStep) {
 		c.passRole()
 		step = readOwn
 	case cl.abandoned:
+		c.abandoned--
 		putCall(cl)
 		if c.log.IsTrace() {
 			c.log.Trace("reply to an abandoned call dropped", "id", m.ID, "type", m.Type.String())

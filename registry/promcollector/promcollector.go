@@ -57,6 +57,7 @@ func ForRegistry(r *registry.Registry) prometheus.Collector {
 // figures copies what the collector reads of st.
 func figures(st *lifecycle.Stats) prommetrics.Figures {
 	f := prommetrics.Figures{InFlight: st.InFlight, Restarts: st.Restarts, Violations: st.Violations, LimitHits: st.LimitHits,
+		Starts: st.Backoff.Starts, FailedStarts: st.Backoff.Failed, StartFailures: st.Backoff.Failures, Abandoned: st.Abandoned,
 		Running: st.Pid != 0, MemoryBytes: st.Usage.MemoryBytes, CPU: st.Usage.CPU, HasMemory: st.Usage.HasMemory, HasCPU: st.Usage.HasCPU}
 	for i := range st.Methods {
 		ms := &st.Methods[i]
