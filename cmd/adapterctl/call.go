@@ -28,15 +28,19 @@ error is one JSON object on stderr: {"command","error","exit","call":{"method","
 --timeout bounds the call (not the start); when it passes, a cancel is sent and the
 call fails with deadline, outcome uncertain.
 
+--isolation no-pid-namespace starts the adapter outside a PID namespace (still in a
+cgroup where the host may create one), which a debugger that executes the adapter needs
+('dlv exec' as the adapter's file: docs/debugging.md).
+
 With --socket SOCKET the call is sent to the running daemon there ('adapterctl
 serve') instead of starting the adapter: ADAPTER is passed as given (NAME,
 NAME@CONSTRAINT or the absolute path of an adapter the daemon discovered), and
 --timeout bounds the start of the adapter (when the daemon has not opened it yet) and
-the call. --dir, --config, --env, --inherit-env and --adapter-stderr are refused with
---socket (the daemon starts and configures its adapters). The output is the same; an
-error also names the control-plane code ("control":{"code","message","adapter",
-"stage"} with --json). See 'adapterctl help ping' for how control-plane errors map
-to exit statuses. --remote HOST:PORT with --tls-ca, --tls-cert and --tls-key (or
+the call. --dir, --config, --env, --inherit-env, --adapter-stderr and --isolation are
+refused with --socket (the daemon starts and configures its adapters). The output is
+the same; an error also names the control-plane code ("control":{"code","message",
+"adapter","stage"} with --json). See 'adapterctl help ping' for how control-plane
+errors map to exit statuses. --remote HOST:PORT with --tls-ca, --tls-cert and --tls-key (or
 $ADAPTERKIT_REMOTE and the like) sends the call, the same way, to a daemon serving on
 TCP with mutual TLS ('adapterctl help ping').
 
@@ -50,6 +54,7 @@ func runCall(ctx context.Context, e *env, args []string) int {
 	var o adapterOpts
 	f := newFlags(e, "call", "[flags] ADAPTER METHOD [PARAMS_JSON|-]", callHelp)
 	o.register(f)
+	registerIsolation(f, &o.isolation)
 	timeout := f.Duration("timeout", limits.CallDeadline, "deadline of the call (at most the protocol's 30s)")
 	var d daemonOpts
 	f.StringVar(&d.socket, "socket", "", "send the call to the daemon at `SOCKET` instead of starting the adapter")

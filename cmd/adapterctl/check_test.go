@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,6 +15,10 @@ func runCheckJSON(t *testing.T, adapter string) (checkOutput, result) {
 	var out checkOutput
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("check --json: %v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
+	}
+	// Sessions whose empty cgroup is no proof for the same reason say it once.
+	if parts := strings.Split(out.CleanupNote, "; "); out.CleanupNote != "" && len(parts) != len(slices.Compact(slices.Sorted(slices.Values(parts)))) {
+		t.Errorf("cleanup note repeats itself: %q", out.CleanupNote)
 	}
 	return out, r
 }

@@ -24,7 +24,7 @@ type hostFault struct {
 // hostFaults are the faults sent, each to a fresh, initialized adapter.
 var hostFaults = func() []hostFault {
 	frame := func(payload string) []byte {
-		b, err := appendFrame(nil, []byte(payload))
+		b, err := proto.AppendFrame(nil, []byte(payload), 0, false)
 		if err != nil {
 			panic(err) // a constant payload: a programming error
 		}
@@ -63,13 +63,13 @@ func (c *checker) hostFault(ctx context.Context, f hostFault) {
 	} else {
 		proc.Stderr = capture
 	}
-	s, err := startSession(ctx, proc)
+	s, err := startSession(ctx, proc, false)
 	if err != nil {
 		c.failed(f.check, "could not start the adapter: %v", err)
 		return
 	}
 	exited := c.sendFault(ctx, s, f)
-	c.cleanups = append(c.cleanups, s.finish()) // also waits for the copy of stderr
+	c.end(s) // also waits for the copy of stderr
 	if exited == "" {
 		return
 	}

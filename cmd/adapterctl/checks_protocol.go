@@ -333,6 +333,8 @@ func (c *checker) exitOnEOF(ctx context.Context, s *session) {
 	switch {
 	case err == nil:
 		c.pass(checkLeftovers, "the whole tree ended with the adapter, proven without a kill (%s)", mech)
+	case cgroupEvidence(err, s.tree):
+		c.pass(checkLeftovers, "the adapter's cgroup emptied with it, without a kill (%s); no proof against a process it moved out: %s", mech, s.tree.Supervision().NoProof)
 	case errors.As(err, &ue) && len(ue.Pids) > 0:
 		c.failed(checkLeftovers, "descendants still running after the adapter exited: pids %v", ue.Pids)
 	case provable:

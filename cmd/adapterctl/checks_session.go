@@ -20,6 +20,9 @@ import (
 // unknown envelope fields, cancels of unknown ids, 33 requests at once) and observe
 // every byte the adapter writes to stdout.
 type session struct {
+	// note is why the end of the tree, its cgroup found empty, is still not proven
+	// (see cgroupEvidence); "" when proven.
+	note   string
 	tree   *platform.Tree
 	stdin  io.WriteCloser
 	nextID uint64
@@ -55,11 +58,14 @@ type deadlineWriter interface {
 // errOutputEnded is the cause of waits on a session whose stdout ended.
 var errOutputEnded = errors.New("the adapter's output ended")
 
-// startSession starts the adapter for one session. The PID namespace is not used, so
-// that a descendant the adapter leaves behind is visible to the R64 check instead of
-// being killed by the kernel with the namespace's init.
-func startSession(ctx context.Context, cfg platform.Config) (*session, error) {
-	cfg.Isolation = platform.IsolationNoPIDNamespace
+// startSession starts the adapter for one session. With observe the PID namespace is
+// not used, so that a descendant the adapter leaves behind is visible to the R64 check
+// instead of being killed by the kernel with the namespace's init; the other sessions
+// keep the strongest isolation, whose end can be proven.
+func startSession(ctx context.Context, cfg platform.Config, observe bool) (*session, error) {
+	if observe {
+		cfg.Isolation = platform.IsolationNoPIDNamespace
+	}
 	tree, err := platform.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -190,16 +196,6 @@ func (s *session) write(frames []byte) error {
 	return err
 }
 
-// appendFrame appends payload as one frame.
-func appendFrame(dst, payload []byte) ([]byte, error) {
-	start := len(dst)
-	dst = append(proto.BeginFrame(dst), payload...)
-	if _, err := proto.FinishFrame(dst[start:], 0); err != nil {
-		return dst[:start], err
-	}
-	return dst, nil
-}
-
 // newID takes the next request identity and records it as sent, before the write, so
 // that a fast reply is never taken for an unknown one.
 func (s *session) newID() uint64 {
@@ -230,7 +226,7 @@ func (s *session) requests(n int, method string, params []byte) ([]uint64, error
 	for i := range ids {
 		ids[i] = s.newID()
 		var err error
-		if buf, err = appendFrame(buf, proto.AppendRequest(nil, ids[i], method, params)); err != nil {
+		if buf, err = proto.AppendFrame(buf, proto.AppendRequest(nil, ids[i], method, params), 0, false); err != nil {
 			return nil, err
 		}
 	}
@@ -241,7 +237,7 @@ func (s *session) requests(n int, method string, params []byte) ([]uint64, error
 func (s *session) cancel(id uint64) error { return s.send(proto.AppendCancel(nil, id)) }
 
 func (s *session) send(payload []byte) error {
-	frame, err := appendFrame(nil, payload)
+	frame, err := proto.AppendFrame(nil, payload, 0, false)
 	if err != nil {
 		return err
 	}
@@ -361,6 +357,11 @@ func (s *session) finish() error {
 	defer cancel()
 	kerr := s.tree.Kill(ctx)
 	verr := s.tree.Verify(ctx)
+	if cgroupEvidence(verr, s.tree) {
+		// The observed session's cgroup is empty: what is left unproven is a process
+		// the adapter deliberately moved out of it, which the checker reports aside.
+		s.note, verr = verr.Error(), nil
+	}
 	if verr == nil && kerr != nil {
 		verr = kerr
 	}
@@ -377,4 +378,15 @@ func (s *session) finish() error {
 		return verr
 	}
 	return cerr
+}
+
+// cgroupEvidence reports whether err says only that the tree's cgroup, found empty, is
+// no proof because the adapter could have moved processes out of it (a session without
+// a PID namespace whose adapter may write an ancestor cgroup's cgroup.procs, as a root
+// host's may): evidence that a cooperating adapter left nothing, not proof against one
+// that hides.
+func cgroupEvidence(err error, tree *platform.Tree) bool {
+	var ue *platform.UnverifiedError
+	why := tree.Supervision().NoProof
+	return why != "" && errors.As(err, &ue) && len(ue.Pids) == 0 && ue.Reason == why
 }

@@ -58,10 +58,25 @@ type daemonError struct {
 }
 
 func (e *daemonError) Error() string {
-	return fmt.Sprintf("daemon at %s: %s: %v", e.socket, e.what, e.err)
+	cause := e.err.Error()
+	if errors.Is(e.err, controlplane.ErrOutcomeUncertain) {
+		// what says it: the cause is the connection's own error.
+		cause = strings.TrimPrefix(cause, controlplane.ErrOutcomeUncertain.Error()+": ")
+	}
+	return fmt.Sprintf("daemon at %s: %s: %s", e.socket, e.what, cause)
 }
 
 func (e *daemonError) Unwrap() error { return e.err }
+
+// whatUncertain is a daemonError's what when the connection ended with the request
+// under way (controlplane.ErrOutcomeUncertain), whatUncertainCall that of a call.
+const (
+	whatUncertain     = "the daemon's connection ended mid-request: the outcome is uncertain (the request may have been carried out)"
+	whatUncertainCall = "the daemon's connection ended mid-call: the outcome is uncertain (the call may have run: the adapter may have acted)"
+)
+
+// uncertain reports whether the request's connection ended with it under way.
+func (e *daemonError) uncertain() bool { return e.what == whatUncertain || e.what == whatUncertainCall }
 
 // whatUntrusted is a daemonError's what when the process listening at the socket is
 // run by a user this client does not trust (trying again would not change that).
@@ -202,6 +217,8 @@ func withDaemon(ctx context.Context, o *daemonOpts, wait time.Duration, fn func(
 		// TLS 1.3: the daemon checks the client's certificate after the client's
 		// handshake is done, so its refusal arrives as the first answer.
 		return &daemonError{socket: socket, what: whatRefused, err: err}
+	case errors.Is(err, controlplane.ErrOutcomeUncertain):
+		return &daemonError{socket: socket, what: whatUncertain, err: err}
 	}
 	return &daemonError{socket: socket, what: "connection ended", err: err}
 }
@@ -340,6 +357,9 @@ func runStatus(ctx context.Context, e *env, args []string) int {
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "health\t%s\n", r.Health)
+	if r.RefusedNotSaved != "" {
+		fmt.Fprintf(tw, "state\tNOT SAVED (%d failed saves): %s\n", r.RefusedSaveFailures, r.RefusedNotSaved)
+	}
 	fmt.Fprintf(tw, "pid\t%d\n", r.PID)
 	fmt.Fprintf(tw, "started\t%s\n", r.Started.Format(time.RFC3339))
 	fmt.Fprintf(tw, "dirs\t%s\n", strings.Join(r.Dirs, ", "))
@@ -454,7 +474,7 @@ func callDaemon(ctx context.Context, e *env, f *flags, asJSON bool, o *daemonOpt
 	var local []string
 	f.Visit(func(fl *flag.Flag) {
 		switch fl.Name {
-		case "dir", "config", "env", "inherit-env", "adapter-stderr":
+		case "dir", "config", "env", "inherit-env", "adapter-stderr", "isolation":
 			local = append(local, "--"+fl.Name)
 		}
 	})
@@ -474,6 +494,9 @@ func callDaemon(ctx context.Context, e *env, f *flags, asJSON bool, o *daemonOpt
 		r, err = c.Send(ctx, p)
 		return err
 	})
+	if de := (*daemonError)(nil); errors.As(err, &de) && de.what == whatUncertain {
+		de.what = whatUncertainCall
+	}
 	if err != nil {
 		return fail(e, "call", asJSON, err, nil)
 	}

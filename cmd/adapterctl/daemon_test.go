@@ -362,6 +362,7 @@ func TestDaemonUsage(t *testing.T) {
 		{"serve relative dir", []string{"serve", "--socket", nosock, "rel/dir"}, ExitNotFound, []string{"rel/dir", "does not exist"}},
 		{"serve missing dir", []string{"serve", "--socket", nosock, filepath.Join(dir, "missing")}, ExitNotFound, []string{"does not exist"}},
 		{"serve on a file", []string{"serve", "--socket", file, goodDir}, ExitUsage, []string{"not a socket"}},
+		{"serve idle timeout zero", []string{"serve", "--socket", nosock, "--socket-idle-timeout", "0s", goodDir}, ExitUsage, []string{"--socket-idle-timeout", "positive"}},
 		{"no daemon: ping", []string{"ping", "--socket", nosock}, ExitBroken, []string{"cannot connect"}},
 		{"no daemon: version", []string{"version", "--socket", nosock}, ExitBroken, []string{"cannot connect"}},
 		{"no daemon: capabilities", []string{"capabilities", "--socket", nosock}, ExitBroken, []string{"cannot connect"}},

@@ -3,13 +3,15 @@
 // control-plane daemon that keeps adapters supervised, and asks it.
 //
 // It is the top of the module's layers and may import any library package; what only it
-// uses is its own (cmd/adapterctl/internal/systemd).
+// uses is its own (cmd/adapterctl/internal/systemd, cmd/adapterctl/internal/contractgen).
 //
 //	adapterctl list    [--json] DIR...
 //	adapterctl inspect [--json] [-v] [--log-level L] [--config JSON] ADAPTER
 //	adapterctl call    [--json] [-v] [--log-level L] [--timeout D] [--config JSON] ADAPTER METHOD [PARAMS_JSON|-]
-//	adapterctl check   [--json] [-v] [--log-level L] [--timeout D] [--config JSON] ADAPTER
+//	adapterctl check   [--json] [-v] [--log-level L] [--timeout D] [--config JSON] [--contract FILE] ADAPTER
 //	adapterctl help    [COMMAND]
+//	adapterctl contract schema [-o FILE] PACKAGE...
+//	adapterctl contract gen -lang typescript|python|rust -o DIR PACKAGE...
 //
 //	adapterctl serve   [--socket SOCKET] [--json] [--env KEY=VALUE]... [--inherit-env]
 //	                   [--adapter-stderr] [--log LEVEL] [--metrics HOST:PORT] [DIR...]
@@ -107,6 +109,8 @@
 //	   not answer, or refused the request (permission_denied, internal, unknown_method)
 //	4  the adapter's process tree could not be verified gone (takes precedence)
 //	5  the adapter was not found, or a directory could not be scanned
+//	6  the daemon's connection ended with the request under way: its outcome is
+//	   uncertain (the call may have run); repeat it only if that is harmless
 //
 // A control-plane error of the daemon maps to the same statuses: not_found 5;
 // invalid_params 2 (the request was refused, e.g. a malformed ADAPTER reference) but 1

@@ -19,7 +19,7 @@ const sandboxDefaultRead = "/usr /bin /sbin /lib* (system programs and libraries
 
 // sandboxGrant is one permission of a sandbox in force, for inspect.
 type sandboxGrant struct {
-	Access string `json:"access"` // read, write, exec, net, unix
+	Access string `json:"access"` // read, write, exec, net, unix, inotify
 	What   string `json:"what"`   // a path, or a description
 	From   string `json:"from"`   // "default", or the flag that asked for it
 }
@@ -59,6 +59,9 @@ func sandboxGrants(sb *platform.Sandbox, path string) []sandboxGrant {
 	}
 	if sb.UnixSockets {
 		g = append(g, sandboxGrant{"unix", "may create Unix sockets", "--allow-unix"})
+	}
+	if sb.Inotify {
+		g = append(g, sandboxGrant{"inotify", "may create inotify instances (the user's quota, shared with the host)", "--allow-inotify"})
 	}
 	return g
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/adapterkit/adapterkit/lifecycle"
+	"github.com/adapterkit/adapterkit/platform"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
@@ -83,9 +84,7 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		out.Grants = sandboxGrants(cfg.Sandbox, t.Path)
 	}
 	out.Derived = a.Supervision().Derived
-	for _, d := range a.Supervision().Dropped {
-		out.Dropped = append(out.Dropped, dropped{Mechanism: d.Mechanism.String(), Reason: d.Reason})
-	}
+	out.Dropped = droppedOf(a.Supervision())
 	cleanup := a.Close()
 	out.CleanupVerified = cleanup == nil
 	if o.json {
@@ -101,6 +100,16 @@ func runInspect(ctx context.Context, e *env, args []string) int {
 		return fail(e, "inspect", o.json, nil, cleanup)
 	}
 	return ExitOK
+}
+
+// droppedOf lists each mechanism of sup not in effect, each gap of a best-effort
+// sandbox included, in the order Supervision reports them.
+func droppedOf(sup platform.Supervision) []dropped {
+	var out []dropped
+	for _, d := range sup.Dropped {
+		out = append(out, dropped{Mechanism: d.Mechanism.String(), Reason: d.Reason})
+	}
+	return out
 }
 
 func printInspect(e *env, out inspectOutput) {

@@ -28,7 +28,14 @@ func exe(base string) string {
 	return base
 }
 
+// asAdapterctl, set in a child's environment, makes the test binary run as
+// adapterctl with its arguments (a daemon process a test can kill).
+const asAdapterctl = "ADAPTERCTL_TEST_AS_ADAPTERCTL"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(asAdapterctl) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
 	root, err := os.MkdirTemp("", "adapterctl-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

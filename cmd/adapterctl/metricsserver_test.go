@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // closedByServer waits (up to a bound far above the server's timeouts) for the server
@@ -123,13 +125,8 @@ func TestMetricsServerConnectionCap(t *testing.T) {
 	for _, c := range held {
 		_ = c.Close()
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !scrapeOn(t, dialT(t, addr)) {
-		if time.Now().After(deadline) {
-			t.Fatal("no connection served after the held ones closed")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 20*time.Second, func() bool { return scrapeOn(t, dialT(t, addr)) },
+		"no connection served after the held ones closed")
 	if err := stop(); err != nil {
 		t.Errorf("serveMetrics after Shutdown: %v", err)
 	}

@@ -43,6 +43,8 @@ type adapterOpts struct {
 	sandbox       sandboxOpts
 	// allowGroupWritable is --allow-group-writable (see registerTrust).
 	allowGroupWritable bool
+	// isolation is --isolation, of the commands that register it (registerIsolation).
+	isolation platform.Isolation
 	logOpts
 }
 
@@ -219,7 +221,7 @@ func (o *adapterOpts) lifecycleConfig(e *env, t target) (lifecycle.Config, error
 	if err != nil {
 		return lifecycle.Config{}, err
 	}
-	cfg := lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name, Sandbox: sb}
+	cfg := lifecycle.Config{Path: t.Path, Env: environ, Configuration: cfgJSON, Stderr: stderr, Name: t.Name, Sandbox: sb, Isolation: o.isolation}
 	return cfg, o.applyLogs(e.stderr, t.Name, &cfg)
 }
 

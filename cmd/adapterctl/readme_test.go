@@ -167,10 +167,8 @@ func stopGroup(pgid int) bool {
 	if syscall.Kill(-pgid, syscall.SIGTERM) != nil {
 		return false
 	}
-	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if syscall.Kill(-pgid, 0) != nil {
-			return true
-		}
+	if testkit.Within(15*time.Second, func() bool { return syscall.Kill(-pgid, 0) != nil }) {
+		return true
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return true

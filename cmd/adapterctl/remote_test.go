@@ -86,15 +86,13 @@ func TestRemoteCommands(t *testing.T) {
 
 	// The daemon counts the refusal once its alert is sent: the client may be done first.
 	var st controlplane.StatusResult
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testkit.Within(30*time.Second, func() bool {
 		r = runCmd(t, "", "status", "--json", "--socket", sock)
 		r.want(t, ExitOK, nil, nil)
 		st = controlplane.StatusResult{}
 		decodeStrict(t, r.stdout, &st)
-		if st.RefusedClients > 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return st.RefusedClients > 0
+	})
 	if st.Remote == nil || st.Remote.Listen != addr || st.Remote.RefusedClients != 1 || st.RefusedClients != 1 {
 		t.Errorf("status remote %+v, refused %d: want carol's refusal counted", st.Remote, st.RefusedClients)
 	}

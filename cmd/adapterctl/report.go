@@ -42,6 +42,8 @@ func exitStatus(err error) int {
 		return controlStatus(cp)
 	case errors.As(err, &se):
 		return ExitUnverified
+	case errors.As(err, &de) && de.uncertain():
+		return ExitUncertain
 	case errors.As(err, &de), errors.Is(err, controlplane.ErrSocketInUse), errors.Is(err, controlplane.ErrSocket),
 		errors.Is(err, errors.ErrUnsupported), errors.Is(err, controlplane.ErrState):
 		return ExitBroken
@@ -121,11 +123,13 @@ func isNotFound(err error) bool {
 	return errors.As(err, &nf) || errors.As(err, &de)
 }
 
-// worse returns the higher-priority of two exit statuses: 4, then 3, 5, 2, 1, 0.
+// worse returns the higher-priority of two exit statuses: 4, then 6, 3, 5, 2, 1, 0.
 func worse(a, b int) int {
 	rank := func(s int) int {
 		switch s {
 		case ExitUnverified:
+			return 7
+		case ExitUncertain:
 			return 6
 		case ExitBroken:
 			return 5

@@ -12,7 +12,7 @@ import (
 )
 
 // Exit statuses of adapterctl. When several apply, the highest-priority one wins:
-// ExitUnverified, then ExitBroken, then ExitFailed.
+// ExitUnverified, then ExitUncertain, then ExitBroken, then ExitFailed.
 const (
 	// ExitOK: the command succeeded.
 	ExitOK = 0
@@ -29,6 +29,10 @@ const (
 	ExitUnverified = 4
 	// ExitNotFound: the adapter was not found, or a directory could not be scanned.
 	ExitNotFound = 5
+	// ExitUncertain: the connection to the daemon ended with the request under way
+	// (controlplane.ErrOutcomeUncertain): the daemon may or may not have carried it
+	// out, a call's adapter may have acted. Repeat it only if that is harmless.
+	ExitUncertain = 6
 )
 
 // exitBrokenHelp is what exit status 3 means, the one text every help uses for it.
@@ -46,6 +50,8 @@ const exitCodesHelp = `Exit status:
   3  ` + exitBrokenHelp + `
   4  the adapter's process tree could not be verified gone (takes precedence over 1 and 3)
   5  adapter not found, or a directory could not be scanned
+  6  the daemon's connection ended with the request under way: its outcome is
+     uncertain (the call may have run); repeat it only if that is harmless
 `
 
 // adapterHelp documents the ADAPTER argument.
@@ -93,6 +99,7 @@ func init() {
 		{"status", "the daemon's health, counters and open adapters", runStatus},
 		{"upgrade", "make the daemon look for new adapter versions now and let them take over", runUpgrade},
 		{"top", "the daemon's adapters, refreshed every second: CPU, memory, calls, errors, latency", runTop},
+		{"contract", "from a Go contract's packages: the JSON Schema of its methods (contract schema), types for the other SDKs (contract gen)", runContract},
 		{"certs", "create a CA, a daemon and client certificates to try serve --listen (mutual TLS)", runCerts},
 	}
 }
@@ -205,6 +212,8 @@ func exitHelpOf(name string) string {
 		return serveExitHelp
 	case "certs":
 		return certsExitHelp
+	case "contract schema", "contract gen":
+		return contractExitHelp
 	}
 	return exitCodesHelp
 }

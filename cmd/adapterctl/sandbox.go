@@ -15,7 +15,8 @@ import (
 // sandboxHelp is the part of each adapter-starting command's help about --sandbox.
 const sandboxHelp = `
 Sandbox (Linux): --sandbox starts the adapter with least privilege. By default it may
-read its own directory and the system locations programs need: /usr, /bin, /sbin,
+read its own file (not its directory: the files beside it stay closed) and the system
+locations programs need: /usr, /bin, /sbin,
 /lib*; under /etc exactly ld.so.cache, ld.so.conf, ld.so.conf.d, localtime,
 nsswitch.conf, passwd, group, hosts, host.conf, resolv.conf, gai.conf, services,
 protocols, ssl/certs, ssl/openssl.cnf, ca-certificates, pki/tls/certs (so the user and
@@ -26,7 +27,9 @@ adapter's PATH; an interpreter not granted must be a root-owned system program) 
 the dynamic loader, read and write /dev/null and a private temporary directory
 ($TMPDIR, removed with it), and it has no network and no Unix sockets; it may change
 no file's mode, owner, times or extended attributes, even in its grants. inspect lists
-the grants in force. Each --allow-* adds a grant:
+the grants in force. Each --allow-* adds a grant; its PATH is opened once at each
+start without following symbolic links, and a PATH that goes through one is refused,
+naming the path to write instead (e.g. /usr/bin/true for /bin/true on a merged /usr):
   --allow-read PATH    read PATH (a file, or a directory and everything beneath)
   --allow-write PATH   read and write PATH (create, remove, rename beneath it)
   --allow-exec PATH    execute PATH (with its interpreter and loader)
@@ -35,6 +38,13 @@ the grants in force. Each --allow-* adds a grant:
                        listen, no UDP)
   --allow-unix         create Unix sockets: any pathname socket it can name becomes
                        reachable, the daemon's control socket included
+  --allow-inotify      create inotify instances (to watch files); they count against
+                       the user's fs.inotify.max_user_instances (128 by default),
+                       shared with the daemon and every other program of that user
+The adapter runs as your user and shares its quotas: without --allow-inotify it may
+create no inotify instance, and its process tree is limited to 512 tasks (threads
+count) by its pids cgroup, or RLIMIT_NPROC in its own user namespace; inspect says
+which, or that nothing could apply it.
 An interpreter installed outside /usr gets its installation prefix (the parent of its
 bin directory) readable; an interpreter reached through a shim (pyenv's, nvm's) needs
 --env PATH=... naming the real one, or --allow-exec/--allow-read for the shim's tree.
@@ -46,6 +56,7 @@ which starts it and reports the gap (inspect shows it). Elsewhere --sandbox is r
 // sandboxOpts are the sandbox flags of the commands that start adapters.
 type sandboxOpts struct {
 	on, bestEffort, unix bool
+	inotify              bool
 	read, write, exec    stringList
 	net                  string
 }
@@ -58,17 +69,18 @@ func (o *sandboxOpts) register(f *flags) {
 	f.Var(&o.exec, "allow-exec", "with --sandbox: `PATH` the adapter may execute (repeatable)")
 	f.StringVar(&o.net, "allow-net", "", "with --sandbox: `none|all|PORT[,PORT...]`: no network, all of it, or TCP connect to these ports")
 	f.BoolVar(&o.unix, "allow-unix", false, "with --sandbox: let the adapter create Unix sockets")
+	f.BoolVar(&o.inotify, "allow-inotify", false, "with --sandbox: let the adapter create inotify instances (its user's quota, shared with the host)")
 }
 
 // policy returns the sandbox the flags ask for: nil without --sandbox.
 func (o *sandboxOpts) policy() (*platform.Sandbox, error) {
 	if !o.on {
-		if o.bestEffort || o.unix || o.net != "" || len(o.read)+len(o.write)+len(o.exec) > 0 {
+		if o.bestEffort || o.unix || o.inotify || o.net != "" || len(o.read)+len(o.write)+len(o.exec) > 0 {
 			return nil, usagef("--allow-*, --sandbox-best-effort: give --sandbox too")
 		}
 		return nil, nil
 	}
-	sb := &platform.Sandbox{BestEffort: o.bestEffort, UnixSockets: o.unix}
+	sb := &platform.Sandbox{BestEffort: o.bestEffort, UnixSockets: o.unix, Inotify: o.inotify}
 	sb.Read, _ = absPaths(o.read)
 	sb.Write, _ = absPaths(o.write)
 	sb.Exec, _ = absPaths(o.exec)
@@ -111,10 +123,13 @@ const policyHelp = `
 starting with "adapter NAME" (NAME as in NAME_vVERSION, or * for every adapter without a
 section of its own), followed by one grant per line, spelled like the flags without
 their dashes: allow-read PATH, allow-write PATH, allow-exec PATH, allow-net
-none|all|PORT[,PORT...], allow-unix, best-effort; or the single line "unsandboxed" to
+none|all|PORT[,PORT...], allow-unix, allow-inotify, best-effort; or the single line "unsandboxed" to
 run that adapter without a sandbox. Paths must be absolute. Blank lines and lines
 starting with # are ignored. A section of an adapter replaces the * section for it
 (grants are not merged). Without a * section, the --sandbox flags are the default.
+No grant of an adapter (a path, or its executable) may lie inside another adapter's
+allow-write path: sections that overlap keep serve from starting, and an adapter whose
+executable another may write is refused at its start, naming both.
 Example:
   adapter *
   # every adapter: the default sandbox only
@@ -181,13 +196,15 @@ func parsePolicy(r io.Reader) (*sandboxPolicy, error) {
 					err = bad("%v", nerr)
 				}
 			}
-		case "allow-unix", "best-effort", "unsandboxed":
+		case "allow-unix", "allow-inotify", "best-effort", "unsandboxed":
 			if arg != "" {
 				return nil, bad("%s takes no value", key)
 			}
 			switch key {
 			case "allow-unix":
 				cur.UnixSockets = true
+			case "allow-inotify":
+				cur.Inotify = true
 			case "best-effort":
 				cur.BestEffort = true
 			default:
@@ -198,7 +215,7 @@ func parsePolicy(r io.Reader) (*sandboxPolicy, error) {
 				pol.set(curName, nil)
 			}
 		default:
-			err = bad("unknown line %q (want adapter, allow-read, allow-write, allow-exec, allow-net, allow-unix, best-effort or unsandboxed)", key)
+			err = bad("unknown line %q (want adapter, allow-read, allow-write, allow-exec, allow-net, allow-unix, allow-inotify, best-effort or unsandboxed)", key)
 		}
 		if err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,11 +13,12 @@ import (
 
 func TestSandboxFlags(t *testing.T) {
 	runCmd(t, "", "inspect", "--allow-read", "/etc", good("echo_v1.2.0")).want(t, ExitUsage, nil, []string{"give --sandbox too"})
+	runCmd(t, "", "inspect", "--allow-inotify", good("echo_v1.2.0")).want(t, ExitUsage, nil, []string{"give --sandbox too"})
 	runCmd(t, "", "call", "--sandbox", "--allow-net", "http", good("echo_v1.2.0"), "example.echo.echo", "{}").
 		want(t, ExitUsage, nil, []string{"--allow-net", "not none, all or a list of TCP ports"})
 	for _, cmd := range []string{"call", "inspect", "check", "serve"} {
 		r := runCmd(t, "", cmd, "--help")
-		for _, want := range []string{"--sandbox", "--allow-read", "--allow-write", "--allow-exec", "--allow-net", "--sandbox-best-effort", "Landlock"} {
+		for _, want := range []string{"--sandbox", "--allow-read", "--allow-write", "--allow-exec", "--allow-net", "--allow-inotify", "--sandbox-best-effort", "Landlock"} {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("%s --help lacks %q", cmd, want)
 			}
@@ -36,6 +38,20 @@ func TestSandboxFlags(t *testing.T) {
 		!strings.Contains(out.Sandbox, "net tcp connect 443") || !out.CleanupVerified {
 		t.Errorf("inspect --sandbox: %+v", out)
 	}
+	// Sandboxed adapters share their user's quotas: inotify only with --allow-inotify,
+	// and a default process limit.
+	if !strings.Contains(out.Sandbox, "inotify refused") || !strings.Contains(out.Sandbox, "tasks 512 (default)") {
+		t.Errorf("inspect --sandbox: sandbox %q, want inotify refused and the default process limit", out.Sandbox)
+	}
+	r = runCmd(t, "", "inspect", "--json", "--sandbox", "--allow-inotify", good("echo_v1.2.0"))
+	r.want(t, ExitOK, nil, nil)
+	out = inspectOutput{}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.Sandbox, "inotify allowed") || !slices.Contains(out.Grants, sandboxGrant{"inotify", "may create inotify instances (the user's quota, shared with the host)", "--allow-inotify"}) {
+		t.Errorf("inspect --sandbox --allow-inotify: %+v", out)
+	}
 	runCmd(t, "", "inspect", good("echo_v1.2.0")).want(t, ExitOK, []string{"supervision"}, nil)
 	if r := runCmd(t, "", "inspect", good("echo_v1.2.0")); strings.Contains(r.stdout, "sandbox") || strings.Contains(r.stdout, "landlock") {
 		t.Errorf("inspect without --sandbox reports one:\n%s", r.stdout)
@@ -53,6 +69,7 @@ allow-net 80,443
 allow-write /var/cache/weather
 allow-exec /usr/bin/curl
 allow-unix
+allow-inotify
 best-effort
 adapter legacy
 unsandboxed
@@ -64,7 +81,7 @@ unsandboxed
 		t.Errorf("default: %+v", pol.dflt)
 	}
 	want := &platform.Sandbox{ConnectPorts: []uint16{80, 443}, Write: []string{"/var/cache/weather"},
-		Exec: []string{"/usr/bin/curl"}, UnixSockets: true, BestEffort: true}
+		Exec: []string{"/usr/bin/curl"}, UnixSockets: true, Inotify: true, BestEffort: true}
 	if !reflect.DeepEqual(pol.byName["weather"], want) {
 		t.Errorf("weather: %+v", pol.byName["weather"])
 	}
@@ -81,6 +98,7 @@ unsandboxed
 		{"adapter a\nallow-unix\nunsandboxed", "line 3: unsandboxed after grants"},
 		{"adapter a\nallow-everything", "line 2: unknown line"},
 		{"adapter a b", "line 1: adapter wants one NAME"},
+		{"adapter a\nallow-inotify yes", "line 2: allow-inotify takes no value"},
 	} {
 		if _, err := parsePolicy(strings.NewReader(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want %q", bad.text, err, bad.want)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -38,12 +39,16 @@ line says whether that was proven. With --json both lines are JSON objects:
 {"event":"ready","socket","dirs","adapters","pid"} and {"event":"stopped","verified"}.
 
 An adapter opened by name follows new versions of its major version dropped into its
-DIR (see 'adapterctl upgrade'); --upgrade-digest NAME=SHA256 pins NAME's upgrades to
-the files with the digests given. A new version refused (it failed to start, failed
-its handshake or catalog check, or its digest was not allowed) is not started by any
-path until a new file replaces it, 'adapterctl upgrade --retry NAME', or its pin is
-removed; the record is kept in --state-dir, so after a restart the version that
-served before is served again, and 'adapterctl status' says why. A state directory
+DIR (see 'adapterctl upgrade'). --pin NAME=SHA256 (also spelled --upgrade-digest)
+pins NAME: every start of it (first open, restart, upgrade) runs only a file with one
+of the digests given, the newest such version present; a file of NAME with another
+digest is never executed. A version refused (it failed to start at the first open
+while an older one starts, or as an upgrade; failed its handshake or catalog check;
+or its digest was not pinned) is not started by any path until a new file replaces
+it, 'adapterctl upgrade --retry NAME', or its pin is removed; the record is kept in
+--state-dir, so after a restart the version that served before is served again, and
+'adapterctl status' says why (a record that cannot be saved there is held in memory,
+retried, and makes health degraded until it is saved). A state directory
 or file not owned by the daemon's user, or writable by group or others, or a corrupt
 one, keeps the daemon from starting (exit status 3).
 ` + sandboxHelp + policyHelp
@@ -107,12 +112,16 @@ func serve(ctx context.Context, e *env, args []string) int {
 	f.BoolVar(&o.inheritEnv, "inherit-env", false, "pass adapterctl's whole environment to the adapters")
 	f.BoolVar(&o.adapterStderr, "adapter-stderr", false, "copy the adapters' stderr to adapterctl's stderr (default: discarded)")
 	var digests stringList
-	f.Var(&digests, "upgrade-digest", "`NAME=SHA256`: a new version of adapter NAME is taken only when its file has one of the digests given for NAME (repeatable)")
+	f.Var(&digests, "pin", "`NAME=SHA256`: adapter NAME starts (first open, restart, upgrade) only from a file with one of the digests given for NAME (repeatable)")
+	f.Var(&digests, "upgrade-digest", "`NAME=SHA256`: the older spelling of --pin")
 	f.StringVar(&logLevel, "log", "warn", "log the daemon's events on stderr at `LEVEL`: trace, debug, info, warn (refused clients, certificate problems), error or off")
 	o.sandbox.register(f)
 	registerTrust(f, &o.allowGroupWritable)
+	registerIsolation(f, &o.isolation)
 	policyFile := f.String("policy", "", "`FILE` giving each adapter its own sandbox (see below)")
 	stateFlag := f.String("state-dir", "", stateHelp)
+	idle := f.Duration("socket-idle-timeout", time.Minute, "close a socket client that has no request under way and has sent nothing for this long;\n"+
+		"when every one of the daemon's 256 client slots is taken, the socket client idle the longest is closed for a new one")
 	dirs, isDone, status := f.parse(args)
 	if isDone {
 		return status
@@ -140,6 +149,9 @@ func serve(ctx context.Context, e *env, args []string) int {
 		return fail(e, "serve", false, err, nil)
 	case level == hclog.NoLevel:
 		return fail(e, "serve", false, usagef("--log %q is not one of trace, debug, info, warn, error, off", logLevel), nil)
+	}
+	if *idle <= 0 {
+		return fail(e, "serve", false, usagef("--socket-idle-timeout %v: want a positive duration", *idle), nil)
 	}
 	if socket == "" && remote == nil {
 		socket = defaultSocket()
@@ -173,7 +185,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	}
 	stderr := &lockedWriter{w: e.stderr}
 	cfg := controlplane.ServerConfig{Socket: socket, Dirs: dirs, AllowGroupWritable: o.allowGroupWritable, Version: buildVersion(), Env: environ, Sandbox: sandbox, Sandboxes: sandboxes,
-		Upgrade: &registry.Upgrade{Allowed: allowed}, StateDir: state,
+		Upgrade: &registry.Upgrade{Allowed: allowed}, StateDir: state, IdleTimeout: *idle, Isolation: o.isolation,
 		Logger: hclog.New(&hclog.LoggerOptions{Name: "adapterctl", Output: stderr, Level: level, JSONFormat: o.json})}
 	if o.adapterStderr {
 		cfg.Stderr = stderr
@@ -191,6 +203,7 @@ func serve(ctx context.Context, e *env, args []string) int {
 	var readyErr error
 	cfg.OnReady = func() {
 		n := len(found.Adapters)
+		svc.ready(n) // before the ready line: whoever reads it finds the probes ready
 		if o.json {
 			readyErr = json.NewEncoder(e.stdout).Encode(serveEvent{Event: "ready", Socket: socket, Listen: listening,
 				Metrics: svc.listening, Dirs: dirs, Adapters: &n, PID: os.Getpid()})
@@ -209,7 +222,6 @@ func serve(ctx context.Context, e *env, args []string) int {
 			_, readyErr = fmt.Fprintf(e.stdout, "adapterctl serve: serving %s from %s on %s (pid %d)%s\n",
 				count(n, "adapter", "adapters"), strings.Join(dirs, ", "), strings.Join(on, " and "), os.Getpid(), metrics)
 		}
-		svc.ready(n)
 	}
 	err = controlplane.Serve(ctx, cfg)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -235,25 +247,33 @@ func serve(ctx context.Context, e *env, args []string) int {
 	return ExitOK
 }
 
-// buildVersion is adapterctl's module version, reported by the daemon's Version;
-// "" (reported as "devel") for a build from a checkout.
+// version, when set at link time (-ldflags "-X main.version=V", as `make image`
+// does), is the version the daemon reports, instead of the module's.
+var version string
+
+// buildVersion is adapterctl's version reported by the daemon's Version: the one set
+// at link time, else the module version; "" (reported as "devel") for a build from a
+// checkout.
 func buildVersion() string {
+	if version != "" {
+		return version
+	}
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return ""
 }
 
-// upgradeDigests parses the --upgrade-digest values: NAME=SHA256, by name.
+// upgradeDigests parses the --pin (--upgrade-digest) values: NAME=SHA256, by name.
 func upgradeDigests(vals []string) (map[string][]string, error) {
 	out := make(map[string][]string)
 	for _, v := range vals {
 		name, sum, ok := strings.Cut(v, "=")
 		if ref, err := discovery.ParseRef(name); !ok || err != nil || ref.Name != name {
-			return nil, usagef("--upgrade-digest %q is not NAME=SHA256 with an adapter name", v)
+			return nil, usagef("--pin %q is not NAME=SHA256 with an adapter name", v)
 		}
 		if len(sum) != 64 || strings.Trim(strings.ToLower(sum), "0123456789abcdef") != "" {
-			return nil, usagef("--upgrade-digest %q: the digest must be 64 hexadecimal digits", v)
+			return nil, usagef("--pin %q: the digest must be 64 hexadecimal digits", v)
 		}
 		out[name] = append(out[name], strings.ToLower(sum))
 	}

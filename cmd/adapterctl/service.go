@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,7 +29,11 @@ const serveServiceHelp = `
 With --metrics HOST:PORT the daemon serves Prometheus metrics at http://HOST:PORT/metrics
 on a listener of its own (never the control plane's): calls by adapter, method and
 code, call durations, each adapter's memory, CPU time, restarts and state, and the
-daemon's clients, unverified cleanups and sweep. See docs/operations.md.
+daemon's clients, unverified cleanups and sweep. See docs/operations.md. The same
+listener answers probes: /healthz 200 while the daemon's state can be read (also
+while it starts and stops), /readyz 200 only while it serves, an adapter is
+discoverable in its DIRs and the control socket (if any) answers a ping; 503 and
+the reason otherwise. See docs/kubernetes.md.
 
 Under systemd (see contrib/systemd): sockets passed by socket activation
 ($LISTEN_FDS) are served, a Unix stream socket as the control socket (then --socket
@@ -61,6 +66,8 @@ type service struct {
 	stopping  func() bool   // stops the STOPPING=1 notification from being sent
 	stopped   chan struct{} // closed once it was sent
 	dirs      []string
+	socket    string             // the control socket served, "" without one (the readiness probe pings it)
+	serving   atomic.Bool        // set once the daemon serves (readiness)
 	scanOpts  *discovery.Options // how dirs are scanned
 	listening string             // the metrics address, for the ready line
 }
@@ -111,7 +118,10 @@ func (s *service) closeListeners(lns []systemd.Listener) {
 // metrics endpoint. A passed TCP socket without the TLS flags is a usage error: there
 // is no plain TCP.
 func (s *service) configure(cfg *controlplane.ServerConfig, log hclog.Logger) error {
-	s.dirs, s.log = cfg.Dirs, log
+	s.dirs, s.log, s.socket = cfg.Dirs, log, cfg.Socket
+	if s.socket == "" && s.unix != nil {
+		s.socket = s.unix.Addr().String()
+	}
 	s.scanOpts = &discovery.Options{AllowGroupWritable: cfg.AllowGroupWritable}
 	if s.notifyErr != nil {
 		log.Warn("not notifying the service manager", "error", s.notifyErr)
@@ -142,6 +152,8 @@ func (s *service) configure(cfg *controlplane.ServerConfig, log hclog.Logger) er
 		prommetrics.New(s.snapshot))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: hclogPrinter{log}}))
+	mux.HandleFunc("/healthz", s.healthz)
+	mux.HandleFunc("/readyz", s.readyz)
 	s.http = newMetricsServer(mux, defaultMetricsLimits, log)
 	s.served = make(chan struct{})
 	ln := s.metrics
@@ -172,6 +184,7 @@ func (s *service) snapshot() prommetrics.Snapshot {
 	}
 	d := &prommetrics.Daemon{Version: buildVersion(), Clients: st.Clients, UnverifiedCleanups: st.UnverifiedCleanups,
 		Exits: st.Exits, Swept: len(st.Sweep.Swept), SweepFailed: len(st.Sweep.Failed), SweepError: st.Sweep.Error != "",
+		StateSaveFailures: st.RefusedSaveFailures, StateUnsaved: st.RefusedNotSaved != "",
 		Refused: map[string]uint64{"unix": st.RefusedClients}, Dropped: map[string]uint64{"unix": st.DroppedClients}}
 	if r := st.Remote; r != nil {
 		// The daemon's totals count the TCP listener's clients too.
@@ -187,6 +200,7 @@ func (s *service) snapshot() prommetrics.Snapshot {
 // figures copies what the collector reads of st.
 func figures(st *lifecycle.Stats) prommetrics.Figures {
 	f := prommetrics.Figures{InFlight: st.InFlight, Restarts: st.Restarts, Violations: st.Violations, LimitHits: st.LimitHits,
+		Starts: st.Backoff.Starts, FailedStarts: st.Backoff.Failed, StartFailures: st.Backoff.Failures, Abandoned: st.Abandoned,
 		Running: st.Pid != 0, MemoryBytes: st.Usage.MemoryBytes, CPU: st.Usage.CPU, HasMemory: st.Usage.HasMemory, HasCPU: st.Usage.HasCPU}
 	for i := range st.Methods {
 		ms := &st.Methods[i]
@@ -199,6 +213,7 @@ func figures(st *lifecycle.Stats) prommetrics.Figures {
 // ready tells systemd the daemon serves: called from the daemon's OnReady, once the
 // sweep is done and its listeners accept connections.
 func (s *service) ready(adapters int) {
+	s.serving.Store(true)
 	s.send("READY=1\n" + s.status(adapters))
 }
 

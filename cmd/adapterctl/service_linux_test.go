@@ -17,9 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/adapterkit/adapterkit/controlplane"
 	"github.com/adapterkit/adapterkit/internal/testkit"
-	"github.com/hashicorp/go-hclog"
 )
 
 // notifyReceiver is the test's stand-in for systemd's notification socket.

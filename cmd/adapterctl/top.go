@@ -44,6 +44,11 @@ type topRow struct {
 	WorstP99MS  float64  `json:"worst_p99_ms"`
 	Restarts    int      `json:"restarts"`
 	Upgrades    int      `json:"upgrades"`
+	// Starts and FailedStarts count the processes started and the starts that failed;
+	// Abandoned the in-flight slots held by calls whose callers gave up.
+	Starts       uint64 `json:"starts"`
+	FailedStarts uint64 `json:"failed_starts"`
+	Abandoned    int    `json:"abandoned"`
 	// Draining counts the old versions still finishing calls after an upgrade.
 	Draining      int    `json:"draining"`
 	UpgradeError  string `json:"upgrade_error,omitempty"`
@@ -108,7 +113,8 @@ func topRows(r *controlplane.StatusResult, prev map[string]topRow, now time.Time
 	rows := make([]topRow, 0, len(r.Adapters))
 	for _, a := range r.Adapters {
 		row := topRow{Name: a.Name, Version: a.Version, Upgrades: a.Upgrades, Draining: len(a.Draining), UpgradeError: a.UpgradeError, State: a.State, PID: a.PID, CPUSeconds: a.CPUSeconds, MemoryBytes: a.MemoryBytes,
-			MemoryPeak: a.MemoryPeakBytes, Restarts: a.Restarts, path: a.Path, sampledAtNano: now.UnixNano()}
+			MemoryPeak: a.MemoryPeakBytes, Restarts: a.Restarts, Starts: a.Starts, FailedStarts: a.FailedStarts, Abandoned: a.Abandoned,
+			path: a.Path, sampledAtNano: now.UnixNano()}
 		for _, m := range a.Methods {
 			row.Calls += m.Calls
 			row.InFlight += m.InFlight
@@ -145,7 +151,7 @@ func printTop(w io.Writer, r *controlplane.StatusResult, rows []topRow) error {
 		return ew.err
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "NAME\tVERSION\tSTATE\tPID\tCPU %%\tCPU\tMEMORY\tPEAK\tCALLS\tCALLS/S\tERRORS\tIN FLIGHT\tWORST P99\tRESTARTS\tUPGRADES\n")
+	fmt.Fprintf(tw, "NAME\tVERSION\tSTATE\tPID\tCPU %%\tCPU\tMEMORY\tPEAK\tCALLS\tCALLS/S\tERRORS\tIN FLIGHT\tWORST P99\tRESTARTS\tUPGRADES\tSTARTS\tABANDONED\n")
 	for _, row := range rows {
 		upgrades := fmt.Sprint(row.Upgrades)
 		if row.Draining > 0 {
@@ -154,9 +160,10 @@ func printTop(w io.Writer, r *controlplane.StatusResult, rows []topRow) error {
 		if row.UpgradeError != "" {
 			upgrades += " (last refused)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%d\t%s\n", row.Name, orNone(row.Version), row.State, pidText(row.PID),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%d\n", row.Name, orNone(row.Version), row.State, pidText(row.PID),
 			fixed(row.CPUPercent, 1, "%"), fixed(row.CPUSeconds, 2, "s"), bytesText(row.MemoryBytes), bytesText(row.MemoryPeak),
-			row.Calls, fixed(row.CallsPerSec, 1, ""), row.Errors, row.InFlight, msText(row.WorstP99MS), row.Restarts, upgrades)
+			row.Calls, fixed(row.CallsPerSec, 1, ""), row.Errors, row.InFlight, msText(row.WorstP99MS), row.Restarts, upgrades,
+			startsText(row.Starts, row.FailedStarts), row.Abandoned)
 	}
 	return tw.Flush()
 }
@@ -206,6 +213,14 @@ func printFigures(w io.Writer, adapters []controlplane.AdapterStatus) error {
 		}
 	}
 	return ew.err
+}
+
+// startsText is the processes started, with the starts that failed when any did.
+func startsText(starts, failed uint64) string {
+	if failed == 0 {
+		return fmt.Sprint(starts)
+	}
+	return fmt.Sprintf("%d (%d failed)", starts, failed)
 }
 
 func pidText(pid int) string {

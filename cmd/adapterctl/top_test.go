@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // status and top show each adapter's figures; serve logs its adapters' records
@@ -24,11 +26,11 @@ func TestDaemonFigures(t *testing.T) {
 		runCmd(t, "", "call", "--socket", sock, "thermometer", "example.device.read", `{"probe":"`+probe+`"}`).want(t, code, nil, nil)
 	}
 	// Standard error is read as it comes: wait until the last line has been.
-	r := runCmd(t, "", "status", "--socket", sock)
-	for end := time.Now().Add(10 * time.Second); !strings.Contains(r.stdout, "(last 3 lines)") && time.Now().Before(end); {
-		time.Sleep(20 * time.Millisecond)
+	var r result
+	testkit.Within(10*time.Second, func() bool {
 		r = runCmd(t, "", "status", "--socket", sock)
-	}
+		return strings.Contains(r.stdout, "(last 3 lines)")
+	})
 	r.want(t, ExitOK, []string{"stderr of thermometer (last 3 lines):", `"@message":"reading"`}, nil)
 	if !regexp.MustCompile(`thermometer +example\.device\.read +3 +invalid=1 +0 +0 +[0-9.]+ms +[0-9.]+ms`).MatchString(r.stdout) {
 		t.Errorf("status lacks the method's figures:\n%s", r.stdout)

@@ -66,9 +66,12 @@ func runUpgrade(ctx context.Context, e *env, args []string) int {
 	if o.json {
 		err = printJSON(e.stdout, r)
 	} else if len(r.Adapters) == 0 {
-		_, err = fmt.Fprintf(e.stdout, "no adapter %sis open: the daemon opens adapters at their first call\n", orEmpty(name))
+		_, err = fmt.Fprintf(e.stdout, "no adapter %sis open: the daemon opens adapters at their first call (or at 'adapterctl upgrade NAME')\n", orEmpty(name))
 	} else {
 		err = printAdapters(e.stdout, r.Adapters)
+	}
+	if err == nil && !o.json && r.RefusedNotSaved != "" {
+		_, err = fmt.Fprintf(e.stdout, "  warning: %s\n", r.RefusedNotSaved)
 	}
 	if err != nil {
 		return finish(e, "upgrade", err)
@@ -90,14 +93,14 @@ func orEmpty(name string) string {
 // still finishing calls and the refused upgrades.
 func printAdapters(w io.Writer, adapters []controlplane.AdapterStatus) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "  NAME\tVERSION\tSTATE\tPID\tRESTARTS\tUPGRADES\tIN FLIGHT\tSUPERVISION\tPATH\n")
+	fmt.Fprintf(tw, "  NAME\tVERSION\tSTATE\tPID\tRESTARTS\tUPGRADES\tIN FLIGHT\tABANDONED\tSTARTS\tSUPERVISION\tPATH\n")
 	for _, a := range adapters {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Version, a.State, a.PID, a.Restarts,
-			a.Upgrades, a.InFlight, orNone(a.Mechanism), a.Path)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\n", a.Name, a.Version, a.State, a.PID, a.Restarts,
+			a.Upgrades, a.InFlight, a.Abandoned, startsText(a.Starts, a.FailedStarts), orNone(a.Mechanism), a.Path)
 	}
 	for _, a := range adapters {
 		for _, d := range a.Draining {
-			fmt.Fprintf(tw, "  %s\t%s\tdraining\t%d\t\t\t%d\t\t%s\n", a.Name, d.Version, d.PID, d.InFlight, d.Path)
+			fmt.Fprintf(tw, "  %s\t%s\tdraining\t%d\t\t\t%d\t\t\t\t%s\n", a.Name, d.Version, d.PID, d.InFlight, d.Path)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -105,6 +108,13 @@ func printAdapters(w io.Writer, adapters []controlplane.AdapterStatus) error {
 	}
 	ew := &errWriter{w: w}
 	for _, a := range adapters {
+		if b := a.Backoff; b != nil {
+			next := "the next call starts it"
+			if b.NextTry != nil {
+				next = "next try at " + b.NextTry.Format(time.RFC3339Nano)
+			}
+			ew.printf("  %s: %s in a row, %s: %s\n", a.Name, count(b.Failures, "failed start", "failed starts"), next, b.LastError)
+		}
 		if a.UpgradeError != "" {
 			ew.printf("  %s: upgrade refused, %s keeps serving: %s\n", a.Name, a.Version, a.UpgradeError)
 		}

@@ -57,12 +57,14 @@ func TestServeUpgradeDigest(t *testing.T) {
 	dir, src, install := upgradeDir(t)
 	install(exe("echo_v1.2.0"), src)
 	good := append(slices.Clone(src), "allowed"...)
-	sum := sha256.Sum256(good)
+	sum, first := sha256.Sum256(good), sha256.Sum256(src)
 	sock := filepath.Join(shortDir(t), "ctl.sock")
-	startDaemon(t, sock, "--socket", sock, "--upgrade-digest", "echo="+hex.EncodeToString(sum[:]), dir)
+	// A pin guards every start: the serving 1.2.0's digest is listed too.
+	startDaemon(t, sock, "--socket", sock, "--upgrade-digest", "echo="+hex.EncodeToString(sum[:]),
+		"--upgrade-digest", "echo="+hex.EncodeToString(first[:]), dir)
 	runCmd(t, "", "call", "--socket", sock, "echo", "example.echo.echo", `{}`).want(t, ExitOK, nil, nil)
 
-	install(exe("echo_v1.3.0"), src)
+	install(exe("echo_v1.3.0"), append(slices.Clone(src), "unlisted"...))
 	runCmd(t, "", "upgrade", "--socket", sock, "echo").want(t, ExitFailed, []string{"1.2.0 keeps serving", "SHA-256"}, nil)
 	install(exe("echo_v1.4.0"), good)
 	r := runCmd(t, "", "upgrade", "--socket", sock, "echo")
@@ -106,7 +108,8 @@ func TestServeRestartKeepsRefusal(t *testing.T) {
 	install(exe("echo_v1.2.0"), src)
 	state := filepath.Join(shortDir(t), "state")
 	sock := filepath.Join(shortDir(t), "ctl.sock")
-	args := []string{"--socket", sock, "--state-dir", state, "--upgrade-digest", "echo=" + strings.Repeat("ab", 32), dir}
+	first := sha256.Sum256(src)
+	args := []string{"--socket", sock, "--state-dir", state, "--pin", "echo=" + hex.EncodeToString(first[:]), dir}
 	d := startDaemon(t, sock, args...)
 	runCmd(t, "", "call", "--socket", sock, "echo", "example.echo.echo", `{}`).want(t, ExitOK, nil, nil)
 	install(exe("echo_v1.3.0"), append(slices.Clone(src), "unlisted"...))

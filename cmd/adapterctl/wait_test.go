@@ -55,12 +55,13 @@ func TestWait(t *testing.T) {
 
 	gone := filepath.Join(shortDir(t), "none.sock")
 	start := time.Now()
-	// 2 s: the first try must get to connect (and learn the socket is missing) before
-	// the deadline, also on a loaded machine; a try cut short by it says only "timeout".
-	r := runCmd(t, "", "wait", "--socket", gone, "--timeout", "2s")
-	r.want(t, ExitBroken, nil, []string{"no answer within 2s", "the last try: cannot connect", "no such file"})
-	if d := time.Since(start); d > 20*time.Second {
-		t.Errorf("wait --timeout 2s took %v", d)
+	// 8 s: the first try must get to connect (and learn the socket is missing) before
+	// the deadline, also on a loaded machine (2 s was too short under -race with
+	// every core busy); a try cut short by it says only "timeout".
+	r := runCmd(t, "", "wait", "--socket", gone, "--timeout", "8s")
+	r.want(t, ExitBroken, nil, []string{"no answer within 8s", "the last try: cannot connect", "no such file"})
+	if d := time.Since(start); d > 40*time.Second {
+		t.Errorf("wait --timeout 8s took %v", d)
 	}
 	runCmd(t, "", "wait", "--socket", gone, "--timeout", "0s").want(t, ExitUsage, nil, []string{"--timeout"})
 }

@@ -11,6 +11,12 @@
 //   - fragile: ignores what it cannot parse (bad JSON, a wrong envelope type, a
 //     zero-length frame) and carries on, where it should end the connection (A28).
 //   - panicky: panics on what it cannot parse, instead of exiting cleanly (A28).
+//   - daemonizer: on bad.adapter.echo with params {"token": T}, double-forks a daemon the
+//     way a Unix daemon leaves its parent: a copy of itself (the middle) starts another
+//     in a session of its own (setsid) and exits, so the daemon, "sleeper T" on its
+//     command line, has neither the adapter as its parent nor its process group; the
+//     result is {"daemon": PID} (the pid as the adapter sees it) once the middle has
+//     exited.
 //
 // Service bad.adapter version 1 has one method, bad.adapter.echo, which returns its
 // params. Requests before initialize and a second initialize are answered invalid,
@@ -18,11 +24,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -37,6 +46,9 @@ func main() {
 	if mode == "sleeper" || (len(os.Args) > 1 && os.Args[1] == "sleeper") {
 		time.Sleep(time.Hour)
 		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "middle" {
+		os.Exit(middle(os.Args[2]))
 	}
 	serve(mode)
 	switch mode {
@@ -54,7 +66,11 @@ func main() {
 }
 
 func send(payload []byte) {
-	if err := proto.WriteFrame(os.Stdout, payload, 0); err != nil {
+	frame, err := proto.AppendFrame(nil, payload, 0, false)
+	if err == nil {
+		_, err = os.Stdout.Write(frame)
+	}
+	if err != nil {
 		os.Exit(1)
 	}
 }
@@ -102,10 +118,50 @@ func serve(mode string) {
 			send(proto.AppendError(nil, m.ID, wire.CodeInvalid, "not now"))
 		case mode == "crash":
 			os.Exit(3)
+		case m.Method == "bad.adapter.echo" && mode == "daemonizer":
+			res, err := daemonize(m.Params)
+			if err != nil {
+				send(proto.AppendError(nil, m.ID, wire.CodeFailed, err.Error()))
+				continue
+			}
+			send(proto.AppendResult(nil, m.ID, res))
 		case m.Method == "bad.adapter.echo":
 			send(proto.AppendResult(nil, m.ID, m.Params))
 		default:
 			send(proto.AppendError(nil, m.ID, wire.CodeUnavailable, proto.MessageUnknownMethod))
 		}
 	}
+}
+
+// daemonize starts the middle process, which starts the daemon and exits, and returns
+// the daemon's pid as the middle printed it.
+func daemonize(params []byte) ([]byte, error) {
+	var p struct{ Token string }
+	if err := json.Unmarshal(params, &p); err != nil || p.Token == "" {
+		return nil, errors.New(`params must be {"token": T}`)
+	}
+	cmd := exec.Command(os.Args[0], "middle", p.Token)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("the middle process: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		return nil, fmt.Errorf("the middle process said %q", out)
+	}
+	return json.Marshal(map[string]int{"daemon": pid})
+}
+
+// middle starts the daemon in a session of its own, prints its pid and exits without
+// waiting for it.
+func middle(token string) int {
+	cmd := exec.Command(os.Args[0], "sleeper", token)
+	ownSession(cmd)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting the daemon:", err)
+		return 1
+	}
+	fmt.Println(cmd.Process.Pid)
+	return 0
 }
