@@ -23,7 +23,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 skiplog=${ADAPTERKIT_SKIPLOG:-}
 debian_crates=${ADAPTERKIT_DEBIAN_CRATES:-/usr/share/cargo/registry}
 # The Debian packages that hold the Rust SDK's dependencies.
-debian_pkgs="librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev librust-serde-dev librust-libc-dev"
+debian_pkgs="librust-tokio-dev librust-serde-json-dev librust-serde-derive-dev librust-serde-dev librust-libc-dev librust-log-dev"
 
 # required LANG: whether a skip of LANG is an error.
 required() {
@@ -104,17 +104,17 @@ rust_crates() {
 			return
 		fi
 		if [ "$mode" = cargo ]; then
-			rust_why="cargo cannot fetch libc/serde/serde_json/tokio (ADAPTERKIT_RUST_CRATES=cargo: no fallback)"
+			rust_why="cargo cannot fetch libc/log/serde/serde_json/tokio (ADAPTERKIT_RUST_CRATES=cargo: no fallback)"
 			return
 		fi
 	fi
 	local c
-	for c in libc serde serde_derive serde_json tokio; do
+	for c in libc log serde serde_derive serde_json tokio; do
 		if ! compgen -G "$debian_crates/$c-[0-9]*" >/dev/null; then
 			if [ "$mode" = debian ]; then
 				rust_why="ADAPTERKIT_RUST_CRATES=debian, but $debian_crates has no $c"
 			else
-				rust_why="cargo cannot resolve libc/serde/serde_json/tokio: crates.io is not reachable and Debian's packaged crates are not installed ($debian_crates has no $c)"
+				rust_why="cargo cannot resolve libc/log/serde/serde_json/tokio: crates.io is not reachable and Debian's packaged crates are not installed ($debian_crates has no $c)"
 			fi
 			return
 		fi
@@ -193,6 +193,12 @@ test_sdk() {
 			return
 		fi
 		(cd "$root/sdk/python/tests" && set -x && python3 -m unittest)
+		# The package's annotations (it ships py.typed), where mypy is installed.
+		if command -v mypy >/dev/null; then
+			(cd "$root/sdk/python" && set -x && mypy --strict --python-version 3.9 adapterkit)
+		else
+			echo "sdk/make.sh: mypy is not installed: the Python SDK's annotations are not checked (apt-get install mypy)"
+		fi
 		;;
 	typescript)
 		why=$(typescript_why)

@@ -113,7 +113,8 @@ def validate_catalog(services: List[Any]) -> Optional[str]:
     for s in services:
         if not isinstance(s, dict):
             return "a service is not an object"
-        sid, version, ms = s.get("id"), s.get("version"), s.get("methods")
+        sid: Any = s.get("id")
+        version, ms = s.get("version"), s.get("methods")
         if isinstance(sid, str) and sid.startswith("system"):  # R21 first, as the Go SDK
             return "service id %r starts with system (R21)" % sid
         if not _dotted(sid):

@@ -157,6 +157,10 @@ class Logger:
         return Logger(self.module, self.level, self._stream, {**self._fields, **fields})
 
 
+# Formats a record's exception and traceback (logging.Handler has no formatException).
+_FORMATTER = logging.Formatter()
+
+
 class JSONHandler(logging.Handler):
     """A :mod:`logging` handler writing records as hclog JSON lines to stderr, so
     libraries that use the standard logging module are readable by the host too.
@@ -179,5 +183,5 @@ class JSONHandler(logging.Handler):
             level = "trace"
         fields: Dict[str, Any] = {}
         if record.exc_info:
-            fields["error"] = self.formatException(record.exc_info)
+            fields["error"] = _FORMATTER.formatException(record.exc_info)
         Logger(record.name, "trace", self._stream).log(level, record.getMessage(), **fields)

@@ -6,8 +6,15 @@ host sees the same ``invalid`` reply whichever language an adapter is written in
 - an unknown member is refused: ``field "x" is not known (known: a, b)``;
 - a value of the wrong JSON kind: ``field "seq": expected an integer, got the number 1.5``;
 - a number that does not fit: ``field "seq": 9223372036854775808 does not fit int64``;
-- a member left out, or null, leaves the field's default (Go leaves the zero value); a
-  dataclass field without a default must be given: ``field "x": missing``.
+- a member left out, or null (a member, a list element or a dict value), is the zero
+  value of its type, as in Go (docs/protocol.md, A38-A39): ``0``, ``""``, ``False``,
+  ``b""``, ``[]``, ``{}``, ``None`` for an ``Optional``, a dataclass of zero values, the
+  zero time; a dataclass field with a default takes its default. Declare what Go
+  declares nullable (a slice, map, pointer or ``[]byte``) ``Optional``, so that nil
+  travels as ``null`` and comes back as ``None``;
+- a ``datetime`` is an RFC 3339 string as Go's ``time.Time`` reads and writes it (A41),
+  with a time zone; one that ``datetime`` cannot hold (a digit below the microsecond,
+  year 0) is refused rather than rounded.
 
 ``int`` is a 64-bit signed integer, as the Go contract's ``int64``; :data:`Int8` ...
 :data:`Uint64` name the other sizes; ``float`` is a 64-bit float and :data:`Float32` a
@@ -20,10 +27,12 @@ from __future__ import annotations
 import base64
 import binascii
 import dataclasses
+import json
 import math
 import re
 import typing
-from typing import Any, Callable, Dict, List, NewType, Union
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Dict, List, NewType, Optional, Union
 
 from .errors import AdapterDefinitionError
 from .wire import RawJSON, _Object
@@ -47,7 +56,7 @@ __all__ = [
 try:  # Python >= 3.10: int | None
     from types import UnionType as _UnionType  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python 3.9
-    _UnionType = None  # type: ignore[assignment,misc]
+    _UnionType = None
 
 _NoneType = type(None)
 
@@ -62,6 +71,12 @@ Uint32 = NewType("Uint32", int)
 Uint64 = NewType("Uint64", int)
 #: A number held as a 32-bit float (a plain ``float``; one beyond its range is refused).
 Float32 = NewType("Float32", float)
+#: A time (Go's ``time.Time``) kept as its RFC 3339 text, exact to the nanosecond, which
+#: a ``datetime`` is not: a plain ``str``, checked as Go reads it (A41) and given to the
+#: handler as Go writes it (the fraction without trailing zeros, ``Z`` for offset zero);
+#: left out, the zero time ``"0001-01-01T00:00:00Z"``. Code generated from a Go
+#: contract declares its times so.
+Time = NewType("Time", str)
 
 # The integer types by their Go names, with their ranges.
 _INTS: Dict[Any, "tuple[str, int, int]"] = {
@@ -111,6 +126,8 @@ def _describe(tp: Any) -> str:
         return "a string"
     if tp is bytes:
         return "a base64 string"
+    if tp is datetime or tp is Time:
+        return "an RFC 3339 time"
     origin = typing.get_origin(tp)
     if tp is list or origin is list:
         return "an array"
@@ -129,7 +146,7 @@ def _excerpt(lit: str) -> str:
 def _literal(value: Any) -> str:
     """The text of a number as the host wrote it (an integer's digits are its text)."""
     lit = getattr(value, "literal", None)
-    return lit if lit is not None else str(value) if isinstance(value, int) else repr(value)
+    return str(lit) if lit is not None else str(value) if isinstance(value, int) else repr(value)
 
 
 def _got(value: Any) -> str:
@@ -176,6 +193,8 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
     if tp is Any or tp is object:
         _check_any(value, path)
         return value
+    if value is None and not _nullable(tp):
+        return _zero(tp, path)
     origin = typing.get_origin(tp)
     if _is_union(origin):
         args = typing.get_args(tp)
@@ -224,6 +243,12 @@ def decode_value(tp: Any, value: Any, path: str = "") -> Any:
                 raise ParamsError(
                     "%sexpected a base64 string, got a string that is not base64" % _where(path)
                 ) from None
+    elif tp is datetime:
+        if isinstance(value, str):
+            return _time(value, path)
+    elif tp is Time:
+        if isinstance(value, str):
+            return Time(_time_text(value, path))
     elif tp is _NoneType:
         if value is None:
             return None
@@ -297,9 +322,106 @@ def _decode_dataclass(cls: Any, value: Dict[str, Any], path: str) -> Any:
         if v is not None or _nullable(tp):
             kwargs[k] = decode_value(tp, v, _field(path, k))
     for name, f in fields.items():
-        if name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
-            raise ParamsError('field "%s": missing' % _field(path, name))
+        if name not in kwargs and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            kwargs[name] = _zero(hints.get(name, Any), _field(path, name))
     return cls(**kwargs)
+
+
+#: The zero time of Go's time.Time.
+_ZERO_TIME = datetime(1, 1, 1, tzinfo=timezone.utc)
+
+
+def _zero(tp: Any, path: str) -> Any:
+    """The value of a member left out, or null, of type ``tp`` (A38, A39): Go's zero
+    value. A type without one (a union of two types) must be given."""
+    if tp is bool:
+        return False
+    if tp in _INTS:
+        return 0
+    if tp is float or tp is Float32:
+        return 0.0
+    if tp is Number:
+        return Number("0")
+    if tp is str:
+        return ""
+    if tp is bytes:
+        return b""
+    if tp is datetime:
+        return _ZERO_TIME
+    if tp is Time:
+        return Time("0001-01-01T00:00:00Z")
+    if _nullable(tp) or tp is _NoneType:
+        return None
+    origin = typing.get_origin(tp)
+    if tp is list or origin is list or tp is List:
+        return []
+    if tp is dict or origin is dict or tp is Dict:
+        return {}
+    if dataclasses.is_dataclass(tp):
+        return _decode_dataclass(tp, {}, path)
+    raise ParamsError('field "%s": missing' % path if path else "missing")
+
+
+# An RFC 3339 time as Go's time.Time reads it (A41): upper-case T and Z, a fraction of
+# any length, an offset with its colon.
+_RFC3339 = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?(?:Z|([+-])([0-9]{2}):([0-9]{2}))"
+)
+
+
+def _time_text(text: str, path: str) -> str:
+    """text as Go writes the time it reads from it, or a ParamsError where Go refuses it."""
+    m = _RFC3339.fullmatch(text)
+    bad = ParamsError("%s%s is not an RFC 3339 time" % (_where(path), json.dumps(_excerpt(text))))
+    if m is None:
+        raise bad
+    y, mo, d, h, mi, s = (int(x) for x in m.group(1, 2, 3, 4, 5, 6))
+    leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+    days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    if not (1 <= mo <= 12 and 1 <= d <= days[mo - 1] and h <= 23 and mi <= 59 and s <= 59):
+        raise bad
+    sign, oh, om = m.group(8), m.group(9), m.group(10)
+    if sign is not None and (int(oh) > 23 or int(om) > 59):
+        raise bad
+    frac = (m.group(7) or "")[:9].rstrip("0")
+    zone = "Z" if sign is None or (oh == "00" and om == "00") else "%s%s:%s" % (sign, oh, om)
+    return text[:19] + ("." + frac if frac else "") + zone
+
+
+def _time(text: str, path: str) -> datetime:
+    m = _RFC3339.fullmatch(text)
+    if m is None:
+        raise ParamsError("%s%s is not an RFC 3339 time" % (_where(path), json.dumps(_excerpt(text))))
+    y, mo, d, h, mi, s = (int(x) for x in m.group(1, 2, 3, 4, 5, 6))
+    frac = (m.group(7) or "")[:9].ljust(9, "0")
+    sign, oh, om = m.group(8), int(m.group(9) or 0), int(m.group(10) or 0)
+    if oh > 23 or om > 59:
+        raise ParamsError("%s%s is not an RFC 3339 time" % (_where(path), json.dumps(_excerpt(text))))
+    if y == 0 or frac[6:] != "000":
+        raise ParamsError("%s%s does not fit a datetime" % (_where(path), json.dumps(_excerpt(text))))
+    off = timedelta(hours=oh, minutes=om)
+    tz = timezone.utc if not off else timezone(-off if sign == "-" else off)
+    try:
+        return datetime(y, mo, d, h, mi, s, int(frac[:6]), tzinfo=tz)
+    except ValueError:  # a day, hour, minute or second out of range
+        raise ParamsError("%s%s is not an RFC 3339 time" % (_where(path), json.dumps(_excerpt(text)))) from None
+
+
+def time_text(t: datetime) -> str:
+    """A datetime as Go's time.Time writes it (A41): RFC 3339, the fraction without
+    trailing zeros, Z for offset zero. A datetime without a time zone is refused
+    (``ValueError``): a time on the wire names its offset."""
+    off: Optional[timedelta] = t.utcoffset()
+    if off is None:
+        raise ValueError("%s has no time zone: a time is sent with its offset" % t.isoformat())
+    s = "%04d-%02d-%02dT%02d:%02d:%02d" % (t.year, t.month, t.day, t.hour, t.minute, t.second)
+    if t.microsecond:
+        s += ("." + "%06d" % t.microsecond).rstrip("0")
+    minutes = int(off.total_seconds()) // 60
+    if minutes == 0:
+        return s + "Z"
+    sign = "-" if minutes < 0 else "+"
+    return s + "%s%02d:%02d" % (sign, abs(minutes) // 60, abs(minutes) % 60)
 
 
 ParamsDecoder = Callable[[Any, str], Any]

@@ -37,7 +37,7 @@ class Writer:
         self._queued = 0  # items given to the thread and not yet written, under _lock
         self._lock = threading.Lock()
         self._failed = False
-        self._poll: Optional[Any] = None
+        self._poll: Optional[select.poll] = None
         if hasattr(select, "poll"):
             self._poll = select.poll()
             self._poll.register(fd, select.POLLOUT)
@@ -62,7 +62,7 @@ class Writer:
                 self._q.put(data)
                 return
         try:
-            if not self._poll.poll(0):
+            if self._poll is None or not self._poll.poll(0):
                 n = 0
             else:
                 n = os.write(self._fd, data)

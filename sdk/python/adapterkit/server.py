@@ -146,7 +146,7 @@ class _Call:
 
     def __init__(self, ctx: RequestContext, threaded: bool = False) -> None:
         self.ctx = ctx
-        self.task: Optional[asyncio.Task] = None
+        self.task: Optional[asyncio.Task[None]] = None
         self.threaded = threaded  # a plain function: cancellation only sets the context
         # Whether the task's coroutine has begun: a task cancelled before that would
         # never run its code, and the request would get no reply.
@@ -178,7 +178,7 @@ class _Connection:
         self.init_call: Optional[_Call] = None
         self.closing = False
         self.abandoned = False
-        self.done: asyncio.Future = self.loop.create_future()
+        self.done: asyncio.Future[Optional[BaseException]] = self.loop.create_future()
         self.writer = Writer(out_fd, self.loop, self._write_failed)
 
     # --- input, on the loop ------------------------------------------------------------
@@ -210,7 +210,7 @@ class _Connection:
         except (UnicodeDecodeError, ValueError, RecursionError) as e:
             raise ProtocolViolation("a payload that is not one UTF-8 JSON object: %s" % e) from None
         typ = m.get("type", (None,))[0]
-        id_ = m.get("id", (None,))[0]
+        id_: Any = m.get("id", (None,))[0]
         if typ == "cancel":
             if m.keys() == CANCEL_FIELDS and _is_v1(m["v"][0]) and is_id(id_):
                 self.cancel(id_)
@@ -246,13 +246,13 @@ class _Connection:
         self.calls[id_] = call
         call.task = self._spawn(self.run(id_, h, m["params"][0], raw, call))
 
-    def _spawn(self, coro: Any) -> asyncio.Task:
+    def _spawn(self, coro: Any) -> asyncio.Task[None]:
         # The task is held by its _Call (in self.calls, or self.init_call) until its
         # reply is queued, its last act: no done callback, which cost every request a
         # second turn of the loop's ready queue.
         return self.loop.create_task(coro)
 
-    def _tasks(self) -> List[asyncio.Task]:
+    def _tasks(self) -> List[asyncio.Task[None]]:
         calls = list(self.calls.values()) + ([self.init_call] if self.init_call else [])
         return [c.task for c in calls if c.task is not None and not c.task.done()]
 

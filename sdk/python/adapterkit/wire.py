@@ -12,8 +12,9 @@ import dataclasses
 import json
 import math
 import re
-from json.decoder import scanstring
-from typing import Any, Dict, List, Optional, Tuple
+from datetime import datetime
+from json.decoder import scanstring  # type: ignore[attr-defined]  # the C scanner json uses; typeshed leaves it out
+from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
 from .errors import cap_message, normalize_code, scrub_surrogates
 
@@ -68,6 +69,7 @@ class _Float(float):
     quote the literal ("got the number 1e3") and :class:`adapterkit.Number` keeps it."""
 
     __slots__ = ("literal",)
+    literal: str
 
     def __new__(cls, literal: str) -> "_Float":
         f = float.__new__(cls, literal)
@@ -88,11 +90,12 @@ def _int(literal: str) -> int:
     return _MINUS_ZERO if literal == "-0" else int(literal)
 
 
-class _Object(dict):
+class _Object(Dict[str, Any]):
     """A JSON object whose text named a member twice: ``twice`` is the first such name.
     Params checks refuse it, naming the member."""
 
     __slots__ = ("twice",)
+    twice: str
 
 
 def _pairs(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
@@ -112,6 +115,11 @@ def _pairs(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
 _DECODER = json.JSONDecoder(
     parse_constant=_reject_constant, parse_float=_Float, parse_int=_int, object_pairs_hook=_pairs
 )
+# The decoder's scanner: one JSON value from an offset, and the offset after it (typeshed
+# leaves it out of JSONDecoder).
+_SCAN: Callable[[str, int], Tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
+# _WS matches the empty string too: its match is never None.
+_ws = cast(Callable[[str, int], "re.Match[str]"], _WS.match)
 
 
 _WS_CHARS = frozenset(" \t\n\r")
@@ -135,7 +143,7 @@ def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
     if m is not None:
         i = m.end()
         try:
-            params, j = _DECODER.scan_once(text, i)
+            params, j = _SCAN(text, i)
         except (StopIteration, json.JSONDecodeError):
             params = None  # the general parser says what is wrong
         if params is not None and text[j:] == "}":
@@ -154,7 +162,7 @@ def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
 def _parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
     # White space is skipped with the regular expression only where there is some: the
     # host writes compact JSON, and this runs for every frame.
-    ws, wsc, scan = _WS.match, _WS_CHARS, _DECODER.scan_once
+    ws, wsc, scan = _ws, _WS_CHARS, _SCAN
     i = ws(text, 0).end()
     if text[i : i + 1] != "{":
         raise ValueError("not a JSON object")
@@ -203,8 +211,8 @@ def _parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
 
 def _write(o: Any, out: List[str], ascii_only: bool) -> None:
     """Appends the JSON text of a typed result: dataclasses as objects (fields in their
-    order), bytes as base64 (as Go writes []byte), a :class:`~adapterkit.Number` as its
-    digits, integers exact."""
+    order), bytes as base64 (as Go writes []byte), a datetime as Go writes a time.Time
+    (A41), a :class:`~adapterkit.Number` as its digits, integers exact."""
     from .params import Number
 
     if o is None:
@@ -225,6 +233,10 @@ def _write(o: Any, out: List[str], ascii_only: bool) -> None:
         out.append(float.__repr__(o))
     elif isinstance(o, (bytes, bytearray)):
         out.append('"' + base64.b64encode(o).decode("ascii") + '"')
+    elif isinstance(o, datetime):
+        from .params import time_text
+
+        out.append('"' + time_text(o) + '"')
     elif dataclasses.is_dataclass(o) and not isinstance(o, type):
         _write_members(((f.name, getattr(o, f.name)) for f in dataclasses.fields(o)), out, ascii_only)
     elif isinstance(o, dict):

@@ -6,13 +6,14 @@ import os
 import sys
 import unittest
 from dataclasses import dataclass
-from typing import Dict, List, Optional
+from datetime import datetime, timedelta
+from typing import Dict, List, Optional, Union
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import adapterkit  # noqa: E402
 from adapterkit import AdapterDefinitionError, CallError, Logger, RawJSON, Service  # noqa: E402
-from adapterkit.wire import error_frame, parse_object  # noqa: E402
+from adapterkit.wire import encode_value, error_frame, parse_object  # noqa: E402
 
 
 class Catalog(unittest.TestCase):
@@ -45,6 +46,11 @@ class Inner:
 
 
 @dataclass
+class Unioned:
+    u: Union[int, str]
+
+
+@dataclass
 class Params:
     name: str
     ratio: float = 1.0
@@ -64,8 +70,21 @@ class Decode(unittest.TestCase):
         self.assertEqual(p, Params("x"))
         self.assertEqual(adapterkit.decode_value(bytes, "AAH+/w=="), b"\x00\x01\xfe\xff")
         self.assertEqual(adapterkit.decode_value(adapterkit.Uint64, 2**64 - 1), 2**64 - 1)
-        with self.assertRaisesRegex(adapterkit.ParamsError, '^field "name": missing$'):
-            adapterkit.decode_value(Params, {})
+        # A38, A39: left out or null, a member without a default is its zero value.
+        self.assertEqual(adapterkit.decode_value(Params, {}), Params(""))
+        self.assertEqual(adapterkit.decode_value(List[Inner], [None, {"n": None}]), [Inner(0), Inner(0)])
+        with self.assertRaisesRegex(adapterkit.ParamsError, '^field "u": missing$'):
+            adapterkit.decode_value(Unioned, {})
+        # A41: a datetime holds microseconds and years 1-9999, and refuses what it cannot hold.
+        t = adapterkit.decode_value(datetime, "2024-01-02T03:04:05.123456+05:30")
+        self.assertEqual((t.microsecond, t.utcoffset()), (123456, timedelta(hours=5, minutes=30)))
+        self.assertEqual(encode_value(t), '"2024-01-02T03:04:05.123456+05:30"')
+        for text in ("2024-01-02T03:04:05.1234567Z", "0000-01-01T00:00:00Z"):
+            with self.assertRaisesRegex(adapterkit.ParamsError, "does not fit a datetime$"):
+                adapterkit.decode_value(datetime, text)
+        self.assertEqual(adapterkit.decode_value(datetime, "2024-01-02T03:04:05.1234560009Z").microsecond, 123456)
+        with self.assertRaisesRegex(ValueError, "no time zone"):
+            encode_value(datetime(2024, 1, 2))
         with self.assertRaisesRegex(adapterkit.ParamsError, r'^field "\[x\]": expected an integer, got a string$'):
             adapterkit.decode_value(Dict[str, int], {"x": "1"})
         with self.assertRaises(ValueError):
@@ -165,6 +184,29 @@ class Logging(unittest.TestCase):
         lg.error("bad %s", "thing")
         rec = json.loads(out.getvalue())
         self.assertEqual((rec["@level"], rec["@message"], rec["@module"]), ("error", "bad thing", "adapterkit.test"))
+
+    def test_stdlib_handler_exception(self):
+        # logger.exception: the record's traceback goes in the "error" field.
+        import logging
+
+        out = io.StringIO()
+        lg = logging.getLogger("adapterkit.test.exc")
+        lg.propagate = False
+        lg.addHandler(adapterkit.JSONHandler(out))
+        try:
+            raise KeyError("probe")
+        except KeyError:
+            lg.exception("lookup failed")
+        rec = json.loads(out.getvalue())
+        self.assertEqual(rec["@message"], "lookup failed")
+        self.assertIn("KeyError: 'probe'", rec["error"])
+
+
+class Packaging(unittest.TestCase):
+    def test_ships_py_typed(self):
+        # PEP 561: type checkers read the package's annotations only with this marker.
+        pkg = os.path.dirname(adapterkit.__file__)
+        self.assertTrue(os.path.isfile(os.path.join(pkg, "py.typed")))
 
 
 if __name__ == "__main__":

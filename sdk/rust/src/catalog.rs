@@ -1,5 +1,7 @@
 //! The catalog and its validation (R19-R25).
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// A service as it appears in the catalog.
@@ -18,45 +20,71 @@ fn dotted(name: &str) -> bool {
     parts.len() >= 2 && parts.iter().all(|p| !p.is_empty())
 }
 
-/// Returns why the catalog of `services` is invalid, or `None`.
+/// Why a catalog is invalid: the rule it breaks and what breaks it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogError {
+    rule: &'static str,
+    message: String,
+}
+
+impl CatalogError {
+    fn new(rule: &'static str, message: String) -> Self {
+        CatalogError { rule, message }
+    }
+
+    /// The rule broken, e.g. `"R21"`.
+    pub fn rule(&self) -> &'static str {
+        self.rule
+    }
+}
+
+impl fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.rule)
+    }
+}
+
+impl std::error::Error for CatalogError {}
+
+/// Checks the catalog of `services`: `Err` says why it is invalid.
 ///
 /// Checks R20-R25 with the decisions A9-A11: ids and methods dotted with non-empty
 /// segments, nothing starting with "system", versions >= 1, non-empty method lists,
 /// every method prefixed by its service id and a dot, no service id and no method name
 /// twice.
-pub fn validate_catalog(services: &[CatalogService]) -> Option<String> {
+pub fn validate_catalog(services: &[CatalogService]) -> Result<(), CatalogError> {
     let mut ids = std::collections::HashSet::new();
     let mut methods = std::collections::HashSet::new();
     for s in services {
         if s.id.starts_with("system") {
-            return Some(format!("service id {} starts with system (R21)", s.id)); // R21 first, as the Go SDK
+            return Err(CatalogError::new("R21", format!("service id {} starts with system", s.id))); // R21 first, as the Go SDK
         }
         if !dotted(&s.id) {
-            return Some(format!("service id {:?} is not dotted and namespaced (R20)", s.id));
+            return Err(CatalogError::new("R20", format!("service id {:?} is not dotted and namespaced", s.id)));
         }
         if s.version < 1 {
-            return Some(format!("service {}: version {} is not >= 1 (R22)", s.id, s.version));
+            return Err(CatalogError::new("R22", format!("service {}: version {} is not >= 1", s.id, s.version)));
         }
         if s.methods.is_empty() {
-            return Some(format!("service {} has no methods (R23)", s.id));
+            return Err(CatalogError::new("R23", format!("service {} has no methods", s.id)));
         }
         if !ids.insert(s.id.clone()) {
-            return Some(format!("service id {} is duplicated (R25)", s.id));
+            return Err(CatalogError::new("R25", format!("service id {} is duplicated", s.id)));
         }
         for m in &s.methods {
             if m.starts_with("system") {
-                return Some(format!("method {} starts with system (R21)", m));
+                return Err(CatalogError::new("R21", format!("method {} starts with system", m)));
             }
             if !dotted(m) {
-                return Some(format!("method {:?} is not dotted and namespaced (R20)", m));
+                return Err(CatalogError::new("R20", format!("method {:?} is not dotted and namespaced", m)));
             }
             if !m.starts_with(&format!("{}.", s.id)) || m.len() == s.id.len() + 1 {
-                return Some(format!("method {} is not prefixed by its service id {} (R24)", m, s.id));
+                return Err(CatalogError::new("R24", format!("method {} is not prefixed by its service id {}", m, s.id)));
             }
             if !methods.insert(m.clone()) {
-                return Some(format!("method {} is duplicated (R25)", m));
+                return Err(CatalogError::new("R25", format!("method {} is duplicated", m)));
             }
         }
     }
-    None
+    Ok(())
 }

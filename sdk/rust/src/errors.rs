@@ -4,15 +4,82 @@ use std::fmt;
 
 /// The eight error codes of the protocol (R28); any other code is sent as `failed`.
 pub const CODES: [&str; 8] = [
-    "invalid",
-    "closed",
-    "aborted",
-    "denied",
-    "unavailable",
-    "busy",
-    "failed",
-    "deadline",
+    Code::Invalid.as_str(),
+    Code::Closed.as_str(),
+    Code::Aborted.as_str(),
+    Code::Denied.as_str(),
+    Code::Unavailable.as_str(),
+    Code::Busy.as_str(),
+    Code::Failed.as_str(),
+    Code::Deadline.as_str(),
 ];
+
+/// One of the eight error codes of the protocol (R28).
+///
+/// `CallError::new(Code::Aborted, "Canceled")` takes it where a code string is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Code {
+    /// The request is malformed or its params are wrong.
+    Invalid,
+    /// The adapter is shutting down.
+    Closed,
+    /// The request was cancelled.
+    Aborted,
+    /// The caller may not do this.
+    Denied,
+    /// The method or a resource it needs is not available.
+    Unavailable,
+    /// Too many requests in flight.
+    Busy,
+    /// Anything else that went wrong.
+    Failed,
+    /// The request ran out of time.
+    Deadline,
+}
+
+impl Code {
+    /// The code as sent on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Code::Invalid => "invalid",
+            Code::Closed => "closed",
+            Code::Aborted => "aborted",
+            Code::Denied => "denied",
+            Code::Unavailable => "unavailable",
+            Code::Busy => "busy",
+            Code::Failed => "failed",
+            Code::Deadline => "deadline",
+        }
+    }
+
+    /// The code named `code`, if it is one of the eight.
+    pub fn parse(code: &str) -> Option<Code> {
+        [
+            Code::Invalid,
+            Code::Closed,
+            Code::Aborted,
+            Code::Denied,
+            Code::Unavailable,
+            Code::Busy,
+            Code::Failed,
+            Code::Deadline,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == code)
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<Code> for String {
+    fn from(c: Code) -> String {
+        c.as_str().to_string()
+    }
+}
 
 /// The longest error message sent, in UTF-8 bytes (R30).
 pub const MAX_MESSAGE_BYTES: usize = 4096;
@@ -44,6 +111,13 @@ impl fmt::Display for CallError {
 
 impl std::error::Error for CallError {}
 
+impl CallError {
+    /// The code sent for this error: its own if it is one of the eight, else `failed`.
+    pub fn kind(&self) -> Code {
+        Code::parse(&self.code).unwrap_or(Code::Failed)
+    }
+}
+
 /// Why an adapter cannot be served or a connection ended abnormally.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServeError {
@@ -69,10 +143,9 @@ impl std::error::Error for ServeError {}
 
 /// Returns `code` if it is one of the eight codes, else `"failed"` (R28).
 pub fn normalize_code(code: &str) -> &str {
-    if CODES.contains(&code) {
-        code
-    } else {
-        "failed"
+    match Code::parse(code) {
+        Some(c) => c.as_str(),
+        None => Code::Failed.as_str(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! An adapter declares its services, registers a handler per method and calls [`run`]:
 //!
 //! ```no_run
-//! use adapterkit::{Adapter, CallError, RequestContext, Service};
+//! use adapterkit::{Adapter, CallError, Code, RequestContext, Service};
 //! use serde::{Deserialize, Serialize};
 //!
 //! #[derive(Deserialize, Serialize)]
@@ -12,7 +12,7 @@
 //! let mut svc = Service::new("example.hello", 1);
 //! svc.method("example.hello.greet", |p: Greet, ctx: RequestContext| async move {
 //!     tokio::select! {
-//!         _ = ctx.canceled() => Err(CallError::new("aborted", "Canceled")),
+//!         _ = ctx.canceled() => Err(CallError::new(Code::Aborted, "Canceled")),
 //!         _ = tokio::time::sleep(std::time::Duration::from_millis(10)) => Ok(p),
 //!     }
 //! });
@@ -29,13 +29,17 @@
 #![warn(missing_docs)]
 
 mod catalog;
+mod contract;
 mod errors;
+mod finite;
 mod json;
 mod log;
 mod params;
 mod serve;
+mod types;
 mod wire;
 mod writer;
+mod zero;
 
 use std::any::TypeId;
 use std::collections::HashMap;
@@ -49,10 +53,12 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use tokio::sync::Notify;
 
-pub use catalog::{validate_catalog, CatalogService};
-pub use errors::{cap_message, normalize_code, CallError, ServeError, CODES, MAX_MESSAGE_BYTES};
+pub use catalog::{validate_catalog, CatalogError, CatalogService};
+pub use contract::Method;
+pub use errors::{cap_message, normalize_code, CallError, Code, ServeError, CODES, MAX_MESSAGE_BYTES};
 pub use log::{default_module, timestamp, Level, Logger, LEVEL_ENV};
-pub use params::{from_str, Bytes, Number, ParamsError};
+pub use params::{from_str, ParamsError};
+pub use types::{Bytes, Number, Time};
 pub use serve::{protect_stdout, run, serve};
 pub use wire::{INITIALIZE, MAX_FRAME, MAX_ID, MAX_IN_FLIGHT, PROTOCOL_VERSION};
 
@@ -78,7 +84,7 @@ struct CancelState {
 ///
 /// ```ignore
 /// tokio::select! {
-///     _ = ctx.canceled() => Err(CallError::new("aborted", "Canceled")),
+///     _ = ctx.canceled() => Err(CallError::new(Code::Aborted, "Canceled")),
 ///     result = read_device(&params) => result,
 /// }
 /// ```
@@ -177,14 +183,16 @@ impl Service {
         let handler = Arc::new(handler);
         let f: HandlerFn = Arc::new(move |params: &RawValue, ctx: RequestContext| {
             let decoded: Result<P, CallError> = if TypeId::of::<P>() == TypeId::of::<Box<RawValue>>() {
-                serde_json::from_str(params.get()).map_err(|e| CallError::new("invalid", format!("params: {}", e)))
+                serde_json::from_str(params.get()).map_err(|e| CallError::new(Code::Invalid, format!("params: {}", e)))
             } else {
-                from_str(params.get()).map_err(|e| CallError::new("invalid", format!("params: {}", e)))
+                from_str(params.get()).map_err(|e| CallError::new(Code::Invalid, format!("params: {}", e)))
             };
             let handler = handler.clone();
             Box::pin(async move {
                 let r = handler(decoded?, ctx).await?;
-                serde_json::to_string(&r).map_err(|e| CallError::new("failed", format!("Result is not JSON: {}", e)))
+                let not_json = |e: &dyn std::fmt::Display| CallError::new(Code::Failed, format!("Result is not JSON: {}", e));
+                finite::check(&r).map_err(|e| not_json(&e))?;
+                serde_json::to_string(&r).map_err(|e| not_json(&e))
             })
         });
         self.handlers.entry(name.to_string()).or_insert(f);
@@ -230,7 +238,7 @@ impl Adapter {
         let f = Arc::new(f);
         self.on_initialize = Some(Arc::new(move |config: &RawValue, ctx: RequestContext| {
             let decoded: Result<C, CallError> = from_str(config.get())
-                .map_err(|e| CallError::new("invalid", format!("Invalid configuration: {}", e)));
+                .map_err(|e| CallError::new(Code::Invalid, format!("Invalid configuration: {}", e)));
             let f = f.clone();
             Box::pin(async move { f(decoded?, ctx).await })
         }));
@@ -240,9 +248,7 @@ impl Adapter {
     /// The catalog's services, validated (R19-R25).
     pub fn catalog(&self) -> Result<Vec<CatalogService>, ServeError> {
         let services: Vec<CatalogService> = self.services.iter().map(|s| s.entry()).collect();
-        match validate_catalog(&services) {
-            Some(problem) => Err(ServeError::InvalidAdapter(format!("invalid catalog: {}", problem))),
-            None => Ok(services),
-        }
+        validate_catalog(&services).map_err(|e| ServeError::InvalidAdapter(format!("invalid catalog: {}", e)))?;
+        Ok(services)
     }
 }

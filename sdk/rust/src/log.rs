@@ -45,6 +45,9 @@ pub struct Logger {
     fields: Vec<(String, Value)>,
 }
 
+/// The target of the SDK's own `log` records.
+pub(crate) const TARGET: &str = "adapterkit";
+
 /// The environment variable a host sets to choose adapters' log level.
 pub const LEVEL_ENV: &str = "ADAPTERKIT_LOG_LEVEL";
 
@@ -141,6 +144,18 @@ impl Logger {
         let _ = std::io::stderr().write_all(line.as_bytes());
     }
 
+    /// Makes this logger the process's [`log`] logger, so that `log::info!` and the
+    /// like, in handlers and in the SDK (its records have the target `adapterkit`),
+    /// write hclog lines; it sets [`log::max_level`] to this logger's level. Fails,
+    /// changing nothing, when a logger is installed already. [`crate::run`] installs the
+    /// adapter's logger this way unless the adapter installed one before.
+    pub fn install(self) -> Result<(), log::SetLoggerError> {
+        let max = if self.off { log::LevelFilter::Off } else { filter(self.level) };
+        log::set_boxed_logger(Box::new(self))?;
+        log::set_max_level(max);
+        Ok(())
+    }
+
     /// Logs at trace level.
     pub fn trace(&self, message: &str, fields: &[(&str, Value)]) {
         self.log(Level::Trace, message, fields)
@@ -189,4 +204,47 @@ pub fn timestamp() -> String {
     let sign = if off > 0 { '+' } else { '-' };
     let a = off.abs();
     format!("{}{}{:02}:{:02}", base, sign, a / 60, a % 60)
+}
+
+fn filter(level: Level) -> log::LevelFilter {
+    match level {
+        Level::Trace => log::LevelFilter::Trace,
+        Level::Debug => log::LevelFilter::Debug,
+        Level::Info => log::LevelFilter::Info,
+        Level::Warn => log::LevelFilter::Warn,
+        Level::Error => log::LevelFilter::Error,
+    }
+}
+
+impl From<log::Level> for Level {
+    fn from(l: log::Level) -> Level {
+        match l {
+            log::Level::Trace => Level::Trace,
+            log::Level::Debug => Level::Debug,
+            log::Level::Info => Level::Info,
+            log::Level::Warn => Level::Warn,
+            log::Level::Error => Level::Error,
+        }
+    }
+}
+
+/// A [`log`] record becomes one hclog line: its level, its message, this logger's
+/// `@module` and fields.
+impl log::Log for Logger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        Logger::enabled(self, metadata.level().into())
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        let level = record.level().into();
+        if !Logger::enabled(self, level) {
+            return;
+        }
+        match record.args().as_str() {
+            Some(m) => Logger::log(self, level, m, &[]),
+            None => Logger::log(self, level, &record.args().to_string(), &[]),
+        }
+    }
+
+    fn flush(&self) {}
 }

@@ -7,18 +7,25 @@
 //! (`field "seq": 9223372036854775808 does not fit int64`), an integer refuses 1.5, 1.0
 //! and 1e3 (`field "seq": expected an integer, got the number 1.5`), a member named twice
 //! is refused (`field "seq": appears twice`), and the members are checked in the order
-//! written, so the first problem is the one named. A member that is null counts as left
-//! out: an `Option` is then `None`, a field with `#[serde(default)]` its default, and any
-//! other field is refused (`field "x": missing`). serde reads a struct with a
-//! `#[serde(flatten)]` field as a map, without telling its field names: such a struct
-//! needs `#[serde(deny_unknown_fields)]` to refuse unknown members.
+//! written, so the first problem is the one named. A member left out, or null (a member,
+//! an element, a map value), is the zero value of its type, as in Go (docs/protocol.md,
+//! A38-A39): 0, "", false, empty bytes, an empty `Vec` or map, `None`, the zero
+//! [`Time`](crate::Time), a struct of zero values; serde's `default` attributes are not
+//! consulted, and a type without a zero value (an enum) is refused (`field "x":
+//! missing`). Declare what Go declares nullable (a slice, map, pointer or `[]byte`) as an
+//! `Option`, so that nil travels as null and comes back as `None`. serde reads a struct
+//! with a `#[serde(flatten)]` field as a map, without telling its field names: such a
+//! struct needs `#[serde(deny_unknown_fields)]` to refuse unknown members, and gets no
+//! zero values.
 
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Deserializer};
 
-use crate::json::{base64_decode, base64_encode, parse, Json};
+use crate::json::{base64_decode, parse, Json};
+use crate::types::{NUMBER_TOKEN, TIME_TOKEN};
+use crate::zero::Zero;
 
 /// A value that does not fit the declared params type; its text names the field, in the
 /// Go SDK's words.
@@ -39,12 +46,12 @@ enum Detail {
 }
 
 impl ParamsError {
-    fn new(detail: impl Into<String>) -> Self {
+    pub(crate) fn new(detail: impl Into<String>) -> Self {
         ParamsError { path: None, detail: Detail::Text(detail.into()) }
     }
 
     /// Gives the error the path of the value it is about, unless it has one.
-    fn at(mut self, path: &Path<'_>) -> Self {
+    pub(crate) fn at(mut self, path: &Path<'_>) -> Self {
         if self.path.is_none() {
             if let Detail::Missing(field) = &self.detail {
                 self.path = Some(path.member(field));
@@ -93,7 +100,7 @@ pub fn from_str<'de, T: Deserialize<'de>>(text: &'de str) -> Result<T, ParamsErr
 /// Where a value is: member names joined with dots, indexes and map keys in brackets
 /// ("items[2].name", "labels[site]"), rendered only for an error.
 #[derive(Clone, Copy)]
-enum Path<'p> {
+pub(crate) enum Path<'p> {
     Root,
     Member(&'p Path<'p>, &'p str),
     Index(&'p Path<'p>, usize),
@@ -140,12 +147,8 @@ fn got(v: &Json<'_>) -> String {
     }
 }
 
-/// The name of the newtype struct [`Number`] deserializes as, so that this deserializer
-/// can hand it the literal.
-const NUMBER_TOKEN: &str = "$adapterkit::Number";
-
 /// The name of the newtype struct serde_json's RawValue deserializes as.
-const RAW_TOKEN: &str = "$serde_json::private::RawValue";
+pub(crate) const RAW_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Writes a value as compact JSON text: numbers as their literals, members in their order.
 fn write(v: &Json<'_>, out: &mut String) {
@@ -180,8 +183,8 @@ fn write(v: &Json<'_>, out: &mut String) {
 }
 
 /// The one-member map serde_json's RawValue reads its text from.
-struct RawMap {
-    text: Option<String>,
+pub(crate) struct RawMap {
+    pub(crate) text: Option<String>,
 }
 
 impl<'de> MapAccess<'de> for RawMap {
@@ -196,106 +199,6 @@ impl<'de> MapAccess<'de> for RawMap {
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, ParamsError> {
         seed.deserialize(self.text.take().unwrap_or_default().into_deserializer())
-    }
-}
-
-/// A JSON number kept as its literal text (Go's `json.Number`), written back digit for
-/// digit; a string is refused for it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Number(String);
-
-impl Number {
-    /// The literal, checked to be a JSON number.
-    pub fn new(literal: impl Into<String>) -> Result<Number, ParamsError> {
-        let s = literal.into();
-        match parse(&s) {
-            Ok(Json::Num(_)) => Ok(Number(s)),
-            _ => Err(ParamsError::new(format!("{:?} is not a JSON number", s))),
-        }
-    }
-
-    /// The literal, e.g. "1.50".
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl Default for Number {
-    fn default() -> Self {
-        Number("0".into())
-    }
-}
-
-impl fmt::Display for Number {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl Serialize for Number {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        // serde_json writes a RawValue's text as it is: the digits, unchanged.
-        let raw = serde_json::value::RawValue::from_string(self.0.clone()).map_err(serde::ser::Error::custom)?;
-        raw.serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for Number {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Number;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a number")
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Number, E> {
-                Number::new(s).map_err(E::custom)
-            }
-            fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Number, D::Error> {
-                d.deserialize_str(self)
-            }
-            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Number, E> {
-                Ok(Number(n.to_string()))
-            }
-            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Number, E> {
-                Ok(Number(n.to_string()))
-            }
-            fn visit_f64<E: de::Error>(self, n: f64) -> Result<Number, E> {
-                Number::new(serde_json::to_string(&n).map_err(E::custom)?).map_err(E::custom)
-            }
-        }
-        d.deserialize_newtype_struct(NUMBER_TOKEN, V)
-    }
-}
-
-/// Bytes that travel as a base64 string, as Go's `[]byte` do.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Bytes(pub Vec<u8>);
-
-impl Serialize for Bytes {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&base64_encode(&self.0))
-    }
-}
-
-impl<'de> Deserialize<'de> for Bytes {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Bytes;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a base64 string")
-            }
-            fn visit_byte_buf<E: de::Error>(self, b: Vec<u8>) -> Result<Bytes, E> {
-                Ok(Bytes(b))
-            }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<Bytes, E> {
-                base64_decode(s)
-                    .map(Bytes)
-                    .ok_or_else(|| E::custom("expected a base64 string, got a string that is not base64"))
-            }
-        }
-        d.deserialize_byte_buf(V)
     }
 }
 
@@ -366,6 +269,9 @@ impl<'t, 'a, 'p> Value<'t, 'a, 'p> {
 macro_rules! integer {
     ($method:ident, $visit:ident, $t:ty, $name:expr) => {
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+            if let Json::Null = self.v {
+                return Zero { path: self.path }.$method(visitor);
+            }
             let n = self.integer($name, <$t>::MIN as i128, <$t>::MAX as i128)?;
             self.own(visitor.$visit(n as $t))
         }
@@ -394,13 +300,16 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
             Json::Arr(a) => visitor.visit_seq(Seq { items: a, i: 0, path: &self.path }),
             Json::Obj(m) => {
                 once(m, &self.path)?;
-                visitor.visit_map(Map { members: m, i: 0, path: &self.path, known: None })
+                visitor.visit_map(Map::new(m, &self.path, None))
             }
         };
         self.own(r)
     }
 
     fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+        if let Json::Null = self.v {
+            return Zero { path: self.path }.deserialize_bool(visitor);
+        }
         match self.v {
             Json::Bool(b) => self.own(visitor.visit_bool(*b)),
             _ => Err(self.mismatch("true or false")),
@@ -417,11 +326,17 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     integer!(deserialize_u64, visit_u64, u64, "uint64");
 
     fn deserialize_f32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+        if let Json::Null = self.v {
+            return Zero { path: self.path }.deserialize_f32(visitor);
+        }
         let f = self.float("float32")?;
         self.own(visitor.visit_f32(f as f32))
     }
 
     fn deserialize_f64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+        if let Json::Null = self.v {
+            return Zero { path: self.path }.deserialize_f64(visitor);
+        }
         let f = self.float("float64")?;
         self.own(visitor.visit_f64(f))
     }
@@ -431,6 +346,9 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+        if let Json::Null = self.v {
+            return Zero { path: self.path }.deserialize_str(visitor);
+        }
         let s = self.str()?;
         self.own(visitor.visit_str(s))
     }
@@ -444,6 +362,9 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+        if let Json::Null = self.v {
+            return Zero { path: self.path }.deserialize_byte_buf(visitor);
+        }
         let s = match self.v {
             Json::Str(s) => s,
             _ => return Err(self.mismatch("a base64 string")),
@@ -473,10 +394,13 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, ParamsError> {
-        if name == NUMBER_TOKEN {
-            return match self.v {
-                Json::Num(lit) => self.own(visitor.visit_str(lit)),
-                _ => Err(self.mismatch("a number")),
+        if name == NUMBER_TOKEN || name == TIME_TOKEN {
+            return match (self.v, name) {
+                (Json::Null, _) => Zero { path: self.path }.deserialize_newtype_struct(name, visitor),
+                (Json::Num(lit), NUMBER_TOKEN) => self.own(visitor.visit_str(lit)),
+                (Json::Str(s), TIME_TOKEN) => self.own(visitor.visit_str(s)),
+                (_, NUMBER_TOKEN) => Err(self.mismatch("a number")),
+                _ => Err(self.mismatch("an RFC 3339 time")),
             };
         }
         if name == RAW_TOKEN {
@@ -489,6 +413,9 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+        if let Json::Null = self.v {
+            return Zero { path: self.path }.deserialize_seq(visitor);
+        }
         match self.v {
             Json::Arr(a) => self.own(visitor.visit_seq(Seq { items: a, i: 0, path: &self.path })),
             _ => Err(self.mismatch("an array")),
@@ -509,10 +436,13 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ParamsError> {
+        if let Json::Null = self.v {
+            return Zero { path: self.path }.deserialize_map(visitor);
+        }
         match self.v {
             Json::Obj(m) => {
                 once(m, &self.path)?;
-                self.own(visitor.visit_map(Map { members: m, i: 0, path: &self.path, known: None }))
+                self.own(visitor.visit_map(Map::new(m, &self.path, None)))
             }
             _ => Err(self.mismatch("an object")),
         }
@@ -525,7 +455,8 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
         visitor: V,
     ) -> Result<V::Value, ParamsError> {
         match self.v {
-            Json::Obj(m) => self.own(visitor.visit_map(Map { members: m, i: 0, path: &self.path, known: Some(fields) })),
+            Json::Null => Zero { path: self.path }.deserialize_struct(_name, fields, visitor),
+            Json::Obj(m) => self.own(visitor.visit_map(Map::new(m, &self.path, Some(fields)))),
             _ => Err(self.mismatch("an object")),
         }
     }
@@ -562,10 +493,10 @@ fn once(m: &[(std::borrow::Cow<'_, str>, Json<'_>)], path: &Path<'_>) -> Result<
     Ok(())
 }
 
-struct Seq<'t, 'a, 'p> {
-    items: &'t [Json<'a>],
-    i: usize,
-    path: &'p Path<'p>,
+pub(crate) struct Seq<'t, 'a, 'p> {
+    pub(crate) items: &'t [Json<'a>],
+    pub(crate) i: usize,
+    pub(crate) path: &'p Path<'p>,
 }
 
 impl<'de, 't, 'a, 'p> SeqAccess<'de> for Seq<'t, 'a, 'p> {
@@ -588,11 +519,27 @@ impl<'de, 't, 'a, 'p> SeqAccess<'de> for Seq<'t, 'a, 'p> {
 }
 
 /// An object's members, for a map (known: None) or a struct (known: its field names).
-struct Map<'t, 'a, 'p> {
+/// After a struct's members come the fields they leave out (or give as null), each with
+/// its zero value (A38, A39).
+pub(crate) struct Map<'t, 'a, 'p> {
     members: &'t [(std::borrow::Cow<'a, str>, Json<'a>)],
     i: usize,
     path: &'p Path<'p>,
     known: Option<&'static [&'static str]>,
+    /// The next known field to give its zero value if no member gave it a value.
+    zero: usize,
+    /// The field whose key was just handed over for its zero value.
+    zeroed: Option<&'static str>,
+}
+
+impl<'t, 'a, 'p> Map<'t, 'a, 'p> {
+    pub(crate) fn new(
+        members: &'t [(std::borrow::Cow<'a, str>, Json<'a>)],
+        path: &'p Path<'p>,
+        known: Option<&'static [&'static str]>,
+    ) -> Self {
+        Map { members, i: 0, path, known, zero: 0, zeroed: None }
+    }
 }
 
 impl<'de, 't, 'a, 'p> MapAccess<'de> for Map<'t, 'a, 'p> {
@@ -613,16 +560,27 @@ impl<'de, 't, 'a, 'p> MapAccess<'de> for Map<'t, 'a, 'p> {
                     return Err(ParamsError::new("appears twice").at(&Path::Member(self.path, k)));
                 }
                 if let Json::Null = v {
-                    self.i += 1; // null is a member left out: None, the default, or missing
+                    self.i += 1; // null is a member left out: its zero value, given below
                     continue;
                 }
             }
             return seed.deserialize(k.as_ref().into_deserializer()).map(Some);
         }
+        let known = self.known.unwrap_or(&[]);
+        while let Some(&field) = known.get(self.zero) {
+            self.zero += 1;
+            if !self.members.iter().any(|(k, v)| k == field && !matches!(v, Json::Null)) {
+                self.zeroed = Some(field);
+                return seed.deserialize(field.into_deserializer()).map(Some);
+            }
+        }
         Ok(None)
     }
 
     fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, ParamsError> {
+        if let Some(field) = self.zeroed.take() {
+            return seed.deserialize(Zero { path: Path::Member(self.path, field) });
+        }
         let (k, v) = &self.members[self.i];
         self.i += 1;
         let path = if self.known.is_some() { Path::Member(self.path, k) } else { Path::Key(self.path, k) };
@@ -635,59 +593,5 @@ impl<'de, 't, 'a, 'p> MapAccess<'de> for Map<'t, 'a, 'p> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    #[derive(Deserialize, Debug, PartialEq)]
-    struct Inner {
-        n: u8,
-        o: Option<String>,
-    }
-
-    #[derive(Deserialize, Debug)]
-    struct Outer {
-        inner: Vec<Inner>,
-        #[serde(default)]
-        by: BTreeMap<String, i32>,
-        mode: Mode,
-        bytes: Option<Bytes>,
-        raw: Option<Box<serde_json::value::RawValue>>,
-    }
-
-    #[derive(Deserialize, Debug, PartialEq)]
-    #[serde(rename_all = "lowercase")]
-    enum Mode {
-        Fast,
-        Slow,
-    }
-
-    // What the shared vectors (tests/conformance.rs) do not show: serde's own shapes.
-    #[test]
-    fn serde_shapes_keep_the_rules() {
-        let o: Outer = from_str(r#"{"inner":[{"n":255,"o":null}],"mode":"slow","bytes":"AAH+/w==","raw":{ "b" : [1.50, "\u00e9"], "a":null }}"#).unwrap();
-        assert_eq!(o.raw.unwrap().get(), r#"{"b":[1.50,"é"],"a":null}"#);
-        assert_eq!(o.inner, [Inner { n: 255, o: None }]);
-        assert_eq!((o.mode, o.bytes), (Mode::Slow, Some(Bytes(vec![0, 1, 0xfe, 0xff]))));
-        for (text, want) in [
-            (r#"{"inner":[{"n":1},{}],"mode":"fast"}"#, r#"field "inner[1].n": missing"#),
-            (r#"{"inner":[{"n":1,"x":2}],"mode":"fast"}"#, r#"field "inner[0].x" is not known (known: n, o)"#),
-            (r#"{"inner":[],"mode":"fast","by":{"a":2147483648}}"#, r#"field "by[a]": 2147483648 does not fit int32"#),
-            (r#"{"inner":[],"mode":null}"#, r#"field "mode": missing"#),
-            (r#"{"inner":[],"mode":1}"#, r#"field "mode": expected a string, got the number 1"#),
-            ("[]", "expected an object, got an array"),
-        ] {
-            assert_eq!(from_str::<Outer>(text).unwrap_err().to_string(), want, "{}", text);
-        }
-        assert!(from_str::<Outer>(r#"{"inner":[],"mode":"medium"}"#).unwrap_err().to_string().starts_with("field \"mode\": unknown variant"));
-    }
-
-    #[test]
-    fn number_and_bytes_write_as_go_does() {
-        let n: Number = from_str("123456789012345678901234567890.5e-7").unwrap();
-        assert_eq!(serde_json::to_string(&(n, Bytes(vec![0, 1, 0xfe, 0xff]))).unwrap(), r#"[123456789012345678901234567890.5e-7,"AAH+/w=="]"#);
-        assert!(Number::new("1.").is_err());
-        let v: serde_json::Value = from_str(r#"{"u":18446744073709551615,"i":-9223372036854775808,"f":0.1}"#).unwrap();
-        assert_eq!(v.to_string(), r#"{"f":0.1,"i":-9223372036854775808,"u":18446744073709551615}"#);
-    }
-}
+#[path = "params_tests.rs"]
+mod tests;

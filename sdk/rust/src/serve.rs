@@ -1,5 +1,6 @@
 //! The engine: one connection served by its reader thread, replies written by a writer.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
 use std::io::{Read, Write};
@@ -12,8 +13,8 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc as tmpsc, Notify};
 
-use crate::errors::ServeError;
-use crate::log::Logger;
+use crate::errors::{Code, ServeError};
+use crate::log::{Logger, TARGET};
 use crate::wire::{decode_host, error_frame, looks_like_text, result_frame, HostMessage, INITIALIZE, MAX_FRAME, MAX_IN_FLIGHT, TEXT_HINT};
 use crate::writer::Writer;
 use crate::{Adapter, BoxFuture, CallError, HandlerFn, InitFn, RequestContext};
@@ -82,13 +83,13 @@ impl Shared {
         };
         if tokio::time::timeout(HANDLER_WAIT, wait).await.is_err() {
             complete = false;
-            self.logger.warn("handlers did not return after the connection ended; abandoning them", &[]);
+            log::warn!(target: TARGET, "handlers did not return after the connection ended; abandoning them");
         }
         let writer = self.writer.clone();
         let flushed = tokio::task::spawn_blocking(move || writer.close(FLUSH_WAIT)).await.unwrap_or(false);
         if !flushed {
             complete = false;
-            self.logger.warn("replies could not be written after the connection ended; abandoning them", &[]);
+            log::warn!(target: TARGET, "replies could not be written after the connection ended; abandoning them");
         }
         complete
     }
@@ -107,43 +108,58 @@ fn noop_waker() -> Waker {
     unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }
 }
 
+/// A caught panic's payload.
+type Panic = Box<dyn Any + Send>;
+
 /// Polls a future once; a panic is returned as `Err`.
-fn poll_once<T>(fut: &mut BoxFuture<T>) -> Result<Poll<T>, ()> {
+fn poll_once<T>(fut: &mut BoxFuture<T>) -> Result<Poll<T>, Panic> {
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
-    catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx))).map_err(|_| ())
+    catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(&mut cx)))
 }
 
 /// A future whose panic is its output's `Err`: a handler's panic answers `failed`.
 struct CatchPanic<T>(BoxFuture<T>);
 
 impl<T> Future for CatchPanic<T> {
-    type Output = Result<T, ()>;
+    type Output = Result<T, Panic>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match catch_unwind(AssertUnwindSafe(|| self.0.as_mut().poll(cx))) {
             Ok(Poll::Ready(v)) => Poll::Ready(Ok(v)),
             Ok(Poll::Pending) => Poll::Pending,
-            Err(_) => Poll::Ready(Err(())),
+            Err(p) => Poll::Ready(Err(p)),
         }
     }
 }
 
-/// The reply frame of a handler's outcome (`Err(())`: it panicked).
-fn handler_reply(shared: &Shared, id: u64, outcome: Result<Result<String, CallError>, ()>) -> Vec<u8> {
+/// The `failed` error a panic is answered with: "`what` panicked: MESSAGE" for a panic
+/// with a message (`panic!("...")`: a `&str` or a `String` payload), else "`what`
+/// panicked".
+fn panic_error(what: &str, payload: &(dyn Any + Send)) -> CallError {
+    let message = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    match message {
+        Some(m) => CallError::new(Code::Failed, format!("{} panicked: {}", what, m)),
+        None => CallError::new(Code::Failed, format!("{} panicked", what)),
+    }
+}
+
+/// The reply frame of the outcome of request `id` to `method` (`Err`: it panicked).
+fn handler_reply(id: u64, method: &str, outcome: Result<Result<String, CallError>, Panic>) -> Vec<u8> {
     match outcome {
         Ok(Ok(text)) => {
             let f = result_frame(id, &text);
             if f.len() - 4 > MAX_FRAME {
-                error_frame(id, "failed", "Result exceeds the adapter frame limit")
+                error_frame(id, Code::Failed.as_str(), "Result exceeds the adapter frame limit")
             } else {
                 f
             }
         }
         Ok(Err(e)) => error_frame(id, &e.code, &e.message),
-        Err(()) => {
-            shared.logger.error("handler panicked", &[("id", id.into())]);
-            error_frame(id, "failed", "handler panicked")
+        Err(p) => {
+            let e = panic_error("handler", &*p);
+            log::error!(target: TARGET, "{} (method {}, request {})", e.message, method, id);
+            error_frame(id, &e.code, &e.message)
         }
     }
 }
@@ -244,7 +260,7 @@ impl Connection {
             }
             HostMessage::BadRequest { id, problem } => {
                 self.order(id)?;
-                self.reply_error(id, "invalid", &format!("Invalid request envelope: {}", problem)); // R12
+                self.reply_error(id, Code::Invalid.as_str(), &format!("Invalid request envelope: {}", problem)); // R12
                 return Ok(());
             }
             HostMessage::Request { id, method, params } => (id, method, params),
@@ -255,13 +271,13 @@ impl Connection {
             return Ok(());
         }
         if self.shared.state.load(Ordering::Acquire) != READY {
-            self.reply_error(id, "invalid", "Adapter is not initialized"); // R27
+            self.reply_error(id, Code::Invalid.as_str(), "Adapter is not initialized"); // R27
             return Ok(());
         }
         let h = match self.handlers.get(method.as_str()) {
             Some(h) => h.clone(),
             None => {
-                self.reply_error(id, "unavailable", "Unknown method"); // R42
+                self.reply_error(id, Code::Unavailable.as_str(), "Unknown method"); // R42
                 return Ok(());
             }
         };
@@ -272,7 +288,7 @@ impl Connection {
             }
             if calls.map.len() >= MAX_IN_FLIGHT {
                 drop(calls);
-                self.reply_error(id, "busy", "Too many requests in flight"); // R40
+                self.reply_error(id, Code::Busy.as_str(), "Too many requests in flight"); // R40
                 return Ok(());
             }
         }
@@ -281,31 +297,32 @@ impl Connection {
         // no cancel can reach it, and it takes no slot.
         let mut fut = match catch_unwind(AssertUnwindSafe(|| h(params, ctx.clone()))) {
             Ok(fut) => fut,
-            Err(_) => {
-                let f = handler_reply(&self.shared, id, Err(()));
+            Err(p) => {
+                let f = handler_reply(id, &method, Err(p));
                 self.out.extend_from_slice(&f);
                 return Ok(());
             }
         };
         match poll_once(&mut fut) {
             Ok(Poll::Ready(r)) => {
-                let f = handler_reply(&self.shared, id, Ok(r));
+                let f = handler_reply(id, &method, Ok(r));
                 self.out.extend_from_slice(&f);
                 return Ok(());
             }
             Ok(Poll::Pending) => {}
-            Err(()) => {
-                let f = handler_reply(&self.shared, id, Err(()));
+            Err(p) => {
+                let f = handler_reply(id, &method, Err(p));
                 self.out.extend_from_slice(&f);
                 return Ok(());
             }
         }
+        let method = ctx.method.clone();
         self.shared.calls.lock().unwrap().map.insert(id, ctx);
         self.shared.running.fetch_add(1, Ordering::AcqRel);
         let shared = self.shared.clone();
         self.rt.spawn(async move {
             let outcome = CatchPanic(fut).await;
-            let frame = handler_reply(&shared, id, outcome);
+            let frame = handler_reply(id, &method, outcome);
             // The slot is free before the reply can reach the host (R40).
             shared.calls.lock().unwrap().map.remove(&id);
             shared.writer.reply(&frame);
@@ -334,7 +351,7 @@ impl Connection {
     fn initialize(&mut self, id: u64, params: &serde_json::value::RawValue) {
         let sh = self.shared.clone();
         if sh.state.compare_exchange(NEW, INITIALIZING, Ordering::AcqRel, Ordering::Acquire).is_err() {
-            self.reply_error(id, "invalid", "Adapter is already initialized"); // A7
+            self.reply_error(id, Code::Invalid.as_str(), "Adapter is already initialized"); // A7
             return;
         }
         #[derive(serde::Deserialize)]
@@ -350,7 +367,7 @@ impl Connection {
                     Some(c) if c.get().starts_with('{') => match &self.on_initialize {
                         Some(f) => match catch_unwind(AssertUnwindSafe(|| f(c, ctx.clone()))) {
                             Ok(fut) => Some(fut),
-                            Err(_) => return self.initialized(id, Err(CallError::new("failed", "initialize panicked"))),
+                            Err(p) => return self.initialized(id, Err(panic_error("initialize", &*p))),
                         },
                         None => None,
                     },
@@ -368,13 +385,13 @@ impl Connection {
         match poll_once(&mut fut) {
             Ok(Poll::Ready(r)) => return self.initialized(id, r),
             Ok(Poll::Pending) => {}
-            Err(()) => return self.initialized(id, Err(CallError::new("failed", "initialize panicked"))),
+            Err(p) => return self.initialized(id, Err(panic_error("initialize", &*p))),
         }
         *sh.init.lock().unwrap() = Some(ctx);
         sh.running.fetch_add(1, Ordering::AcqRel);
         let catalog = self.catalog.clone();
         self.rt.spawn(async move {
-            let outcome = CatchPanic(fut).await.unwrap_or_else(|()| Err(CallError::new("failed", "initialize panicked")));
+            let outcome = CatchPanic(fut).await.unwrap_or_else(|p| Err(panic_error("initialize", &*p)));
             *sh.init.lock().unwrap() = None;
             let mut out = Vec::new();
             init_outcome(&sh, &catalog, id, outcome, &mut out);
@@ -390,7 +407,7 @@ impl Connection {
 
     fn refuse_initialize(&mut self, id: u64, message: &str) {
         self.shared.state.store(FAILED, Ordering::Release);
-        self.reply_error(id, "invalid", message);
+        self.reply_error(id, Code::Invalid.as_str(), message);
     }
 }
 
@@ -404,7 +421,7 @@ fn init_outcome(sh: &Shared, catalog: &str, id: u64, outcome: Result<(), CallErr
         }
         Err(e) => {
             sh.state.store(FAILED, Ordering::Release);
-            sh.logger.warn("initialize refused", &[("error", e.message.clone().into()), ("code", e.code.clone().into())]);
+            log::warn!(target: TARGET, "initialize refused: {}", e);
             out.extend_from_slice(&error_frame(id, &e.code, &e.message));
         }
     }
@@ -524,11 +541,13 @@ fn terminal_message(prog: &str) -> String {
 /// of the end of stdin whatever the handlers do.
 pub fn run(adapter: Adapter) -> ! {
     use std::os::unix::io::FromRawFd;
-    let logger = adapter.logger.clone();
+    // The adapter's logger receives the `log` records of the SDK and of the handlers,
+    // unless the adapter installed a logger of its own before.
+    let _ = adapter.logger.clone().install();
     let out = match protect_stdout() {
         Ok(f) => f,
         Err(e) => {
-            logger.error("protecting stdout", &[("error", e.to_string().into())]);
+            log::error!(target: TARGET, "protecting stdout: {}", e);
             std::process::exit(1);
         }
     };
@@ -543,14 +562,14 @@ pub fn run(adapter: Adapter) -> ! {
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
-            logger.error("starting the runtime", &[("error", e.to_string().into())]);
+            log::error!(target: TARGET, "starting the runtime: {}", e);
             std::process::exit(1);
         }
     };
     let status = match rt.block_on(serve(adapter, input, out)) {
         Ok(()) => 0,
         Err(e) => {
-            logger.error("ending the connection", &[("error", e.to_string().into())]);
+            log::error!(target: TARGET, "ending the connection: {}", e);
             1
         }
     };

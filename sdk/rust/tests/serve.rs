@@ -107,7 +107,8 @@ fn protocol_exchange() {
     assert_eq!(m["code"], "invalid");
     assert_eq!(m["message"], r#"params: field "name": expected a string, got the number 1"#);
     h.request(8, "test.fixture.panic", "{}");
-    assert_eq!(h.recv()["code"], "failed");
+    let m = h.recv();
+    assert_eq!((m["code"].as_str(), m["message"].as_str()), (Some("failed"), Some("handler panicked: boom")));
     h.request(9, "test.fixture.wait", "{}");
     h.cancel(9);
     let m = h.recv();

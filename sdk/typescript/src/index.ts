@@ -18,6 +18,7 @@
  * @module
  */
 export { validateCatalog, type Catalog, type CatalogService } from "./catalog.js";
+export { implement, lazy, method, type Method } from "./contract.js";
 export {
   AdapterDefinitionError,
   CallError,

@@ -18,8 +18,13 @@
  * fit (`field "seq": 9223372036854775808 does not fit int64`); the members are checked
  * in the order written and the first problem is the one named. Integers are exact: an
  * int64 or uint64 beyond 2^53 is a `bigint`, never a rounded number. A member left out,
- * or null, takes the field's `.default(v)`, is undefined with `.optional()` or null
- * with `.nullable()`; a field with none of these must be given (`field "x": missing`).
+ * or null (as a member, an array element or a record value), is the zero value of its
+ * schema, as in Go (docs/protocol.md, A38-A39): `""`, `0`, `false`, empty bytes, `[]`,
+ * `{}`, the zero time, an object of zero values; or the field's `.default(v)`,
+ * undefined with `.optional()`, null with `.nullable()`. Declare what Go declares
+ * nullable (a slice, map, pointer or `[]byte`) with `.nullable()`, so that nil travels
+ * as null and comes back as null. A time (`t.time()`) is an RFC 3339 string as the Go
+ * SDK writes it (A41).
  *
  * @module
  */
@@ -105,9 +110,13 @@ export abstract class Schema<T> {
     return false;
   }
 
-  /** @internal The value of a member left out (or null), or a ParamsError. */
-  absent(path: string): T {
-    throw new ParamsError(`${where(path)}missing`);
+  /** @internal The value of a member left out (or null): the schema's zero value. */
+  abstract absent(path: string): T;
+
+  /** @internal Decodes a member, element or record value: null is left out unless the
+   * schema takes it. */
+  decodeOrZero(v: Raw, path: string): T {
+    return v === null && !this.takesNull() ? this.absent(path) : this.decode(v, path);
   }
 
   /** Left out or null: undefined. */
@@ -159,6 +168,9 @@ class Absent<T, U> extends Schema<T | U> {
 
 class StringSchema extends Schema<string> {
   readonly expected = "a string";
+  absent(): string {
+    return "";
+  }
   decode(v: Raw, path: string): string {
     if (typeof v !== "string") {
       throw mismatch(this, v, path);
@@ -169,6 +181,9 @@ class StringSchema extends Schema<string> {
 
 class BooleanSchema extends Schema<boolean> {
   readonly expected = "true or false";
+  absent(): boolean {
+    return false;
+  }
   decode(v: Raw, path: string): boolean {
     if (v !== true && v !== false) {
       throw mismatch(this, v, path);
@@ -195,6 +210,9 @@ class IntSchema<T extends number | bigint> extends Schema<T> {
     super();
     this.min = signed ? -(1n << BigInt(bits - 1)) : 0n;
     this.max = signed ? (1n << BigInt(bits - 1)) - 1n : (1n << BigInt(bits)) - 1n;
+  }
+  absent(): T {
+    return 0 as T;
   }
   decode(v: Raw, path: string): T {
     if (!(v instanceof JSONNumber)) {
@@ -230,6 +248,9 @@ class FloatSchema extends Schema<number> {
   constructor(readonly bits: 32 | 64) {
     super();
   }
+  absent(): number {
+    return 0;
+  }
   decode(v: Raw, path: string): number {
     if (!(v instanceof JSONNumber)) {
       throw mismatch(this, v, path);
@@ -244,6 +265,9 @@ class FloatSchema extends Schema<number> {
 
 class JSONNumberSchema extends Schema<JSONNumber> {
   readonly expected = "a number";
+  absent(): JSONNumber {
+    return new JSONNumber("0");
+  }
   decode(v: Raw, path: string): JSONNumber {
     if (!(v instanceof JSONNumber)) {
       throw mismatch(this, v, path);
@@ -257,6 +281,9 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 
 class BytesSchema extends Schema<Uint8Array> {
   readonly expected = "a base64 string";
+  absent(): Uint8Array {
+    return new Uint8Array();
+  }
   decode(v: Raw, path: string): Uint8Array {
     if (typeof v !== "string") {
       throw mismatch(this, v, path);
@@ -268,16 +295,61 @@ class BytesSchema extends Schema<Uint8Array> {
   }
 }
 
+// An RFC 3339 time as Go's time.Time reads it (A41): upper-case T and Z, a fraction of
+// any length, an offset with its colon.
+const RFC3339 = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?(?:Z|([+-])([0-9]{2}):([0-9]{2}))$/;
+
+/** The text of an RFC 3339 time as Go writes it (the same instant at the same offset,
+ * the fraction cut to nine digits without trailing zeros, Z for offset zero), or
+ * undefined for a text Go refuses. @internal */
+export function normalTime(s: string): string | undefined {
+  const m = RFC3339.exec(s);
+  if (!m) {
+    return undefined;
+  }
+  const [y, mo, d, h, mi, se] = m.slice(1, 7).map(Number);
+  const days = [31, y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0) ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  if (mo < 1 || mo > 12 || d < 1 || d > days[mo - 1] || h > 23 || mi > 59 || se > 59) {
+    return undefined;
+  }
+  if (m[8] !== undefined && (Number(m[9]) > 23 || Number(m[10]) > 59)) {
+    return undefined;
+  }
+  const frac = (m[7] ?? "").slice(0, 9).replace(/0+$/, "");
+  const zero = m[8] === undefined || (m[9] === "00" && m[10] === "00");
+  return s.slice(0, 19) + (frac ? "." + frac : "") + (zero ? "Z" : `${m[8]}${m[9]}:${m[10]}`);
+}
+
+class TimeSchema extends Schema<string> {
+  readonly expected = "an RFC 3339 time";
+  absent(): string {
+    return "0001-01-01T00:00:00Z";
+  }
+  decode(v: Raw, path: string): string {
+    if (typeof v !== "string") {
+      throw mismatch(this, v, path);
+    }
+    const n = normalTime(v);
+    if (n === undefined) {
+      throw new ParamsError(`${where(path)}${JSON.stringify(excerpt(v))} is not an RFC 3339 time`);
+    }
+    return n;
+  }
+}
+
 class ArraySchema<T> extends Schema<T[]> {
   readonly expected = "an array";
   constructor(readonly elem: Schema<T>) {
     super();
   }
+  absent(): T[] {
+    return [];
+  }
   decode(v: Raw, path: string): T[] {
     if (!Array.isArray(v)) {
       throw mismatch(this, v, path);
     }
-    return v.map((x, i) => this.elem.decode(x, `${path}[${i}]`));
+    return v.map((x, i) => this.elem.decodeOrZero(x, `${path}[${i}]`));
   }
 }
 
@@ -300,6 +372,9 @@ class RecordSchema<T> extends Schema<Record<string, T>> {
   constructor(readonly elem: Schema<T>) {
     super();
   }
+  absent(): Record<string, T> {
+    return {};
+  }
   decode(v: Raw, path: string): Record<string, T> {
     if (!(v instanceof RawObject)) {
       throw mismatch(this, v, path);
@@ -312,7 +387,7 @@ class RecordSchema<T> extends Schema<Record<string, T>> {
         throw new ParamsError(`field "${at}": appears twice`);
       }
       seen.add(k);
-      setMember(out, k, this.elem.decode(x, at));
+      setMember(out, k, this.elem.decodeOrZero(x, at));
     }
     return out;
   }
@@ -335,6 +410,9 @@ class ObjectSchema<S extends Shape> extends Schema<ObjectOf<S>> {
     super();
     const names = Object.keys(shape);
     this.known = names.length > 0 ? names.join(", ") : "none";
+  }
+  absent(path: string): ObjectOf<S> {
+    return this.decode(new RawObject([]), path);
   }
   decode(v: Raw, path: string): ObjectOf<S> {
     if (!(v instanceof RawObject)) {
@@ -426,6 +504,9 @@ export const t = {
   jsonNumber: (): Schema<JSONNumber> => new JSONNumberSchema(),
   /** Bytes, sent as a base64 string (Go's []byte). */
   bytes: (): Schema<Uint8Array> => new BytesSchema(),
+  /** A time (Go's time.Time): an RFC 3339 string, given as Go writes it
+   * ("2024-01-02T03:04:05.5+01:00"); left out, the zero time "0001-01-01T00:00:00Z". */
+  time: (): Schema<string> => new TimeSchema(),
   /** An array of elem. */
   array: <T>(elem: Schema<T>): Schema<T[]> => new ArraySchema(elem),
   /** An object of any member names, each value an elem (Go's map[string]T). */

@@ -8,7 +8,7 @@ import { test } from "node:test";
 
 import { validateCatalog, type CatalogService } from "../src/index.js";
 import { JSONNumber, parseRaw, RawObject, type Raw } from "../src/json.js";
-import { DIST, ECHO, TestAdapter, type Envelope } from "./harness.js";
+import { DIST, ECHO, exact, TestAdapter, type Envelope } from "./harness.js";
 
 const VECTORS = join(DIST, "..", "..", "..", "testdata", "conformance");
 
@@ -24,33 +24,6 @@ function load<C>(name: string): C[] {
   const doc = JSON.parse(readFileSync(join(VECTORS, name), "utf8")) as { cases: C[] };
   assert.ok(doc.cases.length > 0, `${name} has no cases`);
   return doc.cases;
-}
-
-/** A number literal in one canonical form: 1e21, 1000000000000000000000 and 1.0e21 are
- * the same; 2^53 and 2^53+1 are not. */
-function canonical(lit: string): string {
-  const m = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(lit)!;
-  const frac = m[3] ?? "";
-  let digits = (m[2] + frac).replace(/^0+/, "");
-  let exp = Number(m[4] ?? "0") - frac.length;
-  const trimmed = digits.replace(/0+$/, "");
-  exp += digits.length - trimmed.length;
-  digits = trimmed;
-  return digits === "" ? "0" : `${m[1]}${digits}e${exp}`;
-}
-
-/** A JSON value with its numbers exact and its objects' members in no order. */
-function exact(v: Raw): unknown {
-  if (v instanceof JSONNumber) {
-    return { number: canonical(v.text) };
-  }
-  if (Array.isArray(v)) {
-    return v.map(exact);
-  }
-  if (v instanceof RawObject) {
-    return new Map(v.entries.map(([k, x]) => [k, exact(x)]));
-  }
-  return v;
 }
 
 test("echo frames (testdata/conformance/echo.json)", async (t) => {

@@ -2,6 +2,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { JSONNumber, RawObject, type Raw } from "../src/json.js";
+
 /** dist/ of the compiled package. */
 export const DIST = dirname(dirname(fileURLToPath(import.meta.url)));
 export const ECHO = join(DIST, "examples", "echo.js");
@@ -112,4 +114,31 @@ export class TestAdapter {
       this.proc.kill("SIGKILL");
     }
   }
+}
+
+/** A number literal in one canonical form: 1e21, 1000000000000000000000 and 1.0e21 are
+ * the same; 2^53 and 2^53+1 are not. */
+export function canonical(lit: string): string {
+  const m = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(lit)!;
+  const frac = m[3] ?? "";
+  let digits = (m[2] + frac).replace(/^0+/, "");
+  let exp = Number(m[4] ?? "0") - frac.length;
+  const trimmed = digits.replace(/0+$/, "");
+  exp += digits.length - trimmed.length;
+  digits = trimmed;
+  return digits === "" ? "0" : `${m[1]}${digits}e${exp}`;
+}
+
+/** A JSON value with its numbers exact and its objects' members in no order. */
+export function exact(v: Raw): unknown {
+  if (v instanceof JSONNumber) {
+    return { number: canonical(v.text) };
+  }
+  if (Array.isArray(v)) {
+    return v.map(exact);
+  }
+  if (v instanceof RawObject) {
+    return new Map(v.entries.map(([k, x]) => [k, exact(x)]));
+  }
+  return v;
 }

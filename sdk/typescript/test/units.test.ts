@@ -78,8 +78,12 @@ test("params schema: the inferred type, and what a member left out becomes", () 
   );
   assert.deepEqual(p, { name: "n", seq: 9223372036854775807n, tags: null, blob: new Uint8Array() });
   assert.deepEqual(P.parse({ name: "x", tags: { a: 255 } }).tags, { a: 255 });
-  assert.throws(() => P.parseText("{}"), (e: Error) => e instanceof ParamsError && e.message === 'field "name": missing');
-  assert.throws(() => P.parseText('{"name":null}'), /^ParamsError: field "name": missing$/);
+  // A member left out, or null, without a default is its zero value, as in Go (A38, A39).
+  assert.deepEqual(P.parseText("{}"), { name: "", seq: 0, tags: null, blob: new Uint8Array() });
+  assert.deepEqual(P.parseText('{"name":null}'), { name: "", seq: 0, tags: null, blob: new Uint8Array() });
+  const Z = t.object({ s: t.string(), i: t.uint64(), b: t.boolean(), x: t.bytes(), a: t.array(t.int8()), r: t.record(t.string()), o: t.object({ f: t.float32() }), at: t.time() });
+  assert.equal(stringifyJSON(Z.parseText('{"a":[null,1],"r":{"k":null}}')), '{"s":"","i":0,"b":false,"x":"","a":[0,1],"r":{"k":""},"o":{"f":0},"at":"0001-01-01T00:00:00Z"}');
+  assert.throws(() => P.parseText('{"name":1}'), (e: Error) => e instanceof ParamsError && e.message === 'field "name": expected a string, got the number 1');
   assert.deepEqual(t.any().parseText('{"a":[1,9007199254740993]}'), { a: [1, 9007199254740993n] });
 });
 

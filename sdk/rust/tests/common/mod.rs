@@ -92,3 +92,56 @@ impl Host {
         (r, t.elapsed())
     }
 }
+
+/// A number literal in one canonical form: 1e21, 1000000000000000000000 and 1.0e21 are
+/// the same; 2^53 and 2^53+1 are not.
+pub fn canonical(lit: &str) -> String {
+    let (neg, rest) = match lit.strip_prefix('-') {
+        Some(r) => ("-", r),
+        None => ("", lit),
+    };
+    let (mantissa, exp) = match rest.find(['e', 'E']) {
+        Some(i) => (&rest[..i], rest[i + 1..].parse::<i64>().unwrap()),
+        None => (rest, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{}{}", int, frac);
+    let digits = all.trim_start_matches('0');
+    let trimmed = digits.trim_end_matches('0');
+    if trimmed.is_empty() {
+        return "0".into();
+    }
+    let exp = exp - frac.len() as i64 + (digits.len() - trimmed.len()) as i64;
+    format!("{}{}e{}", neg, trimmed, exp)
+}
+
+/// A JSON value with every number exact (as the string "#<canonical>") and its objects'
+/// members in no order.
+pub fn exact(text: &str) -> Value {
+    let mut out = String::with_capacity(text.len());
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' {
+            let start = i;
+            i += 1;
+            while b[i] != b'"' {
+                i += if b[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str(&text[start..i]);
+        } else if c == b'-' || c.is_ascii_digit() {
+            let start = i;
+            while i < b.len() && matches!(b[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                i += 1;
+            }
+            out.push_str(&format!("\"#{}\"", canonical(&text[start..i])));
+        } else {
+            let start = i;
+            i += text[i..].chars().next().unwrap().len_utf8();
+            out.push_str(&text[start..i]);
+        }
+    }
+    serde_json::from_str(&out).unwrap()
+}
