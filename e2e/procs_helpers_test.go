@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/lifecycle"
 	"github.com/adapterkit/adapterkit/limits"
 	"github.com/adapterkit/adapterkit/platform"
@@ -151,17 +152,12 @@ func stillRunning(ps []procEvent) []procEvent {
 func waitGone(t testing.TB, ps []procEvent) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for {
-		left := stillRunning(ps)
-		if len(left) == 0 {
-			return time.Since(start)
-		}
-		if time.Since(start) > goneBound {
-			killRecorded(left)
-			t.Fatalf("still running %v after %v: %v", goneBound, time.Since(start), left)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var left []procEvent
+	if !testkit.Within(goneBound, func() bool { left = stillRunning(ps); return len(left) == 0 }) {
+		killRecorded(left)
+		t.Fatalf("still running %v after %v: %v", goneBound, time.Since(start), left)
 	}
+	return time.Since(start)
 }
 
 // killRecorded SIGKILLs those of ps that are still the recorded processes.
@@ -371,11 +367,5 @@ func ctxFor(t testing.TB, d time.Duration) context.Context {
 // pollFor waits (bounded) until cond holds; the bound only keeps a broken test from hanging.
 func pollFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.Eventually(t, 10*time.Second, cond, "gave up waiting for %s", what)
 }

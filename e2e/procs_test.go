@@ -577,15 +577,12 @@ func TestOpenCloseCycles(t *testing.T) {
 // (reaping, pipe copies), so a count still above the target after the bound is a leak.
 func settle(t *testing.T, fds, goroutines int) (int, int) {
 	t.Helper()
-	deadline := time.Now().Add(goneBound)
-	for {
-		f, g := openFDs(t), goruntime.NumGoroutine()
-		if (fds < 0 || f <= fds) && (goroutines < 0 || g <= goroutines) {
-			return f, g
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("leak: %d descriptors open (before: %d), %d goroutines (before: %d)", f, fds, g, goroutines)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var f, g int
+	if !testkit.Within(goneBound, func() bool {
+		f, g = openFDs(t), goruntime.NumGoroutine()
+		return (fds < 0 || f <= fds) && (goroutines < 0 || g <= goroutines)
+	}) {
+		t.Fatalf("leak: %d descriptors open (before: %d), %d goroutines (before: %d)", f, fds, g, goroutines)
 	}
+	return f, g
 }

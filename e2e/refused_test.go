@@ -27,7 +27,7 @@ func TestServeRestartServesLastGood(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin, err := os.ReadFile(buildBinT(t, "internal/testkit/versioned"))
+	bin, err := os.ReadFile(buildBinT(t, "e2e/cmd/versioned"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,7 @@ type sandboxWorld struct {
 	outsider                    int
 	hostile                     string // the adapter, as hostile_v1.0.0 in its own directory
 	ctl                         string
+	trueBin                     string // /bin/true as a policy names it: no symbolic link on the way
 }
 
 func listenTCP(t *testing.T) (string, uint16) {
@@ -70,6 +71,10 @@ func newSandboxWorld(t *testing.T) *sandboxWorld {
 	t.Helper()
 	w := &sandboxWorld{allowed: t.TempDir(), outsideDir: t.TempDir(), ctl: buildBinT(t, "cmd/adapterctl")}
 	w.secret = filepath.Join(w.outsideDir, "secret")
+	var err error
+	if w.trueBin, err = filepath.EvalSymlinks("/bin/true"); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(w.secret, []byte("not for adapters"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +99,7 @@ func newSandboxWorld(t *testing.T) *sandboxWorld {
 	// The daemon serves the hostile adapter under a policy file: its sandbox there is
 	// the same as --sandbox with the grants below.
 	policy := filepath.Join(t.TempDir(), "policy")
-	text := "adapter hostile\nallow-write " + w.allowed + "\nallow-net " + strconv.Itoa(int(w.okPort)) + "\nallow-exec /bin/true\n"
+	text := "adapter hostile\nallow-write " + w.allowed + "\nallow-net " + strconv.Itoa(int(w.okPort)) + "\nallow-exec " + w.trueBin + "\n"
 	if err := os.WriteFile(policy, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +211,7 @@ func TestSandboxHostileAdapter(t *testing.T) {
 		}
 		return out
 	}
-	grants := []string{"--sandbox", "--allow-write", w.allowed, "--allow-net", strconv.Itoa(int(w.okPort)), "--allow-exec", "/bin/true"}
+	grants := []string{"--sandbox", "--allow-write", w.allowed, "--allow-net", strconv.Itoa(int(w.okPort)), "--allow-exec", w.trueBin}
 	out := run(append(append([]string{"call"}, grants...), w.hostile, "test.hostile.try", params)...)
 	checkOutcomes(t, "adapterctl call --sandbox", out, local, true)
 	out = run("call", "--socket", w.daemonSock, "hostile", "test.hostile.try", params)
@@ -226,7 +231,7 @@ func TestSandboxHostileAdapter(t *testing.T) {
 
 	procs := w.attempts(true)
 	params = hostileParams(t, procs)
-	sb := &platform.Sandbox{Write: []string{w.allowed}, ConnectPorts: []uint16{w.okPort}, Exec: []string{"/bin/true"}}
+	sb := &platform.Sandbox{Write: []string{w.allowed}, ConnectPorts: []uint16{w.okPort}, Exec: []string{w.trueBin}}
 	for _, sandboxed := range []bool{true, false} {
 		cfg := lifecycle.Config{Path: w.hostile, Isolation: platform.IsolationProcessGroup}
 		if sandboxed {

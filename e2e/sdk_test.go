@@ -288,7 +288,7 @@ func TestSDKCancelThroughHost(t *testing.T) {
 			_, err := h.Call(cctx, "example.echo.sleep", json.RawMessage(`{"ms":30000}`))
 			done <- err
 		}()
-		time.Sleep(100 * time.Millisecond) // let the request be sent; the outcome holds either way
+		testkit.Eventually(t, sdkWait, func() bool { return h.Status().InFlight > 0 }, "the request was never sent")
 		ccancel()
 		select {
 		case err := <-done:
@@ -389,7 +389,11 @@ func startRawSDK(t *testing.T, a sdkEcho, extraEnv ...string) *rawSDK {
 
 func (r *rawSDK) send(payload string) {
 	r.t.Helper()
-	if err := proto.WriteFrame(r.in, []byte(payload), 0); err != nil {
+	frame, err := proto.AppendFrame(nil, []byte(payload), 0, false)
+	if err == nil {
+		_, err = r.in.Write(frame)
+	}
+	if err != nil {
 		r.t.Fatalf("write: %v", err)
 	}
 }

@@ -82,18 +82,17 @@ func startDaemon(t *testing.T, dir string, env []string, extra ...string) *daemo
 	d.exited = make(chan error, 1)
 	go func() { d.exited <- d.cmd.Wait() }()
 	t.Cleanup(func() { d.stop(t) })
-	for end := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	var dialErr error
+	if testkit.Within(20*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		c, err := controlplane.Dial(ctx, d.sock)
-		cancel()
-		if err == nil {
-			d.c = c
-			return d
-		}
-		if time.Now().After(end) {
-			t.Fatalf("adapterctl serve does not answer: %v\n%s", err, d.stderr.String())
-		}
+		defer cancel()
+		d.c, dialErr = controlplane.Dial(ctx, d.sock)
+		return dialErr == nil
+	}) {
+		return d
 	}
+	t.Fatalf("adapterctl serve does not answer: %v\n%s", dialErr, d.stderr.String())
+	return nil
 }
 
 type servedVersion struct {
@@ -193,30 +192,20 @@ func TestServeUpgradePython(t *testing.T) {
 		}
 		slow <- result{value: r.Value}
 	}()
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if e, _ := d.entry(t, "pyversion"); e.InFlight == 1 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatal("the slow call is not in flight")
-		}
-	}
+	testkit.Eventually(t, 10*time.Second, func() bool { e, _ := d.entry(t, "pyversion"); return e.InFlight == 1 },
+		"the slow call is not in flight")
 	dropped := time.Now()
 	mv(t, built, dir)
 	var e controlplane.AdapterStatus
-	for {
+	if !testkit.Within(15*time.Second, func() bool {
 		var n int
 		e, n = d.entry(t, "pyversion")
 		if n != 1 {
 			t.Fatalf("%d Status entries for pyversion, want one", n)
 		}
-		if e.Version == "1.1.0" {
-			break
-		}
-		if time.Since(dropped) > 15*time.Second {
-			t.Fatalf("15 s after the mv Status shows %+v\n%s", e, d.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		return e.Version == "1.1.0"
+	}) {
+		t.Fatalf("15 s after the mv Status shows %+v\n%s", e, d.stderr.String())
 	}
 	t.Logf("1.1.0 took over %v after the mv", time.Since(dropped).Round(time.Millisecond))
 	if e.Upgrades != 1 || e.UpgradeError != "" || len(e.Draining) != 1 || e.Draining[0].Version != "1.0.0" || e.Draining[0].InFlight != 1 {
@@ -228,13 +217,8 @@ func TestServeUpgradePython(t *testing.T) {
 	if r := <-slow; r.err != nil || string(r.value) != `{"ms":8000}` {
 		t.Fatalf("the call in flight on 1.0.0: %s, %v", r.value, r.err)
 	}
-	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if e, _ = d.entry(t, "pyversion"); len(e.Draining) == 0 {
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("1.0.0 still draining: %+v", e)
-		}
+	if !testkit.Within(10*time.Second, func() bool { e, _ = d.entry(t, "pyversion"); return len(e.Draining) == 0 }) {
+		t.Fatalf("1.0.0 still draining: %+v", e)
 	}
 	testkit.Gone(t, v1.Pid)
 }
@@ -259,7 +243,7 @@ func TestServeUpgradesUnderLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	bin, err := os.ReadFile(buildBinT(t, "internal/testkit/versioned"))
+	bin, err := os.ReadFile(buildBinT(t, "e2e/cmd/versioned"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,17 +309,12 @@ func TestServeUpgradesUnderLoad(t *testing.T) {
 		t.Fatalf("%d of %d calls lost: %s", len(failures), calls, strings.Join(failures[:min(len(failures), 5)], "; "))
 	}
 	t.Logf("%d calls by %d callers across %d upgrades", calls, callers, upgrades)
-	for end := time.Now().Add(40 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		e, _ := d.entry(t, "upg")
-		if len(e.Draining) == 0 {
-			if e.Upgrades != upgrades {
-				t.Fatalf("Status counts %d upgrades, want %d", e.Upgrades, upgrades)
-			}
-			break
-		}
-		if time.Now().After(end) {
-			t.Fatalf("still draining: %+v", e.Draining)
-		}
+	var e controlplane.AdapterStatus
+	if !testkit.Within(40*time.Second, func() bool { e, _ = d.entry(t, "upg"); return len(e.Draining) == 0 }) {
+		t.Fatalf("still draining: %+v", e.Draining)
+	}
+	if e.Upgrades != upgrades {
+		t.Fatalf("Status counts %d upgrades, want %d", e.Upgrades, upgrades)
 	}
 	testkit.Gone(t, pids[:len(pids)-1]...)
 }

@@ -19,10 +19,13 @@
 //     through the same calls;
 //   - regmem: host memory per adapter opened through a registry.Registry (-regmem-n
 //     adapters, 8 at a time, each called once through its typed client, then idle), in
-//     a fresh host process.
+//     a fresh host process;
+//   - stream: a 256 MiB upload (registry.Upload) and download (registry.Download)
+//     through examples/blobs, checked by CRC-32C, MB/s one way, beside the typed 1 MiB
+//     echo made in the same run, and their ratio to it.
 //
 // pingpong takes part in rtt and rtt-steady only, regmem only adapterkit (and
-// adapterkit-sandbox when named). -mode block|steady|both says which modes of rtt,
+// adapterkit-sandbox when named), stream only adapterkit. -mode block|steady|both says which modes of rtt,
 // par32 and big run (rtt, par32 and big name the block mode in the table).
 //
 // Systems are interleaved. spawn, fanout, memory, regmem and the steady workloads run
@@ -34,7 +37,8 @@
 // per target how many runs met it (a goal holds when at least four in five did).
 //
 // The child programs are built first into a temporary directory: examples/echo of the
-// root module (also linked as adapters/echo_v1.0.0 for the registry), cmd/gpecho
+// root module (also linked as adapters/echo_v1.0.0 for the registry), examples/blobs,
+// cmd/gpecho
 // (go-plugin), cmd/floorecho (floor) and cmd/pingpong of this module.
 //
 // Run it from e2e/bench (it locates the modules with the go command):
@@ -286,6 +290,7 @@ func build(dir string, static bool) error {
 	fmt.Fprintln(os.Stderr, "building the child programs into", dir)
 	steps := []struct{ dir, out, pkg string }{
 		{root, binEcho, "./examples/echo"},
+		{root, binBlobs, "./examples/blobs"},
 		{bench, binGP, "./cmd/gpecho"},
 		{bench, binFloor, "./cmd/floorecho"},
 		{bench, binPing, "./cmd/pingpong"},

@@ -22,6 +22,7 @@ var metricOrder = map[string][]string{
 	"big-steady":   {"mbps_1MiB", "mbps_3.9MiB", "faults_1MiB", "faults_3.9MiB"},
 	"fanout":       {"total_s", "open_calls_s", "close_s", "kib_per_conn"},
 	"memory":       {"host_peak_mib", "adapter_peak_mib"},
+	"stream":       {"mbps_upload", "mbps_download", "mbps_echo_1MiB", "upload_per_echo", "download_per_echo"},
 	"regmem":       {"kib_per_adapter", "heap_kib_per_adapter", "stack_kib_per_adapter", "goroutines_per_adapter", "open_s", "close_s"},
 }
 

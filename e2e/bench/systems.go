@@ -87,6 +87,8 @@ func takesPart(system, workload string) bool {
 		return workload == "rtt" || workload == "rtt-steady"
 	case workload == "regmem":
 		return system == sysAdapterkit || system == sysSandbox
+	case workload == "stream":
+		return system == sysAdapterkit
 	}
 	return true
 }

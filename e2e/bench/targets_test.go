@@ -35,9 +35,9 @@ func TestVerdicts(t *testing.T) {
 	rs := fakeResults(1, map[string]map[string]metrics{
 		"rtt": {
 			sysAdapterkit: {"p50_us": 60}, sysNetRPC: {"p50_us": 200},
-			sysFloor: {"p50_us": 59}, sysPingpong: {"p50_us": 40},
+			sysFloor: {"p50_us": 59}, sysPingpong: {"p50_us": 40}, sysGRPC: {"p50_us": 240},
 		},
-		"rtt-steady": {sysAdapterkit: {"p50_us": 80}, sysNetRPC: {"p50_us": 100}},
+		"rtt-steady": {sysAdapterkit: {"p50_us": 80}, sysNetRPC: {"p50_us": 100}, sysGRPC: {"p50_us": 160}},
 		"par32":      {sysAdapterkit: {"calls_per_s": 150}, sysNetRPC: {"calls_per_s": 100}},
 		"regmem":     {sysAdapterkit: {"kib_per_adapter": 48}},
 		"spawn":      {sysAdapterkit: {"start_ms": 2}, sysNetRPC: {"start_ms": 4}, sysGRPC: {"start_ms": 5}},
@@ -50,6 +50,8 @@ func TestVerdicts(t *testing.T) {
 	}{
 		{"rtt p50 vs go-plugin net/rpc", modeBlock, 0.3, true},
 		{"rtt p50 vs go-plugin net/rpc", modeSteady, 0.8, false},
+		{"rtt p50 vs go-plugin gRPC", modeBlock, 0.25, false}, // reported: never met
+		{"rtt p50 vs go-plugin gRPC", modeSteady, 0.5, false},
 		{"rtt p50 vs floor", modeBlock, 60.0 / 59, false},
 		{"rtt p50 vs pingpong", modeBlock, 1.5, true},
 		{"stretch: rtt p50 vs pingpong", modeBlock, 1.5, true},
@@ -72,6 +74,7 @@ func TestVerdicts(t *testing.T) {
 		{"rtt p50 vs floor", modeSteady},     // the floor did not run in steady mode
 		{"raw: rtt p50 vs floor", modeBlock}, // the raw path did not run
 		{"big 1 MiB MB/s vs go-plugin net/rpc", modeBlock},
+		{"par32 calls/s vs go-plugin gRPC", modeBlock}, // gRPC did not run par32
 		{"verified stop vs go-plugin net/rpc Kill", "-"},
 	} {
 		if _, ok := find(vs, absent.label, absent.mode); ok {
@@ -85,6 +88,7 @@ func TestVerdicts(t *testing.T) {
 		"rtt p50 vs go-plugin net/rpc block 0.30x <= 0.40x met",
 		"(registry) - 48.00 <= 48.00 met",
 		"gRPC - 0.40x - reported",
+		"rtt p50 vs go-plugin gRPC steady 0.50x - reported",
 	} {
 		if !strings.Contains(squeeze(buf.String()), want) {
 			t.Errorf("targets table lacks %q:\n%s", want, buf.String())

@@ -69,6 +69,7 @@ var workloads = []workload{
 	{name: "fanout", run: runFanout},
 	{name: "memory", run: runMemory},
 	{name: "regmem", run: runRegmem},
+	{name: "stream", run: runStream},
 }
 
 // steadySuffix marks the steady-state mode of a workload that also has a block mode.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/adapterkit/adapterkit/examples/console/consoleapi"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/runtime"
 )
 
@@ -75,11 +76,7 @@ func TestDisconnectKillsCommands(t *testing.T) {
 	go func() {
 		_, _ = conn.Call(context.Background(), consoleapi.Read.Name(), []byte(`{"session":`+itoa(started.Session)+`,"max_bytes":100,"wait_ms":15000}`))
 	}()
-	for deadline := time.Now().Add(wait); conn.InFlight() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the waiting read was never sent")
-		}
-	}
+	testkit.Eventually(t, wait, func() bool { return conn.InFlight() > 0 }, "the waiting read was never sent")
 	if err := conn.Close(); err != nil {
 		t.Fatal(err)
 	}

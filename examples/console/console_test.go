@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adapterkit/adapterkit/internal/testkit"
 	"github.com/adapterkit/adapterkit/wire"
 )
 
@@ -114,19 +115,11 @@ func TestOutputBoundedAndComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(wait)
-	for {
+	testkit.Eventually(t, wait, func() bool {
 		s.mu.Lock()
-		full := len(s.buf) == bufferSize
-		s.mu.Unlock()
-		if full {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the buffer never filled")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		defer s.mu.Unlock()
+		return len(s.buf) == bufferSize
+	}, "the buffer never filled")
 	// The buffer is full and the pipe holds far less than the rest: the command cannot
 	// have finished writing, so it cannot have exited.
 	select {
@@ -200,18 +193,11 @@ func TestCloseEndsWaitingRead(t *testing.T) {
 // event available, so poll for the read's select.
 func waitWaiting(t *testing.T, s *session) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
+	testkit.Eventually(t, wait, func() bool {
 		buf := make([]byte, 1<<20)
 		n := runtime.Stack(buf, true)
-		if bytes.Contains(buf[:n], []byte("(*console).read")) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no read is waiting")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return bytes.Contains(buf[:n], []byte("(*console).read"))
+	}, "no read is waiting")
 }
 
 func TestSessionLimit(t *testing.T) {

@@ -34,7 +34,11 @@ func session(t *testing.T, initialize bool) (send func(string), recv func() prot
 	r := proto.NewReader(outR, 0)
 	send = func(p string) {
 		t.Helper()
-		if err := proto.WriteFrame(inW, []byte(p), 0); err != nil {
+		frame, err := proto.AppendFrame(nil, []byte(p), 0, false)
+		if err == nil {
+			_, err = inW.Write(frame)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

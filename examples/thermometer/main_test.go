@@ -58,7 +58,11 @@ func TestSpecExampleExchange(t *testing.T) {
 			`{"type":"error","v":1,"id":4,"code":"invalid","message":"unknown probe"}`},
 	}
 	for _, s := range steps {
-		if err := proto.WriteFrame(stdin, []byte(s.send), 0); err != nil {
+		frame, err := proto.AppendFrame(nil, []byte(s.send), 0, false)
+		if err == nil {
+			_, err = stdin.Write(frame)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 		if s.want == "" {

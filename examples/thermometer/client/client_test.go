@@ -33,13 +33,7 @@ func buildThermometer(t *testing.T) string {
 // waitFor polls cond until it holds, failing the test after the bound.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testkit.Eventually(t, wait, cond, "timed out waiting for %s", what)
 }
 
 func TestDeviceAgainstThermometer(t *testing.T) {
