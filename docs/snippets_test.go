@@ -51,6 +51,7 @@ var snippetImports = map[string]string{
 	"limits":        "github.com/adapterkit/adapterkit/limits",
 	"codec":         "github.com/adapterkit/adapterkit/codec",
 	"device":        "github.com/adapterkit/adapterkit/examples/thermometer/device",
+	"kvapi":         "github.com/adapterkit/adapterkit/examples/kv/kvapi",
 	"http":          "net/http",
 	"prometheus":    "github.com/prometheus/client_golang/prometheus",
 	"promhttp":      "github.com/prometheus/client_golang/prometheus/promhttp",
