@@ -91,7 +91,7 @@ type Config struct {
 	// Restart is the restart policy of every opened adapter (zero: never restart; set
 	// MaxRestarts to restart). A call made while its adapter restarts waits out the
 	// backoff and the new start within its own deadline. Its Backoff, MaxBackoff and
-	// ResetAfter also set the start backoff, kept per executable across Opens: an
+	// ResetAfter also set the start backoff, kept per executable file across Opens: an
 	// adapter whose starts fail is started again only after it (Open and calls fail
 	// at once meanwhile with a *lifecycle.BackoffError); its WedgedAfter, when an
 	// adapter whose calls' slots are all abandoned is restarted (see
@@ -137,7 +137,7 @@ type Registry struct {
 	closed  bool
 	handles map[*Handle]struct{}
 	scan    *discovery.Result
-	starts  map[string]*lifecycle.Starts // by executable path: the start backoff of each
+	starts  map[string]*startRecord // by executable path: the start backoff of each
 
 	logMu    sync.Mutex
 	rejected map[string]string // path -> reason and detail last logged
