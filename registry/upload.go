@@ -98,18 +98,22 @@ type sent struct {
 
 // run sends the chunks and returns the last one's result.
 func (up *uploader[P]) run(ctx context.Context, p P, src io.Reader) (json.RawMessage, error) {
-	callCtx, cancel := context.WithCancel(ctx)
+	callCtx, cancelCalls := context.WithCancelCause(ctx)
+	cancel := func() { cancelCalls(errUploadFailed) }
 	defer cancel()
 	done := make(chan sent, uploadWindow)
 	inFlight := 0
 	started := false // a chunk was sent: the adapter may know the stream
 	var failed *ChunkError
 	var last json.RawMessage
-	// settle waits for one call in flight; the first failure is the upload's.
+	// settle waits for one call in flight. The upload's failure is that of the first
+	// chunk that failed, by index: the adapter may answer a later chunk in flight first
+	// (both fail once its handler returned), and the error of a call this cancel ended
+	// does not replace it.
 	settle := func() {
 		s := <-done
 		inFlight--
-		if s.err != nil && failed == nil {
+		if s.err != nil && (failed == nil || s.index < failed.Index && !errors.Is(s.err, errUploadFailed)) {
 			err := s.err
 			if cerr := context.Cause(ctx); cerr != nil && !errors.Is(err, cerr) {
 				// The caller's context ended, and the adapter's answer to the cancel came
@@ -194,6 +198,10 @@ func (up *uploader[P]) run(ctx context.Context, p P, src io.Reader) (json.RawMes
 	}
 	return last, nil
 }
+
+// errUploadFailed is the cause of the calls of chunks still in flight when an earlier
+// or later chunk failed.
+var errUploadFailed = errors.New("registry: another chunk of the upload failed")
 
 // abort tells the adapter that the stream was given up, so that its handler stops
 // now rather than when it waits too long for the next chunk. Best effort, bounded by
