@@ -464,6 +464,13 @@ func BenchmarkStartUncontained(b *testing.B) { benchmarkStart(b, Config{}) }
 
 func BenchmarkStartContained(b *testing.B) { benchmarkStart(b, Config{Sandbox: &Sandbox{}}) }
 
+// BenchmarkStartContainedProcessGroup: a sandboxed start in process-group mode, where the
+// launcher stays as the adapter's reaper (child-cpu-ms/op is then the reaper's CPU time,
+// the adapter's included: the reaper reaps it).
+func BenchmarkStartContainedProcessGroup(b *testing.B) {
+	benchmarkStart(b, Config{Sandbox: &Sandbox{}, Isolation: IsolationProcessGroup})
+}
+
 // Resources.MaxProcesses holds exactly for a sandboxed adapter, however low: the
 // launcher's threads get room of their own, and the limit is lowered before the
 // adapter runs: the shell (which gives up at a refused fork) forks once under 2, twice
