@@ -41,6 +41,7 @@ type reaperLink struct {
 	adapter int      // the adapter's pid
 
 	mu     sync.Mutex
+	asked  bool // the byte on the control pipe was written
 	ended  bool // the status pipe was read to its end
 	done   bool // launch.Done came
 	closed bool
@@ -50,8 +51,11 @@ type reaperLink struct {
 func (r *reaperLink) end() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.closed {
-		_, _ = r.ctl.Write([]byte{1}) // a reaper that is gone reads nothing: the error is moot
+	if !r.closed && !r.asked {
+		// One byte, however often Kill is called: a full pipe would block. A reaper
+		// that is gone reads nothing, so the error is moot.
+		r.asked = true
+		_, _ = r.ctl.Write([]byte{1})
 	}
 }
 
