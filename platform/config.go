@@ -135,7 +135,8 @@ const (
 	// next [Sweep].
 	IsolationNoPIDNamespace
 	// IsolationProcessGroup uses only a process group (and the parent-death signal on
-	// Linux). Verification is then impossible on Linux: Verify returns *UnverifiedError.
+	// Linux). Verification is then impossible on Linux (Verify returns *UnverifiedError)
+	// but for a sandboxed adapter, which runs below a reaper of its own ([MechReaper]).
 	IsolationProcessGroup
 	// IsolationNoUserNamespace is IsolationAuto without user namespaces: a PID namespace
 	// only where the host may create one directly (CAP_SYS_ADMIN).

@@ -27,8 +27,9 @@
 //     cgroup.events), a PID namespace (inside a user namespace for an unprivileged
 //     host; see [Isolation]), a parent-death signal, and as the last resort a process
 //     group plus a walk of /proc, which cannot prove the end of a descendant that left
-//     the group ([Tree.Verify] then returns an [*UnverifiedError]). [Resources] are
-//     applied through the cgroup (v2, or v1 where v2 lacks the controller).
+//     the group ([Tree.Verify] then returns an [*UnverifiedError]); a sandboxed adapter
+//     there runs below a reaper of its own instead ([MechReaper]), which can. [Resources]
+//     are applied through the cgroup (v2, or v1 where v2 lacks the controller).
 //   - Windows: a job object per adapter with kill-on-close, the process created
 //     suspended inside it; proof is the job's process count reaching zero.
 //   - macOS: a process group plus a walk of the process table; the end of a tree is

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -42,9 +43,12 @@ const launcherRoom = 16
 // holds the tree but it has a user namespace of its own, the launcher sets RLIMIT_NPROC
 // to the limit instead, right before it executes the adapter (limits_linux.go).
 //
-// With subreaper (a start with neither cgroup nor PID namespace) the adapter is made a
-// child subreaper, so that descendants it orphans stay in its tree (see launch.Spec).
-func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgroup, v1 *v1Limits, exe string, argv []string, attr *os.ProcAttr, subreaper bool) (*os.Process, error) {
+// With reaper (a start with neither cgroup v2 nor PID namespace) the launcher stays as
+// the adapter's reaper (launch.Spec.Reaper, reaper_linux.go): the process returned is
+// the reaper, and the link its status and control pipes and the adapter's pid. A pids
+// cgroup v1 then keeps its launcherRoom: the reaper's threads count there for as long
+// as the adapter runs, and a reaper refused a thread would end without its proof.
+func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgroup, v1 *v1Limits, exe string, argv []string, attr *os.ProcAttr, reaper bool) (*os.Process, *reaperLink, error) {
 	var exeFile *os.File
 	if cfg.pin != nil && cfg.pin.sealed && cfg.pin.child == nil {
 		// A pinned native executable: the host's close-on-exec descriptor does not
@@ -54,21 +58,40 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 	maxProcs := cfg.Resources.MaxProcesses
 	spec, err := plan.specFile(&launch.Spec{Path: exe, Argv: argv, Env: plan.env, Filter: plan.filter,
 		Rules: plan.rulesFile != nil, Script: len(attr.Files) > launch.FdScript, Hold: maxProcs > 0,
-		Subreaper: subreaper})
+		Reaper: reaper})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("creating the launcher's status pipe: %w", err)
+		return nil, nil, fmt.Errorf("creating the launcher's status pipe: %w", err)
 	}
-	defer r.Close()
+	var ctlR, ctlW *os.File
+	if reaper {
+		if ctlR, ctlW, err = os.Pipe(); err != nil {
+			r.Close()
+			w.Close()
+			return nil, nil, fmt.Errorf("creating the reaper's control pipe: %w", err)
+		}
+	}
+	keep := false // r and ctlW: kept by a started reaper's link
+	defer func() {
+		if !keep {
+			r.Close()
+			if ctlW != nil {
+				ctlW.Close()
+			}
+		}
+	}()
 	var holdR, holdW *os.File
 	var lower []string // the pids.max files to lower to maxProcs once the launcher is ready
 	if maxProcs > 0 {
 		if holdR, holdW, err = os.Pipe(); err != nil {
 			w.Close()
-			return nil, fmt.Errorf("creating the launcher's hold pipe: %w", err)
+			if ctlR != nil {
+				ctlR.Close()
+			}
+			return nil, nil, fmt.Errorf("creating the launcher's hold pipe: %w", err)
 		}
 		defer holdW.Close()
 		if cg != nil && writeExisting(cg.file("pids.max"), strconv.Itoa(maxProcs+launcherRoom)) == nil {
@@ -85,6 +108,9 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 		files = append(files, nil)
 	}
 	files = append(files, spec, plan.rulesFile, w, exeFile, holdR)
+	if ctlR != nil {
+		files = append(files, ctlR)
+	}
 	lattr := *attr
 	lattr.Files = files
 	// The launcher's own environment: only what keeps its runtime small (it executes
@@ -96,7 +122,7 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 			// v1.fork has entered the v1 cgroups, or given them up (v1.pids nil): only
 			// now is it known whether a pids cgroup holds the tree (limits_linux.go).
 			v1pids := v1 != nil && v1.pids != nil
-			if v1pids {
+			if v1pids && !reaper {
 				lower = append(lower, v1.pids.file("pids.max"))
 			}
 			if nprocByRlimit(maxProcs, userns, v2pids || v1pids) {
@@ -109,13 +135,16 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 	if holdR != nil {
 		holdR.Close()
 	}
+	if ctlR != nil {
+		ctlR.Close()
+	}
 	if err != nil {
 		for _, f := range lower {
 			_ = writeExisting(f, strconv.Itoa(maxProcs))
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	err = awaitLaunch(ctx, r, func() error {
+	adapter, err := awaitLaunch(ctx, r, reaper, func() error {
 		if holdW == nil {
 			return nil
 		}
@@ -127,8 +156,12 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 		_, err := holdW.Write([]byte{1})
 		return err
 	})
+	if err == nil && reaper {
+		keep = true
+		return proc, &reaperLink{status: r, ctl: ctlW, adapter: adapter}, nil
+	}
 	if err == nil {
-		return proc, nil
+		return proc, nil, nil
 	}
 	_ = proc.Kill()
 	state, _ := proc.Wait()
@@ -136,14 +169,16 @@ func startLaunched(ctx context.Context, cfg *Config, plan *sandboxPlan, cg *cgro
 	if errors.Is(err, errLauncherDied) {
 		err = &SandboxError{Step: "the launcher stage", Err: fmt.Errorf("%w (%v): a Go program, it needs a few threads and megabytes of the adapter's Resources", errLauncherDied, state)}
 	}
-	return nil, err
+	return nil, nil, err
 }
 
 var errLauncherDied = errors.New("it ended before executing the adapter")
 
 // awaitLaunch reads the status pipe: the ready byte (then runs ready, which releases
-// a held launcher) and its end, or a failed step's report, until ctx ends.
-func awaitLaunch(ctx context.Context, r *os.File, ready func() error) error {
+// a held launcher) and its end, or a failed step's report, until ctx ends. From a
+// reaper it reads, after the ready byte, launch.Started and the adapter's pid, which
+// it returns, and leaves the rest (launch.Done) in the pipe.
+func awaitLaunch(ctx context.Context, r *os.File, reaper bool, ready func() error) (int, error) {
 	stop := context.AfterFunc(ctx, func() { _ = r.SetReadDeadline(time.Now()) })
 	defer stop()
 	readErr := func(err error) error {
@@ -154,33 +189,51 @@ func awaitLaunch(ctx context.Context, r *os.File, ready func() error) error {
 	}
 	var first [1]byte
 	if _, err := io.ReadFull(r, first[:]); err == io.EOF {
-		return errLauncherDied
+		return 0, errLauncherDied
 	} else if err != nil {
-		return readErr(err)
+		return 0, readErr(err)
 	}
 	var head []byte
 	if first[0] == launch.Ready {
 		if err := ready(); err != nil {
-			return err
+			return 0, err
+		}
+		if reaper {
+			if _, err := io.ReadFull(r, first[:]); err == io.EOF {
+				return 0, errLauncherDied
+			} else if err != nil {
+				return 0, readErr(err)
+			}
+			if first[0] == launch.Started {
+				var pid [4]byte
+				if _, err := io.ReadFull(r, pid[:]); err != nil {
+					return 0, errLauncherDied
+				}
+				return int(binary.BigEndian.Uint32(pid[:])), nil
+			}
+			head = first[:]
 		}
 	} else {
 		head = first[:]
 	}
 	rest, err := io.ReadAll(io.LimitReader(r, launchStatusMax))
 	if err != nil {
-		return readErr(err)
+		return 0, readErr(err)
+	}
+	if len(head) == 0 && len(rest) == 0 && !reaper {
+		return 0, nil // ready, then the end of file: the exec closed the pipe
 	}
 	if len(head) == 0 && len(rest) == 0 {
-		return nil // ready, then the end of file: the exec closed the pipe
+		return 0, errLauncherDied
 	}
 	step, cause := launch.ParseStatus(append(head, rest...))
-	return &SandboxError{Step: step, Err: cause}
+	return 0, &SandboxError{Step: step, Err: cause}
 }
 
 // specFile writes s into a memory file for the launcher (once per plan: every attempt
-// of a start passes the same one, but for Subreaper, which only the last may set).
+// of a start passes the same one, but for Reaper, which only the last may set).
 func (p *sandboxPlan) specFile(s *launch.Spec) (*os.File, error) {
-	if p.spec != nil && p.specSubreaper == s.Subreaper {
+	if p.spec != nil && p.specReaper == s.Reaper {
 		return p.spec, nil
 	}
 	if p.spec != nil {
@@ -199,6 +252,6 @@ func (p *sandboxPlan) specFile(s *launch.Spec) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("writing the launch specification: %w", err)
 	}
-	p.spec, p.specSubreaper = f, s.Subreaper
+	p.spec, p.specReaper = f, s.Reaper
 	return f, nil
 }

@@ -366,10 +366,12 @@ func TestSandboxLauncherError(t *testing.T) {
 	if err := os.WriteFile(path, []byte("\x00\x01 not a program\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Start(ctxBound(t), Config{Path: path, Sandbox: &Sandbox{}})
-	var se *SandboxError
-	if !errors.As(err, &se) || se.Step != "executing the adapter" || !errors.Is(err, syscall.ENOEXEC) || !errors.Is(err, ErrStart) {
-		t.Fatalf("Start: %v; want a *SandboxError for the exec, matching ENOEXEC and ErrStart", err)
+	for _, iso := range []Isolation{IsolationAuto, IsolationProcessGroup} { // the latter through a reaper
+		_, err := Start(ctxBound(t), Config{Path: path, Sandbox: &Sandbox{}, Isolation: iso})
+		var se *SandboxError
+		if !errors.As(err, &se) || se.Step != "executing the adapter" || !errors.Is(err, syscall.ENOEXEC) || !errors.Is(err, ErrStart) {
+			t.Fatalf("isolation %d: Start: %v; want a *SandboxError for the exec, matching ENOEXEC and ErrStart", iso, err)
+		}
 	}
 }
 
@@ -382,8 +384,17 @@ func TestSandboxNoDescriptorLeaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer unix.Close(planted)
-	tree := startHelper(t, Config{Sandbox: &Sandbox{}}, "block")
-	dir := fmt.Sprintf("/proc/%d/fd", tree.Pid())
+	for _, iso := range []Isolation{IsolationAuto, IsolationProcessGroup} { // the latter below a reaper
+		tree := startHelper(t, Config{Sandbox: &Sandbox{}, Isolation: iso}, "block")
+		checkNoLeaks(t, tree.Pid())
+	}
+}
+
+// checkNoLeaks checks that the process pid has no descriptors above 2 but its Go
+// runtime's own, and has 0, 1 and 2.
+func checkNoLeaks(t *testing.T, pid int) {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
 	names, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +421,7 @@ func TestSandboxNoDescriptorLeaks(t *testing.T) {
 // The launch specification decodes to what was encoded, and nothing else decodes.
 func TestLaunchSpecRoundTrip(t *testing.T) {
 	s := &launch.Spec{Path: "/a", Argv: []string{"/a", "x y", ""}, Env: []string{"A=1"},
-		Filter: []unix.SockFilter{{Code: 1, Jt: 2, Jf: 3, K: 4}}, Rules: true, Script: true, Hold: true}
+		Filter: []unix.SockFilter{{Code: 1, Jt: 2, Jf: 3, K: 4}}, Rules: true, Script: true, Hold: true, Reaper: true}
 	got, err := launch.Decode(launch.Encode(s))
 	if err != nil || fmt.Sprint(*got) != fmt.Sprint(*s) {
 		t.Fatalf("decoded %+v, %v; want %+v", got, err, s)
@@ -463,6 +474,13 @@ func benchmarkStart(b *testing.B, cfg Config) {
 func BenchmarkStartUncontained(b *testing.B) { benchmarkStart(b, Config{}) }
 
 func BenchmarkStartContained(b *testing.B) { benchmarkStart(b, Config{Sandbox: &Sandbox{}}) }
+
+// BenchmarkStartContainedProcessGroup: a sandboxed start in process-group mode, where the
+// launcher stays as the adapter's reaper (child-cpu-ms/op is then the reaper's CPU time,
+// the adapter's included: the reaper reaps it).
+func BenchmarkStartContainedProcessGroup(b *testing.B) {
+	benchmarkStart(b, Config{Sandbox: &Sandbox{}, Isolation: IsolationProcessGroup})
+}
 
 // Resources.MaxProcesses holds exactly for a sandboxed adapter, however low: the
 // launcher's threads get room of their own, and the limit is lowered before the

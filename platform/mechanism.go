@@ -37,6 +37,14 @@ const (
 	// MechSeccomp: a Linux seccomp filter refuses the adapter socket families and
 	// system calls outside its sandbox ([Config].Sandbox).
 	MechSeccomp
+	// MechReaper: Linux, a sandboxed adapter with neither cgroup nor PID namespace
+	// runs below a reaper: its launcher stage, never sandboxed, stays as its parent and a
+	// child subreaper, so every descendant stays below it; the reaper kills and reaps
+	// them all once the adapter exits or the host asks, then exits as the adapter did.
+	// It gives proof where the adapter can neither signal nor trace its reaper
+	// (Landlock's signal scope and the seccomp filter); [Supervision].NoProof says
+	// whether one tree's does.
+	MechReaper
 )
 
 var mechNames = []struct {
@@ -52,6 +60,7 @@ var mechNames = []struct {
 	{MechSubreaper, "subreaper"},
 	{MechLandlock, "landlock"},
 	{MechSeccomp, "seccomp"},
+	{MechReaper, "reaper"},
 }
 
 // Has reports whether all of o are in m.
@@ -72,11 +81,12 @@ func (m Mechanism) String() string {
 }
 
 // Proves reports whether m can prove that a whole tree ended: a cgroup, a PID
-// namespace or a job object can; a process group alone cannot. A cgroup without a PID
-// namespace proves it only for an adapter that cannot move processes out of it:
+// namespace, a job object or a reaper can; a process group alone cannot. A cgroup
+// without a PID namespace proves it only for an adapter that cannot move processes out
+// of it, a reaper only for an adapter that cannot signal or trace it:
 // [Supervision].NoProof says whether one tree's can.
 func (m Mechanism) Proves() bool {
-	return m&(MechCgroup|MechPidNamespace|MechJobObject) != 0
+	return m&(MechCgroup|MechPidNamespace|MechJobObject|MechReaper) != 0
 }
 
 // Supervision is what supervises one process tree, decided when it was started, and

@@ -3,11 +3,16 @@ package platform
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 func init() {
@@ -21,13 +26,13 @@ func init() {
 		}
 		return nil
 	}
-	osProbes["unsubreaper"] = func(string) error { return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0) }
 }
 
-// A sandboxed adapter in process-group mode is a child subreaper: the double-forked
-// setsid daemon of the "tree" helper, whose parent exits at once, is re-parented to the
-// adapter instead of init, so Kill finds and kills it. Verify still says unverified: a
-// process group gives no proof. As root and as nobody.
+// A sandboxed adapter in process-group mode runs below its reaper, a child subreaper:
+// the double-forked setsid daemon of the "tree" helper, whose parent exits at once, is
+// re-parented to the reaper instead of init, so Kill ends it, and Verify proves the
+// tree gone (Landlock's signal scope and the seccomp filter keep the adapter off its
+// reaper; without them Verify says why not). As root and as nobody.
 func TestProcessGroupSandboxKillsOrphans(t *testing.T) {
 	rootAndNobody(t, nobodyRun{}, testProcessGroupSandboxKillsOrphans)
 }
@@ -45,29 +50,76 @@ func testProcessGroupSandboxKillsOrphans(t *testing.T) {
 	}
 	delete(pids, "middle") // it has exited already: that is what orphans the daemon
 	t.Cleanup(killLater(pids))
-	if st, err := readStat(pids["daemon"]); err != nil || st.ppid != tree.Pid() {
-		t.Fatalf("daemon %d: %+v, %v; want the adapter %d as its parent (a child subreaper)", pids["daemon"], st, err, tree.Pid())
+	sup := tree.Supervision()
+	if !sup.Mechanism.Has(MechReaper) || tree.Pid() != pids["adapter"] || tree.pid == tree.Pid() {
+		t.Fatalf("%s: adapter %d, Pid %d, direct child %d: want the adapter below a reaper", sup, pids["adapter"], tree.Pid(), tree.pid)
+	}
+	if st, err := readStat(pids["daemon"]); err != nil || st.ppid != tree.pid {
+		t.Fatalf("daemon %d: %+v, %v; want the reaper %d as its parent (a child subreaper)", pids["daemon"], st, err, tree.pid)
 	}
 	ctx := ctxBound(t)
 	if err := tree.Kill(ctx); err != nil {
 		t.Fatalf("Kill: %v", err)
 	}
-	if err := tree.Verify(ctx); !errors.Is(err, ErrUnverified) {
-		t.Fatalf("Verify = %v, want unverified: a process group proves nothing", err)
+	err = tree.Verify(ctx)
+	if sup.NoProof == "" && err != nil {
+		t.Fatalf("Verify = %v, want the tree proven gone (%s)", err, sup)
+	}
+	var ue *UnverifiedError
+	if sup.NoProof != "" && (!errors.As(err, &ue) || ue.Reason != sup.NoProof) {
+		t.Fatalf("Verify = %v, want unverified: %s", err, sup.NoProof)
 	}
 	waitGone(t, pids)
 }
 
-// The sandbox's filter keeps the adapter a child subreaper: clearing it is refused.
-// Other prctl options pass. As root and as nobody.
-func TestSandboxKeepsSubreaper(t *testing.T) {
-	rootAndNobody(t, nobodyRun{}, testSandboxKeepsSubreaper)
+// The reaper is not sandboxed, the adapter below it is: the reaper's main thread has
+// neither no_new_privs nor a seccomp filter, the adapter has both; nor is the adapter
+// a child subreaper itself. As root and as nobody.
+func TestSandboxReaperUnrestricted(t *testing.T) {
+	rootAndNobody(t, nobodyRun{}, testSandboxReaperUnrestricted)
 }
 
-func testSandboxKeepsSubreaper(t *testing.T) {
-	got, _ := probeResults(t, Config{Isolation: IsolationProcessGroup, Sandbox: &Sandbox{}}, "is-subreaper", "unsubreaper")
-	if got["is-subreaper"] != "ok" || got["unsubreaper"] != "err operation not permitted" {
-		t.Fatalf("probes %v: want the adapter a child subreaper that cannot stop being one", got)
+func testSandboxReaperUnrestricted(t *testing.T) {
+	tree := startHelper(t, Config{Isolation: IsolationProcessGroup, Sandbox: &Sandbox{}}, "echo")
+	if _, err := io.WriteString(tree.Stdin(), "up\n"); err != nil {
+		t.Fatal(err)
+	}
+	if line := readLine(t, tree.Stdout()); line != "up" {
+		t.Fatalf("helper said %q", line)
+	}
+	if !tree.Supervision().Mechanism.Has(MechReaper) {
+		t.Fatalf("%s: no reaper", tree.Supervision())
+	}
+	for _, c := range []struct {
+		pid       int
+		nnp, secc string
+	}{{tree.pid, "0", "0"}, {tree.Pid(), "1", "2"}} {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := string(b)
+		if !strings.Contains(st, "\nNoNewPrivs:\t"+c.nnp+"\n") || !strings.Contains(st, "\nSeccomp:\t"+c.secc+"\n") {
+			t.Errorf("process %d (reaper %d): want NoNewPrivs %s, Seccomp %s:\n%s", c.pid, tree.pid, c.nnp, c.secc, st)
+		}
+	}
+	// The thread that restricted itself and started the adapter has ended.
+	var restricted []string
+	if !testkit.Within(bound, func() bool {
+		restricted = nil
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", tree.pid))
+		for _, f := range tasks {
+			if b, err := os.ReadFile(f); err == nil && !strings.Contains(string(b), "\nSeccomp:\t0\n") {
+				restricted = append(restricted, f)
+			}
+		}
+		return len(tasks) > 0 && len(restricted) == 0
+	}) {
+		t.Errorf("restricted threads of the reaper remain: %v", restricted)
+	}
+	got, _ := probeResults(t, Config{Isolation: IsolationProcessGroup, Sandbox: &Sandbox{}}, "is-subreaper")
+	if got["is-subreaper"] != "err not a child subreaper" {
+		t.Fatalf("probes %v: want the adapter no child subreaper (its reaper is)", got)
 	}
 }
 

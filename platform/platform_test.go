@@ -65,7 +65,7 @@ func shutdown(t *testing.T, tree *Tree) {
 // group alone cannot, nor a cgroup the adapter could move processes out of.
 func treeProves(s Supervision) bool {
 	m := s.Mechanism
-	return (m.Has(MechCgroup) || m.Has(MechPidNamespace) || m.Has(MechJobObject)) && s.NoProof == ""
+	return (m.Has(MechCgroup) || m.Has(MechPidNamespace) || m.Has(MechJobObject) || m.Has(MechReaper)) && s.NoProof == ""
 }
 
 // R61, A31, R62: launch rules refuse bad paths with typed causes.

@@ -37,6 +37,11 @@ import (
 // (it sees its real uid and gid); the capabilities that a root host's adapter holds in
 // that namespace are dropped by the launcher with the rest.
 //
+// A start with neither cgroup v2 nor PID namespace (process-group mode) is the
+// exception: there the launcher stays, as the adapter's reaper (reaper_linux.go). Its
+// main thread is never restricted; one locked thread applies the same steps to itself
+// alone, forks and executes the adapter, and ends with its restrictions.
+//
 // The launcher costs one more exec of the host binary per sandboxed start (measured by
 // BenchmarkStartContained); an unsandboxed start does not use it. A separate helper
 // binary was not chosen: it would have to be installed beside every host.
@@ -46,14 +51,16 @@ type sandboxPlan struct {
 	rulesFile *os.File         // the Landlock ruleset; nil: no Landlock
 	filter    []unixSockFilter // nil: no seccomp
 	spec      *os.File         // the launch specification, once written (launch_linux.go)
-	// specSubreaper is the Subreaper flag spec was written with.
-	specSubreaper bool
-	tmp           string    // the private temporary directory
-	env           []string  // the adapter's environment, with TMPDIR
-	mech          Mechanism // MechLandlock and/or MechSeccomp
-	desc          string    // what is enforced, for Supervision.Sandbox
-	derived       []string  // grants derived from the executable, for Supervision.Derived
-	dropped       []Dropped // what is not, with BestEffort
+	// specReaper is the Reaper flag spec was written with.
+	specReaper bool
+	// scope: Landlock's signal scope is enforced (ABI 6), with the ruleset.
+	scope   bool
+	tmp     string    // the private temporary directory
+	env     []string  // the adapter's environment, with TMPDIR
+	mech    Mechanism // MechLandlock and/or MechSeccomp
+	desc    string    // what is enforced, for Supervision.Sandbox
+	derived []string  // grants derived from the executable, for Supervision.Derived
+	dropped []Dropped // what is not, with BestEffort
 }
 
 type unixSockFilter = unix.SockFilter
@@ -107,7 +114,7 @@ func planSandbox(cfg *Config) (*sandboxPlan, error) {
 			return nil, err
 		}
 		p.rulesFile = os.NewFile(uintptr(rules.fd), "landlock-ruleset")
-		p.mech |= MechLandlock
+		p.mech, p.scope = p.mech|MechLandlock, scope
 		feats := []string{"fs"}
 		if tcp {
 			feats = append(feats, "tcp")

@@ -90,14 +90,6 @@ func noAttrIoctl(a *bpfAsm) {
 
 // commonArgRules are the argument checks present on every architecture.
 var commonArgRules = []argRule{
-	// An adapter started as a child subreaper (a tree with neither cgroup nor PID
-	// namespace) keeps its orphaned descendants in its tree only while it stays one.
-	{unix.SYS_PRCTL, "prctl", func(a *bpfAsm) {
-		a.stmt(bpfLdAbsW, argOff(0)) // option
-		a.jump(bpfJeq, unix.PR_SET_CHILD_SUBREAPER, "", "allow")
-		a.stmt(bpfLdAbsW, argOff(1)) // on or off (the low half: off is 0 whole)
-		a.jump(bpfJeq, 0, "deny", "allow")
-	}},
 	{unix.SYS_OPENAT, "openat", createNoSetID(2, 3)},
 	{unix.SYS_OPENAT2, "openat2", noSys},
 	{unix.SYS_MKDIRAT, "mkdirat", noSetID(2)},

@@ -29,6 +29,8 @@ type osTree struct {
 	noProof string
 	// sandbox is the sandbox of the tree (nil: none).
 	sandbox *sandboxPlan
+	// reaper links to the adapter's reaper, the tree's direct child (nil: none).
+	reaper *reaperLink
 
 	mu       sync.Mutex
 	known    map[int]uint64 // pgroup fallback: descendants seen so far (pid -> start time)
@@ -90,7 +92,7 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	var used attempt
 	var err error
 	for _, a := range attempts {
-		proc, err = startAttempt(ctx, cfg, dir, argv, files, s.cg, s.v1, plan, a)
+		proc, s.reaper, err = startAttempt(ctx, cfg, dir, argv, files, s.cg, s.v1, plan, a)
 		if err == nil {
 			used = a
 			break
@@ -110,6 +112,9 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	procsBy := ""
 	if err == nil {
 		procsBy = s.processLimitBy(cfg, used)
+		if s.reaper != nil && procsBy == "pids cgroup v1" {
+			procsBy += fmt.Sprintf(" (%d more shared with the reaper's threads)", launcherRoom)
+		}
 		t.limitErr = s.limitError(cfg.Resources, used.cgroup, procsBy == byRlimit)
 		if t.limitErr != nil && dfltProcs {
 			le := t.limitErr.(*LimitError)
@@ -135,11 +140,17 @@ func osStart(ctx context.Context, cfg *Config, dir string, files *stdio, t *Tree
 	case used.pidns:
 	case used.cgroup:
 		s.noProof = cgroupNoProof(cfg, s.cg, plan)
+	case s.reaper != nil:
+		s.noProof = reaperNoProof(plan)
+		t.adapterPid = s.reaper.adapter
 	default:
 		s.noProof = noProofPgroup
 	}
 	t.beforeReap = func() { s.beforeReap(t) }
 	t.sup = c.supervision(usedMechanism(used), used, attempts)
+	if s.reaper != nil {
+		t.sup.Mechanism |= MechReaper
+	}
 	if plan != nil {
 		t.sup.Mechanism |= plan.mech
 		t.sup.Sandbox = plan.desc + "; " + processLimitDesc(maxProcs, dfltProcs, procsBy) + "; " + inotifyDesc(cfg.Sandbox)
@@ -259,7 +270,7 @@ func (s *osTree) limitError(res Resources, v2used, procsByRlimit bool) error {
 	return &LimitError{Limits: missing, Reason: strings.Join(reasons, "; ")}
 }
 
-func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, files *stdio, cg *cgroup, v1 *v1Limits, plan *sandboxPlan, a attempt) (*os.Process, error) {
+func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, files *stdio, cg *cgroup, v1 *v1Limits, plan *sandboxPlan, a attempt) (*os.Process, *reaperLink, error) {
 	sys := &syscall.SysProcAttr{
 		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
@@ -267,13 +278,13 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 	nsAttr(sys, a)
 	if attemptHook != nil {
 		if err := attemptHook(a); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if a.cgroup {
 		dirf, err := cg.openDir()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		defer dirf.Close()
 		sys.UseCgroupFD, sys.CgroupFD = true, int(dirf.Fd())
@@ -297,10 +308,11 @@ func startAttempt(ctx context.Context, cfg *Config, dir string, argv []string, f
 		}
 		return startLaunched(ctx, cfg, plan, acg, v1, exe, argv, attr, !a.cgroup && !a.pidns)
 	}
-	return spawn(ctx, func() (*os.Process, error) {
+	proc, err := spawn(ctx, func() (*os.Process, error) {
 		protectInheritedFds(cfg)
 		return v1.fork(func() (*os.Process, error) { return os.StartProcess(exe, argv, attr) })
 	})
+	return proc, nil, err
 }
 
 func osReaped(t *Tree) {
@@ -310,7 +322,22 @@ func osReaped(t *Tree) {
 	spawnReaped()
 }
 
-func (s *osTree) kill(_ context.Context, t *Tree) error {
+func (s *osTree) kill(ctx context.Context, t *Tree) error {
+	if s.reaper != nil {
+		_, _ = s.scan(t) // for the walk below, should the reaper be gone without proof
+		select {
+		case <-t.exited:
+			if s.reaper.proven(ctx) {
+				return nil // it killed and reaped every descendant
+			}
+			return s.killWalk(t)
+		default:
+			// The reaper kills the tree: killing the reaper instead would leave it
+			// nothing but a walk.
+			s.reaper.end()
+			return nil
+		}
+	}
 	var errs []error
 	s.noteCgroupMembers()
 	if s.cg == nil && !s.pidns {
@@ -389,6 +416,20 @@ func (s *osTree) scanLocked(t *Tree) ([]procStat, error) {
 func (s *osTree) verify(ctx context.Context, t *Tree) error {
 	mech := t.mech
 	switch {
+	case s.reaper != nil:
+		if !t.waitExited(ctx) {
+			found, _ := s.scan(t)
+			return &UnverifiedError{Mechanism: mech, Pids: append([]int{t.pid}, pidsOf(found)...),
+				Reason: "the adapter's reaper has not ended: " + context.Cause(ctx).Error()}
+		}
+		if !s.reaper.proven(ctx) {
+			return &UnverifiedError{Mechanism: mech, Reason: "the adapter's reaper ended (" + t.ExitState().String() +
+				") without reporting every descendant reaped: those re-parented away from it cannot be seen"}
+		}
+		if s.noProof != "" {
+			return &UnverifiedError{Mechanism: mech, Reason: s.noProof}
+		}
+		return nil
 	case s.cg != nil:
 		if err := s.cg.waitEmpty(ctx); err != nil {
 			return &UnverifiedError{Mechanism: mech, Pids: s.cg.pids(),
@@ -431,6 +472,9 @@ func (s *osTree) verify(ctx context.Context, t *Tree) error {
 }
 
 func (s *osTree) release(t *Tree) error {
+	if s.reaper != nil {
+		s.reaper.close()
+	}
 	s.reapOrphans(t)
 	s.mu.Lock()
 	s.hit, s.released = s.readLimitHit(), true

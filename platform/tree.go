@@ -16,13 +16,16 @@ import (
 // Tree is one started adapter process and everything it starts. Its methods are safe
 // for concurrent use.
 type Tree struct {
-	log    hclog.Logger
-	proc   *os.Process
-	pid    int
-	mech   Mechanism
-	sup    Supervision // set by osStart where it reports dropped mechanisms (Linux)
-	stdin  *os.File
-	stdout *os.File
+	log  hclog.Logger
+	proc *os.Process
+	pid  int
+	// adapterPid is the adapter's pid where a reaper, the direct child, stands
+	// between (Linux); 0 otherwise.
+	adapterPid int
+	mech       Mechanism
+	sup        Supervision // set by osStart where it reports dropped mechanisms (Linux)
+	stdin      *os.File
+	stdout     *os.File
 
 	// stderrR is the read end of the stderr pipe when a copying goroutine feeds a
 	// caller's writer; stderrDone is closed when that goroutine has returned.
@@ -232,8 +235,14 @@ func (t *Tree) Stdin() io.WriteCloser { return t.stdin }
 // Stdout is the adapter's standard output; the host reads from it.
 func (t *Tree) Stdout() io.ReadCloser { return t.stdout }
 
-// Pid is the direct child's process id, as seen by the host.
-func (t *Tree) Pid() int { return t.pid }
+// Pid is the adapter's process id, as seen by the host: the direct child's, or where
+// a reaper stands between (Linux, [MechReaper]) the reaper's child's.
+func (t *Tree) Pid() int {
+	if t.adapterPid != 0 {
+		return t.adapterPid
+	}
+	return t.pid
+}
 
 // cgroupPath is the filesystem path of the tree's own cgroup (Linux), or "" when none
 // is used. It is removed by Close once the tree has ended.

@@ -24,6 +24,7 @@ import (
 //	6        the status pipe's write end
 //	7        a pinned native executable's sealed copy, or closed
 //	8        the hold pipe's read end, or closed
+//	9        the control pipe's read end (a reaper only, see Spec.Reaper), or closed
 const (
 	Arg0 = "adapterkit-sandbox-launcher"
 	Arg1 = "launch-v1"
@@ -34,12 +35,18 @@ const (
 	FdStatus = 6
 	FdExe    = 7
 	FdHold   = 8
+	FdCtl    = 9
 
 	// Ready is the byte the launcher writes to the status pipe once the sandbox
 	// is applied, right before it executes the adapter (after waiting on the hold pipe
 	// when the specification says so): a status pipe that ends without it means the
 	// launcher died on its way.
 	Ready = 0x01
+	// Started, followed by the adapter's pid (4 bytes, big-endian), is what a reaper
+	// writes once the adapter runs; Done is its last byte, written once it has reaped
+	// every descendant, right before it exits as the adapter did (see Spec.Reaper).
+	Started = 0x02
+	Done    = 0x03
 
 	// EnvNProc, in the launcher's own environment (not the adapter's), asks it to set
 	// RLIMIT_NPROC, soft and hard, to its decimal value (or leave it lower) right
@@ -83,10 +90,14 @@ type Spec struct {
 	Rules  bool // descriptor 5 holds a Landlock ruleset
 	Script bool // descriptor 3 is a pinned script the adapter keeps
 	Hold   bool // wait for a byte on descriptor 8 between ready and the exec
-	// Subreaper makes the adapter a child subreaper (PR_SET_CHILD_SUBREAPER, kept
-	// across the exec): a descendant whose parent exits is re-parented to the adapter,
-	// not to init, so a walk from the adapter still finds it.
-	Subreaper bool
+	// Reaper keeps the launcher alive as the adapter's parent, a child subreaper that
+	// is never sandboxed itself: a thread of it applies the sandbox to itself alone and
+	// starts the adapter, then ends. The reaper reports Started and the pid, kills the
+	// adapter when the control pipe (descriptor 9) yields a byte or its end or when
+	// SIGTERM (its parent-death signal) comes, and once the adapter has exited kills and
+	// reaps every process re-parented to it, reports Done and exits as the adapter did
+	// (reaper_linux.go).
+	Reaper bool
 }
 
 // Encode serialises s: the magic line, the flags, then length-prefixed
@@ -103,7 +114,7 @@ func Encode(s *Spec) []byte {
 	if s.Hold {
 		flags |= 4
 	}
-	if s.Subreaper {
+	if s.Reaper {
 		flags |= 8
 	}
 	b = binary.BigEndian.AppendUint32(b, flags)
@@ -171,7 +182,7 @@ func Decode(b []byte) (*Spec, error) {
 	}
 	s := &Spec{}
 	flags, ok1 := u32()
-	s.Rules, s.Script, s.Hold, s.Subreaper = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
+	s.Rules, s.Script, s.Hold, s.Reaper = flags&1 != 0, flags&2 != 0, flags&4 != 0, flags&8 != 0
 	var ok2, ok3, ok4 bool
 	s.Path, ok2 = str()
 	s.Argv, ok3 = list()
@@ -274,28 +285,15 @@ func run() int {
 	if err != nil {
 		return fail("reading the launch specification", err)
 	}
-	if err := keepParentDeathSignal(); err != nil {
-		return fail("keeping the parent-death signal", err)
-	}
-	if spec.Subreaper {
-		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-			return fail("becoming a child subreaper", err)
-		}
-	}
-	if err := dropCapabilities(); err != nil {
-		return fail("dropping capabilities", err)
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fail("setting no_new_privs", err)
-	}
-	if spec.Rules {
-		if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, FdRules, 0, 0); e != 0 {
-			return fail("enforcing the Landlock ruleset", e)
-		}
-	}
 	first := uint(FdScript)
 	if spec.Script {
 		first = FdScript + 1
+	}
+	if spec.Reaper {
+		return runReaper(spec, first, fail)
+	}
+	if err := keepParentDeathSignal(unix.SIGKILL); err != nil {
+		return fail("keeping the parent-death signal", err)
 	}
 	// Everything past the adapter's own descriptors closes at the exec: the launch
 	// specification, the ruleset, the status pipe (its end-of-file tells the host the
@@ -303,26 +301,14 @@ func run() int {
 	if err := unix.CloseRange(first, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
 		return fail("marking the launcher's descriptors close-on-exec", err)
 	}
-	if spec.Filter != nil {
-		if err := InstallFilter(spec.Filter); err != nil {
-			if u := errors.Unwrap(err); u != nil {
-				err = u
-			}
-			return fail("installing the seccomp filter", err)
-		}
+	if step, err := restrict(spec); err != nil {
+		return fail(step, err)
 	}
 	if err := writeAll(FdStatus, []byte{Ready}); err != nil {
 		return 127 // the host stopped reading: it is gone, or gave up on this start
 	}
-	if spec.Hold {
-		var b [1]byte
-		n, err := unix.Read(FdHold, b[:])
-		for err == unix.EINTR {
-			n, err = unix.Read(FdHold, b[:])
-		}
-		if n != 1 {
-			return 127 // the host closed the pipe instead: it gave up on this start
-		}
+	if !awaitHold(spec) {
+		return 127 // the host closed the pipe instead: it gave up on this start
 	}
 	if v, ok := os.LookupEnv(EnvNProc); ok {
 		if err := limitNProc(v); err != nil {
@@ -331,6 +317,45 @@ func run() int {
 	}
 	err = unix.Exec(spec.Path, spec.Argv, spec.Env)
 	return fail("executing the adapter", err)
+}
+
+// restrict applies the sandbox to the calling thread: no capability, no_new_privs,
+// the Landlock ruleset and the seccomp filter. On failure it returns the step.
+func restrict(spec *Spec) (string, error) {
+	if err := dropCapabilities(); err != nil {
+		return "dropping capabilities", err
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return "setting no_new_privs", err
+	}
+	if spec.Rules {
+		if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, FdRules, 0, 0); e != 0 {
+			return "enforcing the Landlock ruleset", e
+		}
+	}
+	if spec.Filter != nil {
+		if err := InstallFilter(spec.Filter); err != nil {
+			if u := errors.Unwrap(err); u != nil {
+				err = u
+			}
+			return "installing the seccomp filter", err
+		}
+	}
+	return "", nil
+}
+
+// awaitHold waits, when the specification says so, for the host's byte on the hold
+// pipe; false when the host closed it instead.
+func awaitHold(spec *Spec) bool {
+	if !spec.Hold {
+		return true
+	}
+	var b [1]byte
+	n, err := unix.Read(FdHold, b[:])
+	for err == unix.EINTR {
+		n, err = unix.Read(FdHold, b[:])
+	}
+	return n == 1
 }
 
 // limitNProc lowers RLIMIT_NPROC, soft and hard, to the decimal v (a limit already
@@ -396,8 +421,8 @@ func readSpec() (*Spec, error) {
 // clears it when that exec changes credentials (a set-uid host, or one with file
 // capabilities). Should the forking thread have ended before, the status pipe's reader
 // is gone with it, and the launcher stops rather than start an orphan.
-func keepParentDeathSignal() error {
-	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+func keepParentDeathSignal(sig unix.Signal) error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(sig), 0, 0, 0); err != nil {
 		return err
 	}
 	fds := []unix.PollFd{{Fd: FdStatus, Events: unix.POLLOUT}}
