@@ -43,6 +43,10 @@ type realWork struct {
 	dir      string // owned by the host's user, mode 0755
 	adapters string // dir/adapters: daemonizer_v1.0.0 and echo_v1.2.0
 	tmp      string // $TMPDIR
+
+	// cgroup, when set, is the cgroup v2 directory adapterctl starts in
+	// (CLONE_INTO_CGROUP); see delegateCgroup.
+	cgroup *os.File
 }
 
 // realBinary builds adapterctl into a fresh directory everyone may read.
@@ -137,6 +141,12 @@ func (w *realWork) command(ctx context.Context, args ...string) *exec.Cmd {
 			"--regid=" + strconv.Itoa(w.host.uid), "--clear-groups", "--", w.bin}, args...)...)
 	default:
 		cmd = exec.CommandContext(ctx, w.bin, args...)
+	}
+	if w.cgroup != nil {
+		if cmd.SysProcAttr == nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(w.cgroup.Fd())
 	}
 	cmd.Dir = w.dir
 	cmd.Env = append(os.Environ(), "TMPDIR="+w.tmp, "HOME="+w.tmp, "STATE_DIRECTORY="+filepath.Join(w.dir, "state"))

@@ -17,6 +17,15 @@
 //     command line, has neither the adapter as its parent nor its process group; the
 //     result is {"daemon": PID} (the pid as the adapter sees it) once the middle has
 //     exited.
+//   - prober: on bad.adapter.echo with params {"read": [PATH...], "list": [PATH...],
+//     "inotify": true, "bomb": [MAX, PROGRAM, ARG...], "escape": [T, PROCS]}, tries each
+//     and returns what happened, one key each, "ok" or "err " and the error: "read:PATH"
+//     (read the file), "list:PATH" (list the directory), "inotify" (inotify_init1),
+//     "bomb" ("started N EAGAIN": started PROGRAM until a start failed or MAX ran, and
+//     whether the failure was EAGAIN; it keeps them until stdin ends, then kills them),
+//     "escape" and "daemon" (started "sleeper T" in a session of its own, its pid in
+//     "daemon", then wrote that pid into the file PROCS, a cgroup's cgroup.procs:
+//     "escape" is how that write went).
 //
 // Service bad.adapter version 1 has one method, bad.adapter.echo, which returns its
 // params. Requests before initialize and a second initialize are answered invalid,
@@ -54,6 +63,8 @@ func main() {
 	switch mode {
 	case "noexit":
 		time.Sleep(time.Hour)
+	case "prober":
+		release()
 	case "leaky":
 		self, err := os.Executable()
 		if err == nil {
@@ -122,6 +133,13 @@ func serve(mode string) {
 			res, err := daemonize(m.Params)
 			if err != nil {
 				send(proto.AppendError(nil, m.ID, wire.CodeFailed, err.Error()))
+				continue
+			}
+			send(proto.AppendResult(nil, m.ID, res))
+		case m.Method == "bad.adapter.echo" && mode == "prober":
+			res, err := probe(m.Params)
+			if err != nil {
+				send(proto.AppendError(nil, m.ID, wire.CodeInvalid, err.Error()))
 				continue
 			}
 			send(proto.AppendResult(nil, m.ID, res))
