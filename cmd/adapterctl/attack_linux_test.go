@@ -14,8 +14,8 @@ import (
 
 // The attacks on grants and on cleanup, through the real adapterctl binary run as root,
 // as nobody, and as nobody without user namespaces (so without a PID namespace or a
-// cgroup: the process-group fallback). adapterctl offers no flag choosing the isolation;
-// the environment does.
+// cgroup: the process-group fallback): the environment chooses the isolation, as it
+// does for users who do not pass --isolation.
 
 // TestRealSandboxPathThroughLink: a grant path that goes through a symbolic link (the
 // link itself, or a directory above the file) is refused by call --sandbox and check
