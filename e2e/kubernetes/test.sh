@@ -56,6 +56,7 @@ work=""
 pod_started=""
 ctr=adapterd-pod-0-adapterd # podman's name for the Deployment's first pod's container
 volumes="adapterd-tls adapterd-policy adapterd-run adapterd-state adapterd-tmp"
+derived="$IMAGE-test-derived:$VERSION"
 
 teardown() {
   local rc=$?
@@ -71,6 +72,7 @@ teardown() {
   $PODMAN secret rm adapterd-tls >/dev/null 2>&1
   # shellcheck disable=SC2086
   $PODMAN volume rm -f $volumes >/dev/null 2>&1
+  $PODMAN rmi -f "$derived" >/dev/null 2>&1
   [ -n "$work" ] && rm -rf "$work"
   if [ "$rc" -eq 0 ]; then echo "test-kubernetes: 1 passed, 0 failed"; else echo "test-kubernetes: 0 passed, 1 failed"; fi
   exit "$rc"
@@ -92,6 +94,17 @@ make --no-print-directory image GO="$GO" PODMAN="$PODMAN" IMAGE="$IMAGE" VERSION
   { tail -20 "$work/image.log" >&2; die "make image failed"; }
 CGO_ENABLED=0 $GO build -o "$work/adapterctl" ./cmd/adapterctl
 actl="$work/adapterctl"
+
+# A user's own adapter added the way docs/kubernetes.md shows: an image derived from
+# the daemon's, which the pod below runs. The adapter is the static echo under another
+# name, so a call to "mine" reaches a file that only the derived image holds.
+log "derived image with an adapter of the user's own ($derived)"
+mkdir "$work/derived"
+cp "$BUILD/image/rootfs/usr/local/lib/adapterkit/adapters/echo_v1.2.0" "$work/derived/mine_v1.0.0"
+printf 'FROM %s\nCOPY --chown=0:0 --chmod=0755 mine_v1.0.0 /usr/local/lib/adapterkit/adapters/\n' \
+  "$IMAGE:$VERSION" >"$work/derived/Containerfile"
+$PODMAN build -q -f "$work/derived/Containerfile" -t "$derived" "$work/derived" >"$work/derived.log" 2>&1 ||
+  { cat "$work/derived.log" >&2; die "building the derived image failed"; }
 
 # An HTTP GET on 127.0.0.1 without curl: prints the status code, then the body.
 http_get() { # PORT PATH
@@ -137,9 +150,9 @@ log "throwaway CA: server certificate for 127.0.0.1, clients ops (call), monitor
 } >"$work/secret.yaml"
 $PODMAN secret create adapterd-tls "$work/secret.yaml" >/dev/null
 
-# The manifests as they are, but for the image tag just built and the ports published
-# on loopback (a cluster reaches them through the Service and the pod's IP).
-awk -v img="$IMAGE:$VERSION" -v cport="$cport" -v mport="$mport" '
+# The manifests as they are, but for the derived image just built and the ports
+# published on loopback (a cluster reaches them through the Service and the pod's IP).
+awk -v img="$derived" -v cport="$cport" -v mport="$mport" '
   /^ *image: / { sub(/image: .*/, "image: " img) }
   { print }
   /containerPort: 8443/ || /containerPort: 9464/ {
@@ -193,6 +206,9 @@ echo "   thermometer: $out"
 out=$(remote ops call echo example.echo.echo '{"from":"outside"}')
 [ "$out" = '{"from":"outside"}' ] || die "echo answered $out"
 echo "   echo: $out"
+out=$(remote ops call mine example.echo.echo '{"from":"the derived image"}')
+[ "$out" = '{"from":"the derived image"}' ] || die "mine (the derived image's adapter) answered $out"
+echo "   mine (the derived image's own adapter): $out"
 set +e
 remote monitor call echo example.echo.echo '{}' >"$work/denied.out" 2>&1
 rc=$?
