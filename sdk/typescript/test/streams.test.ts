@@ -128,7 +128,7 @@ test("upload out of order, read in order; download it back (8 MiB, sha256)", asy
     assert.equal(err, undefined);
     assert.equal(sha256(back), sha256(blob), name);
   }
-  assert.deepEqual(await h.call("test.streams.stats", {}), { uploads: 0, downloads: 0, aborted: 0 });
+  assert.deepEqual(await h.call("test.streams.stats", { wait_aborted: 0 }), { uploads: 0, downloads: 0, aborted: 0 });
 });
 
 test("upload: a handler's error is the reply of the first chunk it did not take", async (t) => {
@@ -137,7 +137,7 @@ test("upload: a handler's error is the reply of the first chunk it did not take"
   // The handler reads 64 KiB at a time: it took chunks 0 and 1, and failed.
   assert.deepEqual(replies.slice(0, 2).map((r) => r.value), [{}, {}]);
   assert.deepEqual([replies[2].type, replies[2].code, replies[2].message], ["error", "failed", "failing after 131072 bytes as asked"]);
-  assert.deepEqual(await h.call("test.streams.stats", {}), { uploads: 0, downloads: 0, aborted: 0 });
+  assert.deepEqual(await h.call("test.streams.stats", { wait_aborted: 0 }), { uploads: 0, downloads: 0, aborted: 0 });
 });
 
 test("upload: an abort, and a cancelled chunk, give the stream up", async (t) => {
@@ -148,7 +148,7 @@ test("upload: an abort, and a cancelled chunk, give the stream up", async (t) =>
   assert.deepEqual(await h.call(PUT, { stream: "s1", seq: 1, offset: 100, data: "", abort: "the host gave up" }), {});
   const m = await h.reply(waiting);
   assert.deepEqual([m.type, m.code, m.message], ["error", "aborted", "the host gave the upload up: the host gave up"]);
-  assert.deepEqual(await h.call("test.streams.stats", {}), { uploads: 0, downloads: 0, aborted: 1 });
+  assert.deepEqual(await h.call("test.streams.stats", { wait_aborted: 1 }), { uploads: 0, downloads: 0, aborted: 1 });
 
   const ds = chunks("s2", randomBytes(1000), 100, { name: "f", stall: true });
   assert.deepEqual(await h.call(PUT, ds[0]), {});
@@ -156,7 +156,7 @@ test("upload: an abort, and a cancelled chunk, give the stream up", async (t) =>
   h.a.cancel(id);
   const r = await h.reply(id);
   assert.deepEqual([r.type, r.code, r.message], ["error", "aborted", "Request canceled by the host"]);
-  assert.deepEqual(await h.call("test.streams.stats", {}), { uploads: 0, downloads: 0, aborted: 2 });
+  assert.deepEqual(await h.call("test.streams.stats", { wait_aborted: 2 }), { uploads: 0, downloads: 0, aborted: 2 });
 });
 
 test("download: a handler's error after its bytes; an unknown blob; a held stream closed", async (t) => {
@@ -171,9 +171,9 @@ test("download: a handler's error after its bytes; an unknown blob; a held strea
   assert.deepEqual([unknown?.code, unknown?.message], ["invalid", 'no blob "nope"']);
   // A read that finds nothing within wait_ms returns no data; close ends the stream.
   assert.deepEqual(await h.call(GET, { stream: "d3", max_bytes: 10, wait_ms: 20, params: { name: "f", hold: true } }), { data: "", eof: false });
-  assert.deepEqual(await h.call("test.streams.stats", {}), { uploads: 0, downloads: 1, aborted: 0 });
+  assert.deepEqual(await h.call("test.streams.stats", { wait_aborted: 0 }), { uploads: 0, downloads: 1, aborted: 0 });
   assert.deepEqual(await h.call(GET, { stream: "d3", max_bytes: 1, wait_ms: 0, close: true }), { data: "", eof: true });
-  assert.deepEqual(await h.call("test.streams.stats", {}), { uploads: 0, downloads: 0, aborted: 1 });
+  assert.deepEqual(await h.call("test.streams.stats", { wait_aborted: 1 }), { uploads: 0, downloads: 0, aborted: 1 });
   const bad = await h.reply(h.send(GET, { stream: "d4", max_bytes: 0, wait_ms: 0 }));
   assert.deepEqual([bad.code, bad.message], ["invalid", "max_bytes must be above 0 and wait_ms at least 0"]);
 });

@@ -8,7 +8,9 @@
 //   with invalid. fail_after N fails (code failed) after writing N bytes; hold writes
 //   nothing until the stream is given up.
 // - test.streams.stats returns {"uploads", "downloads"} (the streams under way) and
-//   "aborted" (the handlers that saw their stream given up).
+//   "aborted" (the handlers that saw their stream given up), once "aborted" is at least
+//   its param wait_aborted (waiting at most 10 s: a handler may see the end of its
+//   stream after the reply that ended it).
 import { createHash } from "node:crypto";
 
 import { Adapter, CallError, run, Service, t } from "../src/index.js";
@@ -16,12 +18,15 @@ import { Download, Upload } from "./streams.js";
 
 const blobs = new Map<string, Buffer>();
 let aborted = 0;
+let abortWaiters: Array<() => void> = [];
 
 /** Waits until signal is aborted, and throws its reason. */
 function givenUp(signal: AbortSignal): Promise<never> {
   return new Promise((_, reject) => {
     const stop = () => {
       aborted++;
+      abortWaiters.forEach((w) => w());
+      abortWaiters = [];
       reject(signal.reason);
     };
     if (signal.aborted) {
@@ -77,6 +82,22 @@ const get = new Download(t.object({ name: t.string(), fail_after: t.int64(), hol
 const svc = new Service("test.streams", 1);
 put.register(svc, "test.streams.put");
 get.register(svc, "test.streams.get");
-svc.method("test.streams.stats", () => ({ uploads: put.size, downloads: get.size, aborted }));
+svc.method(
+  "test.streams.stats",
+  async (p) => {
+    const until = Date.now() + 10_000;
+    while (aborted < Number(p.wait_aborted) && Date.now() < until) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, until - Date.now());
+        abortWaiters.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    return { uploads: put.size, downloads: get.size, aborted };
+  },
+  { params: t.object({ wait_aborted: t.int64() }) },
+);
 
 run(new Adapter({ services: [svc] }));
