@@ -4,11 +4,12 @@ package e2e
 // under the Go host: each SDK's test.streams adapter, built on its recipe, takes an
 // upload from registry.Upload and gives it back through registry.Download.
 //
-// The adapters are the SDK tests' own: sdk/typescript/test/streams_adapter.ts (compiled
-// to dist/ by `sdk/make.sh build typescript`, which `make adapters` runs) and
-// sdk/rust/tests/streams/adapter.rs (the example "streams", built by `sdk/make.sh build
-// rust`). One that is not built is skipped, unless $ADAPTERKIT_REQUIRE_SDKS names its
-// language and $ADAPTERKIT_SDK_ADAPTERS says `make adapters` ran, where it fails.
+// The adapters are the SDK tests' own: sdk/python/tests/streams_adapter.py (run by
+// python3), sdk/typescript/test/streams_adapter.ts (compiled to dist/ by `sdk/make.sh
+// build typescript`, which `make adapters` runs) and sdk/rust/tests/streams/adapter.rs
+// (the example "streams", built by `sdk/make.sh build rust`). One that is not there is
+// skipped, unless $ADAPTERKIT_REQUIRE_SDKS names its language and
+// $ADAPTERKIT_SDK_ADAPTERS says `make adapters` ran, where it fails.
 
 import (
 	"bytes"
@@ -20,6 +21,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"testing"
@@ -82,6 +84,22 @@ func sdkStreamAdapters(t *testing.T) []sdkEcho {
 			a.missing = fmt.Sprintf("%s is not built (%s): %v", name, how, err)
 		}
 		return a
+	}
+
+	if py, err := exec.LookPath("python3"); err == nil {
+		// A launcher of the script, which finds the SDK and the recipe beside it.
+		script, err := filepath.Abs("../sdk/python/tests/streams_adapter.py")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, "pystreams_v1.0.0")
+		launcher := fmt.Sprintf("#!%s\nimport runpy\nrunpy.run_path(%q, run_name=\"__main__\")\n", py, script)
+		if err := os.WriteFile(p, []byte(launcher), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, sdkEcho{name: "pystreams", path: p, env: env})
+	} else {
+		out = append(out, add("pystreams", "python", "python3", "install python3"))
 	}
 
 	js, err := filepath.Abs("../sdk/typescript/dist/test/streams_adapter.js")
