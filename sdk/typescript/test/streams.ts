@@ -65,7 +65,7 @@ export function chunkBytes(method: string): number {
 }
 
 /** A promise with its resolve at hand. */
-class Signal<T = void> {
+class Deferred<T = void> {
   resolve!: (v: T) => void;
   readonly promise = new Promise<T>((r) => (this.resolve = r));
 }
@@ -73,7 +73,7 @@ class Signal<T = void> {
 /** A promise that resolves to "aborted" once signal is aborted, and a function that
  * stops listening. */
 function abortedOf(signal: AbortSignal): [Promise<"aborted">, () => void] {
-  const s = new Signal<"aborted">();
+  const s = new Deferred<"aborted">();
   const on = () => s.resolve("aborted");
   if (signal.aborted) {
     on();
@@ -90,7 +90,7 @@ export class StreamReader {
   /** A chunk offered by chunk(), and how to tell it that the chunk was taken. */
   private offer: { data: Uint8Array; taken: () => void } | undefined;
   private closed = false;
-  private wake = new Signal();
+  private wake = new Deferred();
 
   constructor(private readonly signal: AbortSignal) {
     signal.addEventListener("abort", () => this.wake.resolve(), { once: true });
@@ -109,7 +109,7 @@ export class StreamReader {
         this.eof = true;
       } else {
         await this.wake.promise;
-        this.wake = new Signal();
+        this.wake = new Deferred();
       }
     }
     const out = this.buf.subarray(0, n);
@@ -119,7 +119,7 @@ export class StreamReader {
 
   /** @internal Offers a chunk's bytes; resolves once read() took them. */
   give(data: Uint8Array): Promise<void> {
-    const s = new Signal();
+    const s = new Deferred();
     this.offer = { data, taken: s.resolve };
     this.wake.resolve();
     return s.promise;
@@ -144,11 +144,11 @@ export type UploadHandler<P, R> = (params: P, reader: StreamReader, signal: Abor
 /** One upload under way. */
 class UploadStream<R> {
   next = 0; // the seq whose turn it is
-  turn = new Signal(); // resolved when next moves
+  turn = new Deferred(); // resolved when next moves
   readonly controller = new AbortController();
   readonly reader = new StreamReader(this.controller.signal);
   /** Resolves once the handler returned (never rejects); error is set if it threw. */
-  readonly done = new Signal<"done">();
+  readonly done = new Deferred<"done">();
   result: R | undefined;
   error: unknown;
   failed = false;
@@ -231,7 +231,7 @@ export class Upload<P, R> {
       }
       st.next++;
       st.turn.resolve();
-      st.turn = new Signal();
+      st.turn = new Deferred();
       if (!c.eof) {
         return taken || c.data.length === 0 ? {} : this.failed(c.stream, st);
       }
@@ -331,13 +331,13 @@ class DownloadStream {
   done = false; // the handler returned
   failed = false;
   error: unknown;
-  change = new Signal(); // resolved when parts or done changed
+  change = new Deferred(); // resolved when parts or done changed
 
   constructor(readonly limit: number) {}
 
   signal(): void {
     this.change.resolve();
-    this.change = new Signal();
+    this.change = new Deferred();
   }
 
   /** Takes the first n bytes written. */
