@@ -175,7 +175,7 @@ build() {
 		(
 			cd "$root/sdk/rust"
 			set -x
-			cargo build --release --example echo --example pingpong "${cargo_args[@]}"
+			cargo build --release --example echo --example pingpong --example streams "${cargo_args[@]}"
 		)
 		install -m 0755 "$root/sdk/rust/target/release/examples/echo" "$out/rsecho_v1.0.0"
 		;;

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{Read, Write};
-use std::os::unix::io::FromRawFd;
+use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::time::{Duration, Instant};
 
 use adapterkit::{serve, Adapter, ServeError};
@@ -77,6 +77,16 @@ impl Host {
 
     pub fn recv(&mut self) -> Value {
         serde_json::from_str(&self.recv_text()).unwrap()
+    }
+
+    /// The next frame, which must begin within `wait`: a test that expects a reply fails
+    /// instead of hanging when none comes.
+    pub fn recv_within(&mut self, wait: Duration) -> Value {
+        let mut p = libc::pollfd { fd: self.from.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        // SAFETY: p is one valid pollfd for the call's duration.
+        let n = unsafe { libc::poll(&mut p, 1, wait.as_millis() as libc::c_int) };
+        assert!(n > 0, "no reply within {:?}", wait);
+        self.recv()
     }
 
     pub fn initialize(&mut self, id: u64, configuration: &str) -> Value {

@@ -1,0 +1,229 @@
+//! The stream recipe (streams/recipe.rs) in an adapter (streams/fixture.rs) served over
+//! real pipes: the chunks and reads of docs/contracts.md "The chunks on the wire", sent as
+//! registry.Upload and registry.Download send them, with chunk K+1 of an upload arriving
+//! before chunk K.
+
+mod common;
+#[path = "streams/fixture.rs"]
+mod fixture;
+#[path = "streams/recipe.rs"]
+mod recipe;
+#[path = "streams/sha256.rs"]
+mod sha256;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use adapterkit::Bytes;
+use serde_json::{json, Value};
+
+const PUT: &str = "test.streams.put";
+const GET: &str = "test.streams.get";
+
+/// The adapter, initialized, with its replies taken by id whatever their order.
+struct Client {
+    host: common::Host,
+    id: u64,
+    replies: HashMap<u64, Value>,
+}
+
+impl Client {
+    fn start() -> Client {
+        let mut host = common::Host::start(fixture::adapter());
+        assert_eq!(host.initialize(1, "{}")["type"], "result");
+        Client { host, id: 1, replies: HashMap::new() }
+    }
+
+    /// Sends a request and returns its id.
+    fn send(&mut self, method: &str, params: &Value) -> u64 {
+        self.id += 1;
+        self.host.request(self.id, method, &params.to_string());
+        self.id
+    }
+
+    /// The reply to the request id.
+    fn reply(&mut self, id: u64) -> Value {
+        while !self.replies.contains_key(&id) {
+            let m = self.host.recv_within(Duration::from_secs(30));
+            self.replies.insert(m["id"].as_u64().unwrap(), m);
+        }
+        self.replies.remove(&id).unwrap()
+    }
+
+    /// Calls method and returns the reply's value; fails on an error reply.
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, &params);
+        let m = self.reply(id);
+        assert_eq!(m["type"], "result", "{}", m);
+        m["value"].clone()
+    }
+
+    /// The adapter's stats, once at least aborted handlers saw their stream given up.
+    fn stats(&mut self, aborted: i64) -> Value {
+        self.call("test.streams.stats", json!({"wait_aborted": aborted}))
+    }
+}
+
+/// Pseudo-random bytes (xorshift64*).
+fn random(n: usize, mut seed: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n + 8);
+    while out.len() < n {
+        seed ^= seed >> 12;
+        seed ^= seed << 25;
+        seed ^= seed >> 27;
+        out.extend_from_slice(&seed.wrapping_mul(0x2545_f491_4f6c_dd1d).to_le_bytes());
+    }
+    out.truncate(n);
+    out
+}
+
+/// The chunks registry.Upload sends for blob: size bytes each, params with chunk 0.
+fn chunks(stream: &str, blob: &[u8], size: usize, params: Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut off = 0;
+    loop {
+        let end = (off + size).min(blob.len());
+        let mut c = json!({"stream": stream, "seq": out.len(), "offset": off, "data": Bytes(blob[off..end].to_vec())});
+        if off == 0 {
+            c["params"] = params.clone();
+        }
+        if off + size >= blob.len() {
+            c["eof"] = json!(true);
+            out.push(c);
+            return out;
+        }
+        out.push(c);
+        off += size;
+    }
+}
+
+/// Uploads blob as a host does, two chunks in flight, but the later of each two sent
+/// first; stops after the first pair with an error. The replies, by seq.
+fn upload(c: &mut Client, stream: &str, blob: &[u8], size: usize, params: Value) -> Vec<Value> {
+    let cs = chunks(stream, blob, size, params);
+    let mut replies = Vec::new();
+    for (i, pair) in cs.chunks(2).enumerate() {
+        let ids: Vec<u64> = pair.iter().rev().map(|ch| c.send(PUT, ch)).collect();
+        for id in ids.into_iter().rev() {
+            replies.push(c.reply(id));
+        }
+        if replies.iter().any(|r| r["type"] == "error") {
+            // As registry.Upload does.
+            c.send(PUT, &json!({"stream": stream, "seq": 2 * i, "offset": 0, "data": "", "abort": "a chunk failed"}));
+            break;
+        }
+    }
+    replies
+}
+
+/// Reads the download of params to its end, as registry.Download does; the bytes, and
+/// the error reply that ended it, if any.
+fn download(c: &mut Client, stream: &str, params: Value, max_bytes: usize) -> (Vec<u8>, Option<Value>) {
+    let mut out = Vec::new();
+    let mut first = true;
+    loop {
+        let mut read = json!({"stream": stream, "max_bytes": max_bytes, "wait_ms": 1000});
+        if first {
+            read["params"] = params.clone();
+            first = false;
+        }
+        let id = c.send(GET, &read);
+        let m = c.reply(id);
+        if m["type"] == "error" {
+            return (out, Some(m));
+        }
+        let data: Bytes = serde_json::from_value(m["value"]["data"].clone()).unwrap();
+        assert!(data.0.len() <= max_bytes, "{} bytes, asked for at most {}", data.0.len(), max_bytes);
+        out.extend_from_slice(&data.0);
+        if m["value"]["eof"] == true {
+            return (out, None);
+        }
+    }
+}
+
+fn error_of(m: &Value) -> (&str, &str) {
+    assert_eq!(m["type"], "error", "{}", m);
+    (m["code"].as_str().unwrap(), m["message"].as_str().unwrap())
+}
+
+#[test]
+fn sha256_vectors() {
+    assert_eq!(sha256::hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    assert_eq!(sha256::hex(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    let long = b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    assert_eq!(sha256::hex(long), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+#[test]
+fn upload_out_of_order_read_in_order_and_download_it_back() {
+    let mut c = Client::start();
+    let blob = random((8 << 20) + 123, 1);
+    let want = json!({"result": {"bytes": blob.len(), "sha256": sha256::hex(&blob)}});
+    // Chunks of 1 MiB: nine, each pair arriving in reverse; then the host's own size.
+    for (name, size) in [("small", (1 << 20) - 1), ("large", recipe::chunk_bytes(PUT))] {
+        let mut replies = upload(&mut c, &format!("s-{}", name), &blob, size, json!({"name": name}));
+        let last = replies.pop().unwrap();
+        assert_eq!(last["value"], want, "{}", name);
+        assert!(replies.len() >= 2, "{} chunks", replies.len() + 1);
+        for r in &replies {
+            assert_eq!((&r["type"], &r["value"]), (&json!("result"), &json!({})), "{}", r);
+        }
+        let (back, err) = download(&mut c, &format!("d-{}", name), json!({"name": name}), size);
+        assert_eq!(err, None);
+        assert_eq!(sha256::hex(&back), sha256::hex(&blob), "{}", name);
+    }
+    assert_eq!(c.stats(0), json!({"uploads": 0, "downloads": 0, "aborted": 0}));
+}
+
+#[test]
+fn upload_handler_error_is_the_reply_of_the_first_chunk_it_did_not_take() {
+    let mut c = Client::start();
+    let replies = upload(&mut c, "s1", &random(10 << 16, 2), 1 << 16, json!({"name": "f", "fail_after": 100000}));
+    // The handler reads 64 KiB at a time: it took chunks 0 and 1, and failed.
+    assert_eq!(replies[0]["value"], json!({}));
+    assert_eq!(replies[1]["value"], json!({}));
+    assert_eq!(error_of(&replies[2]), ("failed", "failing after 131072 bytes as asked"));
+    assert_eq!(c.stats(0), json!({"uploads": 0, "downloads": 0, "aborted": 0}));
+}
+
+#[test]
+fn upload_abort_and_cancelled_chunk_give_the_stream_up() {
+    let mut c = Client::start();
+    let cs = chunks("s1", &random(1000, 3), 100, json!({"name": "f", "stall": true}));
+    assert_eq!(c.call(PUT, cs[0].clone()), json!({}));
+    let waiting = c.send(PUT, &cs[1]); // the handler stalls: chunk 1 is never taken
+    let abort = json!({"stream": "s1", "seq": 1, "offset": 100, "data": "", "abort": "the host gave up"});
+    assert_eq!(c.call(PUT, abort), json!({}));
+    let m = c.reply(waiting);
+    assert_eq!(error_of(&m), ("aborted", "the host gave the upload up: the host gave up"));
+    assert_eq!(c.stats(1), json!({"uploads": 0, "downloads": 0, "aborted": 1}));
+
+    let ds = chunks("s2", &random(1000, 4), 100, json!({"name": "f", "stall": true}));
+    assert_eq!(c.call(PUT, ds[0].clone()), json!({}));
+    let id = c.send(PUT, &ds[1]);
+    c.host.cancel(id);
+    let m = c.reply(id);
+    assert_eq!(error_of(&m), ("aborted", "Request canceled by the host"));
+    assert_eq!(c.stats(2), json!({"uploads": 0, "downloads": 0, "aborted": 2}));
+}
+
+#[test]
+fn download_handler_error_unknown_blob_and_held_stream_closed() {
+    let mut c = Client::start();
+    let blob = random(300000, 5);
+    upload(&mut c, "s1", &blob, 1 << 16, json!({"name": "f"}));
+    let (got, err) = download(&mut c, "d1", json!({"name": "f", "fail_after": 100000}), 1 << 16);
+    assert!(got == blob[..100000]);
+    assert_eq!(error_of(&err.unwrap()), ("failed", "failing after 100000 bytes as asked"));
+    let (none, unknown) = download(&mut c, "d2", json!({"name": "nope"}), 1 << 16);
+    assert!(none.is_empty());
+    assert_eq!(error_of(&unknown.unwrap()), ("invalid", "no blob \"nope\""));
+    // A read that finds nothing within wait_ms returns no data; close ends the stream.
+    let held = json!({"stream": "d3", "max_bytes": 10, "wait_ms": 20, "params": {"name": "f", "hold": true}});
+    assert_eq!(c.call(GET, held), json!({"data": "", "eof": false}));
+    assert_eq!(c.stats(0), json!({"uploads": 0, "downloads": 1, "aborted": 0}));
+    assert_eq!(c.call(GET, json!({"stream": "d3", "max_bytes": 1, "wait_ms": 0, "close": true})), json!({"data": "", "eof": true}));
+    let bad = c.send(GET, &json!({"stream": "d4", "max_bytes": 0, "wait_ms": 0}));
+    assert_eq!(error_of(&c.reply(bad)), ("invalid", "max_bytes must be above 0 and wait_ms at least 0"));
+    assert_eq!(c.stats(1), json!({"uploads": 0, "downloads": 0, "aborted": 1}));
+}
