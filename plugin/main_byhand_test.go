@@ -6,23 +6,34 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/adapterkit/adapterkit/internal/proto"
+	"github.com/adapterkit/adapterkit/internal/testkit"
 )
 
 // runByHand runs the "device" child adapter with the given stdin (a file: a pipe or a
 // terminal) and returns its exit status, stdout and stderr.
 func runByHand(t *testing.T, stdin *os.File) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=device")
-	cmd.Stdin = stdin
+	var cmd *exec.Cmd
 	stderr := new(syncBuffer)
 	stdout := new(syncBuffer)
-	cmd.Stderr, cmd.Stdout = stderr, stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+	for try := 0; ; try++ {
+		cmd = exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"=device")
+		cmd.Stdin = stdin
+		cmd.Stderr, cmd.Stdout = stderr, stdout
+		err := cmd.Start()
+		if err == nil {
+			break
+		}
+		// Nothing was started, so nothing read the input: the same pipe serves again.
+		if try > 0 || !errors.Is(err, errWineInternal) ||
+			!testkit.WineGap(t, "the child starts at the first try", "CreateProcess fails now and then with ERROR_INTERNAL_ERROR") {
+			t.Fatal(err)
+		}
 	}
 	err := waitChild(cmd)
 	var exit *exec.ExitError
@@ -31,6 +42,10 @@ func runByHand(t *testing.T, stdin *os.File) (int, string, string) {
 	}
 	return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
 }
+
+// errWineInternal is Windows' ERROR_INTERNAL_ERROR, which Wine's CreateProcess
+// returns now and then on a loaded machine.
+const errWineInternal = syscall.Errno(1359)
 
 // textStdin returns a pipe whose other end has written text and been closed, as in
 // `echo hi | ./adapter`.
