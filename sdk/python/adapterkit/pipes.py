@@ -22,10 +22,12 @@ _PIPE_BUF = getattr(select, "PIPE_BUF", 512)
 class Writer:
     """The only writer of the frames' descriptor, so the event loop never blocks on it.
 
-    The replies completed in one turn of the loop go out together, at the next turn. When
-    nothing is being written and they fit in one atomic pipe write (``PIPE_BUF``) that
-    poll(2) says fits now, the loop writes them itself; otherwise they go to a thread that
-    writes whatever is queued with as few write calls as possible.
+    The replies completed in one turn of the loop go out together: at the next turn, or
+    in the same turn when :meth:`flush_soon` was called before they were (the requests a
+    read started answer in their tasks' first steps, then that flush runs). When nothing
+    is being written and they fit in one atomic pipe write (``PIPE_BUF``) that poll(2)
+    says fits now, the loop writes them itself; otherwise they go to a thread that writes
+    whatever is queued with as few write calls as possible.
     """
 
     def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, on_error: Callable[[OSError], None]) -> None:
@@ -34,6 +36,7 @@ class Writer:
         self._q: "queue.SimpleQueue[Optional[bytes]]" = queue.SimpleQueue()
         self._on_error = on_error
         self._batch: List[bytes] = []
+        self._scheduled = 0  # flushes scheduled with call_soon and not yet run
         self._queued = 0  # items given to the thread and not yet written, under _lock
         self._lock = threading.Lock()
         self._failed = False
@@ -45,10 +48,21 @@ class Writer:
         self._thread.start()
 
     def put(self, frame: bytes) -> None:
-        """Queues a frame; called on the event loop only."""
-        if not self._batch:
-            self._loop.call_soon(self._flush)
+        """Queues a frame for the next scheduled flush; called on the event loop only."""
         self._batch.append(frame)
+        if not self._scheduled:
+            self.flush_soon()
+
+    def flush_soon(self) -> None:
+        """Schedules a flush behind the callbacks already scheduled: after the first steps
+        of the tasks just created, whose replies then leave in this turn of the loop
+        rather than the next. Called on the event loop only."""
+        self._scheduled += 1
+        self._loop.call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        self._scheduled -= 1
+        self._flush()
 
     def _flush(self) -> None:
         batch, self._batch = self._batch, []

@@ -180,18 +180,24 @@ class _Connection:
         self.abandoned = False
         self.done: asyncio.Future[Optional[BaseException]] = self.loop.create_future()
         self.writer = Writer(out_fd, self.loop, self._write_failed)
+        self.spawned = 0  # tasks created, one per request
 
     # --- input, on the loop ------------------------------------------------------------
 
     def feed(self, payloads: List[bytes]) -> None:
+        spawned = self.spawned
         for p in payloads:
             if self.done.done():
-                return
+                break
             try:
                 self.dispatch(p)
             except ProtocolViolation as e:
                 self.end(e)
-                return
+                break
+        if self.spawned != spawned:
+            # The new tasks' first steps run at the next turn of the loop, in order; a
+            # flush scheduled behind them sends the replies they complete in that turn.
+            self.writer.flush_soon()
 
     def end(self, cause: Optional[BaseException]) -> None:
         if not self.done.done():
@@ -250,6 +256,7 @@ class _Connection:
         # The task is held by its _Call (in self.calls, or self.init_call) until its
         # reply is queued, its last act: no done callback, which cost every request a
         # second turn of the loop's ready queue.
+        self.spawned += 1
         return self.loop.create_task(coro)
 
     def _tasks(self) -> List[asyncio.Task[None]]:
