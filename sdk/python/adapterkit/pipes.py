@@ -8,7 +8,7 @@ import os
 import queue
 import select
 import threading
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Union
 
 from .errors import ProtocolViolation
 from .wire import MAX_FRAME, looks_like_text
@@ -142,24 +142,34 @@ class Frames:
         self.need = 4
 
     def size(self) -> int:
+        if not self.buf:  # between frames, as most reads begin
+            return 65536
         return max(65536, min(self.need - len(self.buf), 1 << 22))
 
     def take(self, chunk: bytes) -> List[bytes]:
         buf = self.buf
-        buf += chunk
+        # The frames are cut from the chunk itself when nothing was left over before it,
+        # as when the host's writes arrive whole: one copy of each payload, not three.
+        data: Union[bytes, bytearray] = chunk
+        if buf:
+            buf += chunk
+            data = buf
         frames: List[bytes] = []
-        pos, size = 0, len(buf)
+        pos, size = 0, len(data)
         while size - pos >= 4:
-            n = int.from_bytes(buf[pos : pos + 4], "big")
+            n = int.from_bytes(data[pos : pos + 4], "big")
             if n == 0 or n > MAX_FRAME:  # R4, R5: the body is never waited for
-                hint = looks_like_text(bytes(buf[pos : pos + 4]))
+                hint = looks_like_text(bytes(data[pos : pos + 4]))
                 what = "a zero-length frame" if n == 0 else "a frame of %d bytes exceeds the limit" % n
                 raise ProtocolViolation(what + ("; " + hint if hint else ""))
             if size - pos - 4 < n:
                 break
-            frames.append(bytes(buf[pos + 4 : pos + 4 + n]))
+            payload = data[pos + 4 : pos + 4 + n]
+            frames.append(payload if data is chunk else bytes(payload))
             pos += 4 + n
-        if pos:
+        if data is chunk:
+            buf += chunk[pos:]
+        elif pos:
             del buf[:pos]
         self.need = 4 + int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 4
         return frames
