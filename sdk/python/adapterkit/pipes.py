@@ -69,25 +69,21 @@ class Writer:
         if not batch or self._failed:
             return
         data = batch[0] if len(batch) == 1 else b"".join(batch)
-        with self._lock:
-            direct = self._poll is not None and self._queued == 0 and len(data) <= _PIPE_BUF
-            if not direct:
-                self._queued += 1
-                self._q.put(data)
+        n = 0
+        # Only the loop adds to _queued: once the thread has brought it down to 0 it stays
+        # 0 until the loop queues again, so reading it here needs no lock.
+        if self._poll is not None and self._queued == 0 and len(data) <= _PIPE_BUF:
+            try:
+                if self._poll.poll(0):
+                    n = os.write(self._fd, data)
+            except OSError as e:
+                self._failed = True
+                self._on_error(e)
                 return
-        try:
-            if self._poll is None or not self._poll.poll(0):
-                n = 0
-            else:
-                n = os.write(self._fd, data)
-        except OSError as e:
-            self._failed = True
-            self._on_error(e)
-            return
         if n < len(data):
             with self._lock:
                 self._queued += 1
-                self._q.put(data[n:])
+                self._q.put(data[n:] if n else data)
 
     def flush(self) -> None:
         """Hands on the replies of this turn of the loop now; called on the event loop."""
