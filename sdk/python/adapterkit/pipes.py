@@ -24,7 +24,8 @@ class Writer:
 
     The replies completed in one turn of the loop go out together: at the next turn, or
     in the same turn when :meth:`flush_soon` was called before they were (the requests a
-    read started answer in their tasks' first steps, then that flush runs). When nothing
+    read started answer in their tasks' first steps, then that flush runs), or at
+    :meth:`release` for those given while a read's requests are dispatched. When nothing
     is being written and they fit in one atomic pipe write (``PIPE_BUF``) that poll(2)
     says fits now, the loop writes them itself; otherwise they go to a thread that writes
     whatever is queued with as few write calls as possible.
@@ -37,6 +38,7 @@ class Writer:
         self._on_error = on_error
         self._batch: List[bytes] = []
         self._scheduled = 0  # flushes scheduled with call_soon and not yet run
+        self._held = False
         self._queued = 0  # items given to the thread and not yet written, under _lock
         self._lock = threading.Lock()
         self._failed = False
@@ -48,10 +50,20 @@ class Writer:
         self._thread.start()
 
     def put(self, frame: bytes) -> None:
-        """Queues a frame for the next scheduled flush; called on the event loop only."""
+        """Queues a frame for the next scheduled flush, or for :meth:`release`; called on
+        the event loop only."""
         self._batch.append(frame)
-        if not self._scheduled:
+        if not self._scheduled and not self._held:
             self.flush_soon()
+
+    def hold(self) -> None:
+        """Keeps the frames put from now on until :meth:`release`, which writes them."""
+        self._held = True
+
+    def release(self) -> None:
+        """Ends :meth:`hold` and flushes what was put meanwhile."""
+        self._held = False
+        self._flush()
 
     def flush_soon(self) -> None:
         """Schedules a flush behind the callbacks already scheduled: after the first steps
@@ -65,8 +77,10 @@ class Writer:
         self._flush()
 
     def _flush(self) -> None:
+        if not self._batch:
+            return
         batch, self._batch = self._batch, []
-        if not batch or self._failed:
+        if self._failed:
             return
         data = batch[0] if len(batch) == 1 else b"".join(batch)
         n = 0

@@ -7,6 +7,7 @@ import concurrent.futures
 import dataclasses
 import inspect
 import json
+import sys
 import threading
 import traceback
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -188,14 +189,22 @@ class _Connection:
 
     def feed(self, payloads: List[bytes]) -> None:
         spawned = self.spawned
-        for p in payloads:
-            if self.done.done():
-                break
-            try:
-                self.dispatch(p)
-            except ProtocolViolation as e:
-                self.end(e)
-                break
+        if sys.version_info >= (3, 12):
+            # Handlers that do not wait answer while their request is dispatched (_spawn):
+            # their replies leave together, at the end of this read.
+            self.writer.hold()
+        try:
+            for p in payloads:
+                if self.done.done():
+                    break
+                try:
+                    self.dispatch(p)
+                except ProtocolViolation as e:
+                    self.end(e)
+                    break
+        finally:
+            if sys.version_info >= (3, 12):
+                self.writer.release()
         if self.spawned != spawned:
             # The new tasks' first steps run at the next turn of the loop, in order; a
             # flush scheduled behind them sends the replies they complete in that turn.
@@ -242,7 +251,7 @@ class _Connection:
         raw = text[start:end] if h.raw else ""
         call = _Call(RequestContext(id_, method, self.log), threaded=not h.is_async)
         self.calls[id_] = call
-        call.task = self._spawn(self.run(id_, h, params, raw, call))
+        call.task = self._spawn(self.run(id_, h, params, raw, call), eager=True)
 
     def _envelope(self, m: Dict[str, Tuple[Any, int, int]]) -> Optional[Tuple[int, str, Dict[str, Any], int, int]]:
         """Checks an envelope's members as parse_object returns them: a request's id,
@@ -274,11 +283,16 @@ class _Connection:
             raise ProtocolViolation("request id %d after %d (A14)" % (id_, self.last_id))
         self.last_id = id_
 
-    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+    def _spawn(self, coro: Any, eager: bool = False) -> asyncio.Task[None]:
         # The task is held by its _Call (in self.calls, or self.init_call) until its
         # reply is queued, its last act: no done callback, which cost every request a
         # second turn of the loop's ready queue.
-        self.spawned += 1
+        if sys.version_info >= (3, 12) and eager and self.loop.get_task_factory() is None:
+            # Its first step runs now (a task all the same: asyncio.current_task and
+            # asyncio.timeout work in it): a handler that does not wait is answered in
+            # this turn of the loop, without a turn for the task to start.
+            return asyncio.Task(coro, loop=self.loop, eager_start=True)
+        self.spawned += 1  # counts the tasks whose first step is to come
         return self.loop.create_task(coro)
 
     def _tasks(self) -> List[asyncio.Task[None]]:

@@ -335,3 +335,42 @@ class Pipes(unittest.TestCase):
         os.write(w, self.requests())
         os.close(w)
         self.check(self.serve(r))
+
+    def test_a_handler_that_does_not_wait_starts_in_the_read_from_python_3_12(self):
+        # From Python 3.12 a request's task takes its first step as it is created, in
+        # the turn of the loop that read the request (eager_start); before, at the next.
+        import asyncio
+        import inspect
+
+        svc = Service("t.echo", 1)
+        seen = []
+
+        @svc.method("t.echo.echo")
+        async def echo(params: RawJSON) -> RawJSON:
+            seen.append((asyncio.current_task() is not None, any(f.function == "feed" for f in inspect.stack())))
+            return params
+
+        async def main():
+            loop = asyncio.get_running_loop()
+            in_r, in_w = os.pipe()
+            out_r, out_w = os.pipe()
+            adapter = adapterkit.Adapter(services=[svc], logger=Logger(io.StringIO()))
+            served = asyncio.ensure_future(adapterkit.serve(adapter, in_r, out_w))
+            replies = []
+            for envelope in (
+                {"type": "request", "v": 1, "id": 1, "method": "system.adapter.initialize", "params": {"protocol": 1, "configuration": {}}},
+                {"type": "request", "v": 1, "id": 2, "method": "t.echo.echo", "params": {"a": [1, 2]}},
+            ):  # one at a time, each after the reply to the one before
+                os.write(in_w, self.frames(envelope))
+                head = await loop.run_in_executor(None, os.read, out_r, 4)
+                replies.append(json.loads(await loop.run_in_executor(None, os.read, out_r, int.from_bytes(head, "big"))))
+            os.close(in_w)
+            await asyncio.wait_for(served, 20)
+            for fd in (in_r, out_r, out_w):
+                os.close(fd)
+            return replies
+
+        replies = asyncio.run(asyncio.wait_for(main(), 20))
+        self.assertEqual([(m["type"], m["id"]) for m in replies], [("result", 1), ("result", 2)], replies)
+        self.assertEqual(replies[1]["value"], {"a": [1, 2]})
+        self.assertEqual(seen, [(True, sys.version_info >= (3, 12))])
