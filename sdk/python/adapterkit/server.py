@@ -183,7 +183,7 @@ class _Connection:
         self.abandoned = False
         self.done: asyncio.Future[Optional[BaseException]] = self.loop.create_future()
         self.writer = Writer(out_fd, self.loop, self._write_failed)
-        self.spawned = 0  # tasks created, one per request
+        self.spawned = 0  # tasks created to take their first step at the loop's next turn
 
     # --- input, on the loop ------------------------------------------------------------
 
@@ -276,7 +276,8 @@ class _Connection:
         return id_, m["method"][0], params, start, end
 
     def _next_id(self, id_: int) -> None:
-        """Takes a request's id: valid and greater than every id before it (A28, A14)."""
+        """Takes a request's id, an integer from 1 up: at most MAX_ID and greater than
+        every id before it (A28, A14)."""
         if id_ > MAX_ID:
             raise ProtocolViolation("a request without a valid id (A28)")
         if id_ <= self.last_id:
@@ -292,7 +293,7 @@ class _Connection:
             # asyncio.timeout work in it): a handler that does not wait is answered in
             # this turn of the loop, without a turn for the task to start.
             return asyncio.Task(coro, loop=self.loop, eager_start=True)
-        self.spawned += 1  # counts the tasks whose first step is to come
+        self.spawned += 1
         return self.loop.create_task(coro)
 
     def _tasks(self) -> List[asyncio.Task[None]]:
