@@ -8,7 +8,7 @@ import os
 import queue
 import select
 import threading
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, List, Optional, Union
 
 from .errors import ProtocolViolation
 from .wire import MAX_FRAME, looks_like_text
@@ -22,10 +22,13 @@ _PIPE_BUF = getattr(select, "PIPE_BUF", 512)
 class Writer:
     """The only writer of the frames' descriptor, so the event loop never blocks on it.
 
-    The replies completed in one turn of the loop go out together, at the next turn. When
-    nothing is being written and they fit in one atomic pipe write (``PIPE_BUF``) that
-    poll(2) says fits now, the loop writes them itself; otherwise they go to a thread that
-    writes whatever is queued with as few write calls as possible.
+    The replies completed in one turn of the loop go out together: at the next turn, or
+    in the same turn when :meth:`flush_soon` was called before they were (the requests a
+    read started answer in their tasks' first steps, then that flush runs), or at
+    :meth:`release` for those given while a read's requests are dispatched. When nothing
+    is being written and they fit in one atomic pipe write (``PIPE_BUF``) that poll(2)
+    says fits now, the loop writes them itself; otherwise they go to a thread that writes
+    whatever is queued with as few write calls as possible.
     """
 
     def __init__(self, fd: int, loop: asyncio.AbstractEventLoop, on_error: Callable[[OSError], None]) -> None:
@@ -34,6 +37,8 @@ class Writer:
         self._q: "queue.SimpleQueue[Optional[bytes]]" = queue.SimpleQueue()
         self._on_error = on_error
         self._batch: List[bytes] = []
+        self._scheduled = 0  # flushes scheduled with call_soon and not yet run
+        self._held = False
         self._queued = 0  # items given to the thread and not yet written, under _lock
         self._lock = threading.Lock()
         self._failed = False
@@ -45,35 +50,54 @@ class Writer:
         self._thread.start()
 
     def put(self, frame: bytes) -> None:
-        """Queues a frame; called on the event loop only."""
-        if not self._batch:
-            self._loop.call_soon(self._flush)
+        """Queues a frame for the next scheduled flush, or for :meth:`release`; called on
+        the event loop only."""
         self._batch.append(frame)
+        if not self._scheduled and not self._held:
+            self.flush_soon()
+
+    def hold(self) -> None:
+        """Keeps the frames put from now on until :meth:`release`, which writes them."""
+        self._held = True
+
+    def release(self) -> None:
+        """Ends :meth:`hold` and flushes what was put meanwhile."""
+        self._held = False
+        self._flush()
+
+    def flush_soon(self) -> None:
+        """Schedules a flush behind the callbacks already scheduled: after the first steps
+        of the tasks just created, whose replies then leave in this turn of the loop
+        rather than the next. Called on the event loop only."""
+        self._scheduled += 1
+        self._loop.call_soon(self._scheduled_flush)
+
+    def _scheduled_flush(self) -> None:
+        self._scheduled -= 1
+        self._flush()
 
     def _flush(self) -> None:
+        if not self._batch:
+            return
         batch, self._batch = self._batch, []
-        if not batch or self._failed:
+        if self._failed:
             return
         data = batch[0] if len(batch) == 1 else b"".join(batch)
-        with self._lock:
-            direct = self._poll is not None and self._queued == 0 and len(data) <= _PIPE_BUF
-            if not direct:
-                self._queued += 1
-                self._q.put(data)
+        n = 0
+        # Only the loop adds to _queued: once the thread has brought it down to 0 it stays
+        # 0 until the loop queues again, so reading it here needs no lock.
+        if self._poll is not None and self._queued == 0 and len(data) <= _PIPE_BUF:
+            try:
+                if self._poll.poll(0):
+                    n = os.write(self._fd, data)
+            except OSError as e:
+                self._failed = True
+                self._on_error(e)
                 return
-        try:
-            if self._poll is None or not self._poll.poll(0):
-                n = 0
-            else:
-                n = os.write(self._fd, data)
-        except OSError as e:
-            self._failed = True
-            self._on_error(e)
-            return
         if n < len(data):
             with self._lock:
                 self._queued += 1
-                self._q.put(data[n:])
+                self._q.put(data[n:] if n else data)
 
     def flush(self) -> None:
         """Hands on the replies of this turn of the loop now; called on the event loop."""
@@ -128,24 +152,34 @@ class Frames:
         self.need = 4
 
     def size(self) -> int:
+        if not self.buf:  # between frames, as most reads begin
+            return 65536
         return max(65536, min(self.need - len(self.buf), 1 << 22))
 
     def take(self, chunk: bytes) -> List[bytes]:
         buf = self.buf
-        buf += chunk
+        # The frames are cut from the chunk itself when nothing was left over before it,
+        # as when the host's writes arrive whole: one copy of each payload, not three.
+        data: Union[bytes, bytearray] = chunk
+        if buf:
+            buf += chunk
+            data = buf
         frames: List[bytes] = []
-        pos, size = 0, len(buf)
+        pos, size = 0, len(data)
         while size - pos >= 4:
-            n = int.from_bytes(buf[pos : pos + 4], "big")
+            n = int.from_bytes(data[pos : pos + 4], "big")
             if n == 0 or n > MAX_FRAME:  # R4, R5: the body is never waited for
-                hint = looks_like_text(bytes(buf[pos : pos + 4]))
+                hint = looks_like_text(bytes(data[pos : pos + 4]))
                 what = "a zero-length frame" if n == 0 else "a frame of %d bytes exceeds the limit" % n
                 raise ProtocolViolation(what + ("; " + hint if hint else ""))
             if size - pos - 4 < n:
                 break
-            frames.append(bytes(buf[pos + 4 : pos + 4 + n]))
+            payload = data[pos + 4 : pos + 4 + n]
+            frames.append(payload if data is chunk else bytes(payload))
             pos += 4 + n
-        if pos:
+        if data is chunk:
+            buf += chunk[pos:]
+        elif pos:
             del buf[:pos]
         self.need = 4 + int.from_bytes(buf[:4], "big") if len(buf) >= 4 else 4
         return frames

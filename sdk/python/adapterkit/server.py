@@ -7,9 +7,10 @@ import concurrent.futures
 import dataclasses
 import inspect
 import json
+import sys
 import threading
 import traceback
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .catalog import Method, Service, validate_catalog
 from .errors import AdapterDefinitionError, CallError, ProtocolViolation
@@ -19,9 +20,11 @@ from .pipes import Reader, Writer, read_on_loop
 from .wire import (
     INITIALIZE,
     MAX_FRAME,
+    MAX_ID,
     MAX_IN_FLIGHT,
     PROTOCOL_VERSION,
     RawJSON,
+    compact_request,
     encode_value,
     error_frame,
     is_id,
@@ -180,18 +183,32 @@ class _Connection:
         self.abandoned = False
         self.done: asyncio.Future[Optional[BaseException]] = self.loop.create_future()
         self.writer = Writer(out_fd, self.loop, self._write_failed)
+        self.spawned = 0  # tasks created to take their first step at the loop's next turn
 
     # --- input, on the loop ------------------------------------------------------------
 
     def feed(self, payloads: List[bytes]) -> None:
-        for p in payloads:
-            if self.done.done():
-                return
-            try:
-                self.dispatch(p)
-            except ProtocolViolation as e:
-                self.end(e)
-                return
+        spawned = self.spawned
+        if sys.version_info >= (3, 12):
+            # Handlers that do not wait answer while their request is dispatched (_spawn):
+            # their replies leave together, at the end of this read.
+            self.writer.hold()
+        try:
+            for p in payloads:
+                if self.done.done():
+                    break
+                try:
+                    self.dispatch(p)
+                except ProtocolViolation as e:
+                    self.end(e)
+                    break
+        finally:
+            if sys.version_info >= (3, 12):
+                self.writer.release()
+        if self.spawned != spawned:
+            # The new tasks' first steps run at the next turn of the loop, in order; a
+            # flush scheduled behind them sends the replies they complete in that turn.
+            self.writer.flush_soon()
 
     def end(self, cause: Optional[BaseException]) -> None:
         if not self.done.done():
@@ -206,29 +223,20 @@ class _Connection:
     def dispatch(self, payload: bytes) -> None:
         try:
             text = payload.decode("utf-8")
-            m = parse_object(text)
+            req = compact_request(text)  # a valid request as hosts write it, or None
+            if req is None:
+                m = parse_object(text)
         except (UnicodeDecodeError, ValueError, RecursionError) as e:
             raise ProtocolViolation("a payload that is not one UTF-8 JSON object: %s" % e) from None
-        typ = m.get("type", (None,))[0]
-        id_: Any = m.get("id", (None,))[0]
-        if typ == "cancel":
-            if m.keys() == CANCEL_FIELDS and _is_v1(m["v"][0]) and is_id(id_):
-                self.cancel(id_)
-            return  # a malformed cancel is ignored (A4)
-        if typ != "request":
-            raise ProtocolViolation("an envelope of type %r from the host (A28)" % (typ,))
-        if not is_id(id_):
-            raise ProtocolViolation("a request without a valid id (A28)")
-        if id_ <= self.last_id:
-            raise ProtocolViolation("request id %d after %d (A14)" % (id_, self.last_id))
-        self.last_id = id_
-        problem = _envelope_problem(m)
-        if problem:
-            self.reply_error(id_, "invalid", "Invalid request envelope: " + problem)  # R12
-            return
-        method = m["method"][0]
+        if req is None:
+            req = self._envelope(m)
+            if req is None:
+                return
+        else:
+            self._next_id(req[0])
+        id_, method, params, start, end = req
         if method == INITIALIZE:
-            self.initialize(id_, m["params"][0])
+            self.initialize(id_, params)
             return
         if self.state != "ready":
             self.reply_error(id_, "invalid", "Adapter is not initialized")  # R27
@@ -240,16 +248,52 @@ class _Connection:
         if len(self.calls) >= MAX_IN_FLIGHT:
             self.reply_error(id_, "busy", "Too many requests in flight")  # R40
             return
-        _, start, end = m["params"]
         raw = text[start:end] if h.raw else ""
         call = _Call(RequestContext(id_, method, self.log), threaded=not h.is_async)
         self.calls[id_] = call
-        call.task = self._spawn(self.run(id_, h, m["params"][0], raw, call))
+        call.task = self._spawn(self.run(id_, h, params, raw, call), eager=True)
 
-    def _spawn(self, coro: Any) -> asyncio.Task[None]:
+    def _envelope(self, m: Dict[str, Tuple[Any, int, int]]) -> Optional[Tuple[int, str, Dict[str, Any], int, int]]:
+        """Checks an envelope's members as parse_object returns them: a request's id,
+        method, params and the params' span, or None when the envelope was a cancel or
+        has been answered (R12)."""
+        typ = m.get("type", (None,))[0]
+        id_: Any = m.get("id", (None,))[0]
+        if typ == "cancel":
+            if m.keys() == CANCEL_FIELDS and _is_v1(m["v"][0]) and is_id(id_):
+                self.cancel(id_)
+            return None  # a malformed cancel is ignored (A4)
+        if typ != "request":
+            raise ProtocolViolation("an envelope of type %r from the host (A28)" % (typ,))
+        if not is_id(id_):
+            raise ProtocolViolation("a request without a valid id (A28)")
+        self._next_id(id_)
+        problem = _envelope_problem(m)
+        if problem:
+            self.reply_error(id_, "invalid", "Invalid request envelope: " + problem)  # R12
+            return None
+        params, start, end = m["params"]
+        return id_, m["method"][0], params, start, end
+
+    def _next_id(self, id_: int) -> None:
+        """Takes a request's id, an integer from 1 up: at most MAX_ID and greater than
+        every id before it (A28, A14)."""
+        if id_ > MAX_ID:
+            raise ProtocolViolation("a request without a valid id (A28)")
+        if id_ <= self.last_id:
+            raise ProtocolViolation("request id %d after %d (A14)" % (id_, self.last_id))
+        self.last_id = id_
+
+    def _spawn(self, coro: Any, eager: bool = False) -> asyncio.Task[None]:
         # The task is held by its _Call (in self.calls, or self.init_call) until its
         # reply is queued, its last act: no done callback, which cost every request a
         # second turn of the loop's ready queue.
+        if sys.version_info >= (3, 12) and eager and self.loop.get_task_factory() is None:
+            # Its first step runs now (a task all the same: asyncio.current_task and
+            # asyncio.timeout work in it): a handler that does not wait is answered in
+            # this turn of the loop, without a turn for the task to start.
+            return asyncio.Task(coro, loop=self.loop, eager_start=True)
+        self.spawned += 1
         return self.loop.create_task(coro)
 
     def _tasks(self) -> List[asyncio.Task[None]]:

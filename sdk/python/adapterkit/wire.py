@@ -25,6 +25,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "INITIALIZE",
     "RawJSON",
+    "compact_request",
     "parse_object",
     "encode_value",
     "result_frame",
@@ -133,33 +134,30 @@ _COMPACT_REQUEST = re.compile(
 )
 
 
+def compact_request(text: str) -> Optional[Tuple[int, str, Dict[str, Any], int, int]]:
+    """A request envelope as hosts write it, with params an object, as ``(id, method,
+    params, start, end)``: ``text[start:end]`` is the params as written. The values are
+    those :func:`parse_object` returns for the same text. None for anything else, which
+    parse_object then parses (and says what is wrong with it)."""
+    m = _COMPACT_REQUEST.match(text)
+    if m is None:
+        return None
+    i = m.end()
+    try:
+        params, j = _SCAN(text, i)
+    except (StopIteration, json.JSONDecodeError):
+        return None
+    if not isinstance(params, dict) or text[j:] != "}":
+        return None
+    return int(m.group(3)), m.group(4)[1:-1], params, i, j
+
+
 def parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
     """Parses a JSON object and returns its members as ``{key: (value, start, end)}``.
 
     ``text[start:end]`` is the member's value exactly as written. Raises ``ValueError``
     unless ``text`` is exactly one JSON object (whitespace around it allowed, A2).
     """
-    m = _COMPACT_REQUEST.match(text)
-    if m is not None:
-        i = m.end()
-        try:
-            params, j = _SCAN(text, i)
-        except (StopIteration, json.JSONDecodeError):
-            params = None  # the general parser says what is wrong
-        if params is not None and text[j:] == "}":
-            s = m.start
-            e = m.end
-            return {
-                "type": ("request", s(1), e(1)),
-                "v": (1, s(2), e(2)),
-                "id": (int(m.group(3)), s(3), e(3)),
-                "method": (m.group(4)[1:-1], s(4), e(4)),
-                "params": (params, i, j),
-            }
-    return _parse_object(text)
-
-
-def _parse_object(text: str) -> Dict[str, Tuple[Any, int, int]]:
     # White space is skipped with the regular expression only where there is some: the
     # host writes compact JSON, and this runs for every frame.
     ws, wsc, scan = _ws, _WS_CHARS, _SCAN
