@@ -1,7 +1,6 @@
 package controlplane
 
 import (
-	"bytes"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -21,7 +20,7 @@ import (
 func TestBackoffDaemonCrashLoop(t *testing.T) {
 	dir := adapterDir(t)
 	copyFile(t, filepath.Join(built, testkit.Versioned.Name), filepath.Join(dir, "crashy_v1.0.0"))
-	var logs syncBuffer
+	var logs logBuffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn})
 	sock := startServer(t, ServerConfig{Dirs: []string{dir}, Env: []string{"ADAPTERKIT_TEST_MODE_1.0.0=exit"}, Logger: log})
 	ctx := testCtx(t)
@@ -76,24 +75,6 @@ func TestBackoffDaemonCrashLoop(t *testing.T) {
 		t.Errorf("%d warnings for %d starts and %d refused sends:\n%s", n, a.Starts, refused, text)
 	}
 	t.Logf("%d starts, %d sends refused at once, %d warnings", a.Starts, refused, strings.Count(text, "[WARN]"))
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // A send that cannot get one of the adapter's slots because every one is held by calls
