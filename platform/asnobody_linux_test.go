@@ -63,6 +63,34 @@ func rootAndNobody(t *testing.T, how nobodyRun, body func(t *testing.T)) {
 	})
 }
 
+// othersCopy makes a directory that every user may read (not t.TempDir: its parent is
+// private to root), which the test's cleanup removes, and copies the test binary into
+// it for another user to run; it returns the directory and the copy.
+func othersCopy(t *testing.T) (dir, exe string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "adapterkit-"+strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe = filepath.Join(dir, "platform.test")
+	copyFile(t, mustExecutable(), exe, 0o755)
+	return dir, exe
+}
+
+// workOf makes dir/work, owned by uid, with the given mode: a directory of that user's own.
+func workOf(t *testing.T, dir string, uid int, mode os.FileMode) string {
+	t.Helper()
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, mode); err != nil || os.Chmod(work, mode) != nil || os.Chown(work, uid, uid) != nil {
+		t.Fatal("preparing the work directory")
+	}
+	return work
+}
+
 var logLine = regexp.MustCompile(`(?m)^\s+\S+\.go:\d+: (.*)$`)
 
 // runTestAsNobody runs the parent test's unprivileged subtest in a copy of the test
@@ -70,17 +98,8 @@ var logLine = regexp.MustCompile(`(?m)^\s+\S+\.go:\d+: (.*)$`)
 func runTestAsNobody(t *testing.T, how nobodyRun) {
 	top, _, _ := strings.Cut(t.Name(), "/")
 	uid, name := how.user()
-	dir, err := os.MkdirTemp("", "adapterkit-asnobody-") // not t.TempDir: its parent is private to root
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	work := filepath.Join(dir, "work")
-	if err := os.Chmod(dir, 0o755); err != nil || os.Mkdir(work, 0o700) != nil || os.Chown(work, uid, uid) != nil {
-		t.Fatal("preparing the directories")
-	}
-	exe := filepath.Join(dir, "platform.test")
-	copyFile(t, mustExecutable(), exe, 0o755)
+	dir, exe := othersCopy(t)
+	work := workOf(t, dir, uid, 0o700)
 	ctx, cancel := context.WithTimeout(context.Background(), 6*bound) // a bound against a hang, not a timing assertion
 	defer cancel()
 	cmd := exec.CommandContext(ctx, exe, "-test.run=^"+regexp.QuoteMeta(top)+"$/^"+name+"$", "-test.count=1", "-test.v")

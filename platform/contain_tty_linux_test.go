@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -188,16 +187,7 @@ func TestSandboxTerminal(t *testing.T) {
 	exe := mustExecutable()
 	users := []string{fmt.Sprint(os.Geteuid())}
 	if os.Geteuid() == 0 {
-		dir, err := os.MkdirTemp("", "adapterkit-tty-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		exe = filepath.Join(dir, "platform.test")
-		copyFile(t, mustExecutable(), exe, 0o755)
+		_, exe = othersCopy(t)
 		users = append(users, "nobody")
 	}
 	legacy, _ := os.ReadFile("/proc/sys/dev/tty/legacy_tiocsti")

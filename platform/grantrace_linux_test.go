@@ -205,21 +205,12 @@ func TestSandboxShebangLinkRace(t *testing.T) {
 	})
 	t.Run("nobody", func(t *testing.T) {
 		requireRoot(t)
-		dir, err := os.MkdirTemp("", "adapterkit-race-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(dir)
-		work := filepath.Join(dir, "work")
-		if err := os.Chmod(dir, 0o755); err != nil || os.Mkdir(work, 0o700) != nil || os.Chown(work, nobodyUID, nobodyUID) != nil {
-			t.Fatal("preparing the directories")
-		}
+		dir, exe := othersCopy(t)
+		work := workOf(t, dir, nobodyUID, 0o700)
 		secret := filepath.Join(dir, "secret")
 		if err := os.WriteFile(secret, []byte("s3cret\n"), 0o600); err != nil || os.Chown(secret, nobodyUID, nobodyUID) != nil {
 			t.Fatal("writing the secret")
 		}
-		exe := filepath.Join(dir, "platform.test")
-		copyFile(t, mustExecutable(), exe, 0o755)
 		cmd := exec.CommandContext(ctx, exe, launchTestArg, "shebangrace", work, secret, strconv.Itoa(starts), budget.String())
 		cmd.Env = []string{"GORACE=atexit_sleep_ms=0", "TMPDIR=" + work}
 		cmd.Dir = work

@@ -197,17 +197,8 @@ func TestSandboxCannotSignalHostAsNobody(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a host as nobody")
 	}
-	dir, err := os.MkdirTemp("", "adapterkit-launcher-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	work := filepath.Join(dir, "work")
-	if err := os.Chmod(dir, 0o755); err != nil || os.Mkdir(work, 0o755) != nil || os.Chown(work, nobodyUID, nobodyUID) != nil {
-		t.Fatal("preparing the directories")
-	}
-	exe := filepath.Join(dir, "platform.test")
-	copyFile(t, mustExecutable(), exe, 0o755)
+	dir, exe := othersCopy(t)
+	work := workOf(t, dir, nobodyUID, 0o755)
 	for _, is := range []struct {
 		name string
 		iso  Isolation

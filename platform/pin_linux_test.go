@@ -317,16 +317,7 @@ func TestPinnedScriptRewrittenInPlaceAsNobody(t *testing.T) {
 	if _, err := os.Stat("/bin/bash"); err != nil {
 		t.Skip("no /bin/bash")
 	}
-	dir, err := os.MkdirTemp("", "adapterkit-pin-nobody-") // not t.TempDir: its parent is private to root
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "platform.test")
-	copyFile(t, mustExecutable(), exe, 0o755)
+	dir, exe := othersCopy(t)
 	path := filepath.Join(dir, "adapter")
 	writeExe(t, path, pinnedBash)
 	if err := os.Chown(path, nobodyUID, nobodyUID); err != nil {

@@ -249,17 +249,7 @@ func nobodyHost(t *testing.T, scenario string) (cmd *exec.Cmd, work string) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a host as nobody (an unprivileged run of this package covers the same paths)")
 	}
-	// Not t.TempDir: its parent is private to root.
-	dir, err := os.MkdirTemp("", "adapterkit-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "platform.test")
-	copyFile(t, mustExecutable(), exe, 0o755)
+	dir, exe := othersCopy(t)
 	setuidCopy := filepath.Join(dir, "euid")
 	copyFile(t, mustExecutable(), setuidCopy, 0o755)
 	if err := os.Chown(setuidCopy, setuidUID, setuidUID); err != nil {
