@@ -187,6 +187,9 @@ func TestContainHostSignals(t *testing.T) {
 	for _, is := range containIsolations {
 		expect(t, "lifecycle, "+is.name, w.direct(t, w.hostile, here, w.sandbox(), is.iso), here, true)
 	}
+	// In a process group a sandboxed adapter's parent is its reaper, which its proof of
+	// the end rests on: the adapter can stop or kill it no more than this host.
+	expect(t, "lifecycle, process group, its reaper", w.direct(t, w.hostile, signals, w.sandbox(), platform.IsolationProcessGroup), signals, true)
 
 	// The controls: in a process group the adapter reaches this process; check starts
 	// it without a PID namespace for one of its checks, where SIGKILL ends adapterctl.
