@@ -58,6 +58,12 @@ type upload[R any] struct {
 	mu   sync.Mutex
 	next int64         // the seq of the chunk whose turn it is
 	turn chan struct{} // closed when next moves
+
+	// Under uploads.mu: how many chunk calls arrived, and how many the stream has (0
+	// until the last chunk arrived). The stream is forgotten once every chunk's call
+	// arrived and one of them was answered, so that no chunk dispatched late finds the
+	// name unknown and starts a second stream.
+	arrived, total int64
 }
 
 // chunk is the handler of one chunk's call.
@@ -68,11 +74,13 @@ func (t *uploads[P, R]) chunk(ctx context.Context, c proto.UploadChunk[P]) (prot
 		return none, nil
 	}
 	if c.Abort != "" {
+		// The host aborts once every chunk's call it sent was answered.
 		st.cancel(Errorf(wire.CodeAborted, "the host gave the upload up: %s", c.Abort))
 		t.drop(c.Stream, st)
 		return none, nil
 	}
-	// Wait for this chunk's turn.
+	defer t.answered(c.Stream, st)
+	// Wait for this chunk's turn; once the handler returned, the order no longer matters.
 	for {
 		st.mu.Lock()
 		next, turn := st.next, st.turn
@@ -86,7 +94,10 @@ func (t *uploads[P, R]) chunk(ctx context.Context, c proto.UploadChunk[P]) (prot
 		select {
 		case <-turn:
 		case <-st.done:
-			return none, t.failed(c.Stream, st)
+			if c.EOF {
+				return t.last(st)
+			}
+			return none, t.failed(st)
 		case <-ctx.Done():
 			return none, t.abort(ctx, c.Stream, st)
 		}
@@ -116,16 +127,21 @@ func (t *uploads[P, R]) chunk(ctx context.Context, c proto.UploadChunk[P]) (prot
 		if taken || len(c.Data) == 0 {
 			return none, nil
 		}
-		return none, t.failed(c.Stream, st) // not taken: the handler returned
+		return none, t.failed(st) // not taken: the handler returned
 	}
 	select {
 	case <-st.done:
 	case <-ctx.Done():
 		return none, t.abort(ctx, c.Stream, st)
 	}
-	t.drop(c.Stream, st)
+	return t.last(st)
+}
+
+// last is the reply to the last chunk of the stream st, whose handler returned: its
+// result or error.
+func (t *uploads[P, R]) last(st *upload[R]) (proto.UploadReply[R], error) {
 	if st.err != nil {
-		return none, st.err
+		return proto.UploadReply[R]{}, st.err
 	}
 	return proto.UploadReply[R]{Result: &st.result}, nil
 }
@@ -136,13 +152,29 @@ func (t *uploads[P, R]) chunk(ctx context.Context, c proto.UploadChunk[P]) (prot
 func (t *uploads[P, R]) stream(ctx context.Context, c proto.UploadChunk[P]) *upload[R] {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if st := t.streams[c.Stream]; st != nil || c.Abort != "" {
+	st := t.streams[c.Stream]
+	if c.Abort != "" {
 		return st
 	}
-	st := &upload[R]{data: make(chan []byte), done: make(chan struct{}), turn: make(chan struct{})}
-	st.ctx, st.cancel = context.WithCancelCause(connContext(ctx))
-	t.streams[c.Stream] = st
+	if st == nil {
+		st = &upload[R]{data: make(chan []byte), done: make(chan struct{}), turn: make(chan struct{})}
+		st.ctx, st.cancel = context.WithCancelCause(connContext(ctx))
+		t.streams[c.Stream] = st
+	}
+	st.arrived++
+	if c.EOF {
+		st.total = c.Seq + 1
+	}
 	return st
+}
+
+// answered forgets the stream st named name once every chunk's call arrived.
+func (t *uploads[P, R]) answered(name string, st *upload[R]) {
+	t.mu.Lock()
+	if st.total > 0 && st.arrived >= st.total && t.streams[name] == st {
+		delete(t.streams, name)
+	}
+	t.mu.Unlock()
 }
 
 // start runs the handler of the stream st named name, on chunk 0's turn.
@@ -171,20 +203,19 @@ func (t *uploads[P, R]) start(name string, st *upload[R], c proto.UploadChunk[P]
 var errHandlerReturned = errors.New("plugin: the stream's handler returned")
 
 // failed is the reply to a chunk of a stream whose handler returned before the end: its
-// error, which ends the stream, or nil (the chunk is dropped).
-func (t *uploads[P, R]) failed(name string, st *upload[R]) error {
-	if st.err == nil {
-		return nil
-	}
-	t.drop(name, st)
+// error, or nil (the chunk is dropped). The stream stays known, so that an earlier
+// chunk whose call is dispatched after this one's gets the same answer rather than
+// a new stream; the host's abort, its last chunk or streamIdle forgets it.
+func (t *uploads[P, R]) failed(st *upload[R]) error {
 	return st.err
 }
 
 // abort gives up the stream of a chunk whose call ended (the host cancelled it, or the
-// connection ended) and returns the call's error.
+// connection ended) and returns the call's error. The stream stays known for the
+// calls of its other chunks in flight, until the host's abort or streamIdle.
 func (t *uploads[P, R]) abort(ctx context.Context, name string, st *upload[R]) error {
 	st.cancel(context.Cause(ctx))
-	t.drop(name, st)
+	time.AfterFunc(streamIdle, func() { t.drop(name, st) })
 	return context.Cause(ctx)
 }
 

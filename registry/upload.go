@@ -104,15 +104,21 @@ func (up *uploader[P]) run(ctx context.Context, p P, src io.Reader) (json.RawMes
 	done := make(chan sent, uploadWindow)
 	inFlight := 0
 	started := false // a chunk was sent: the adapter may know the stream
+	// Each chunk's call has its own cancel, so that a chunk's failure ends the calls
+	// of the chunks after it and leaves those before it to their answers.
+	chunkCancels := make(map[int64]context.CancelCauseFunc, uploadWindow)
 	var failed *ChunkError
 	var last json.RawMessage
 	// settle waits for one call in flight. The upload's failure is that of the first
 	// chunk that failed, by index: the adapter may answer a later chunk in flight first
-	// (both fail once its handler returned), and the error of a call this cancel ended
-	// does not replace it.
+	// (both fail once its handler returned), so that failure cancels the later chunks
+	// only; an earlier one in flight is either taken by the handler or answered with
+	// its failure, which replaces the later one's.
 	settle := func() {
 		s := <-done
 		inFlight--
+		chunkCancels[s.index](nil)
+		delete(chunkCancels, s.index)
 		if s.err != nil && (failed == nil || s.index < failed.Index && !errors.Is(s.err, errUploadFailed)) {
 			err := s.err
 			if cerr := context.Cause(ctx); cerr != nil && !errors.Is(err, cerr) {
@@ -121,7 +127,11 @@ func (up *uploader[P]) run(ctx context.Context, p P, src io.Reader) (json.RawMes
 				err = fmt.Errorf("%w: %w", cerr, err)
 			}
 			failed = &ChunkError{Method: up.name, Index: s.index, Offset: s.offset, Err: err}
-			cancel()
+			for i, cancelChunk := range chunkCancels {
+				if i > s.index {
+					cancelChunk(errUploadFailed)
+				}
+			}
 		}
 		if s.err == nil && s.eof {
 			last = s.raw
@@ -169,15 +179,17 @@ func (up *uploader[P]) run(ctx context.Context, p P, src io.Reader) (json.RawMes
 		}
 		*buf = body
 		inFlight, started = inFlight+1, true
+		chunkCtx, cancelChunk := context.WithCancelCause(callCtx)
+		chunkCancels[index] = cancelChunk
 		go func(index, offset int64, eof bool) {
 			var raw json.RawMessage
 			var err error
 			if up.c.hd != nil {
 				req := handover.Request{Method: up.name, Params: body, Lease: handover.Lend(buf), Valid: valid}
-				raw, err = up.c.hd.Do(callCtx, &req)
+				raw, err = up.c.hd.Do(chunkCtx, &req)
 				req.Lease.Release()
 			} else {
-				raw, err = up.c.h.Call(callCtx, up.name, body)
+				raw, err = up.c.h.Call(chunkCtx, up.name, body)
 				bufpool.Put(buf)
 			}
 			done <- sent{index: index, offset: offset, eof: eof, raw: raw, err: err}
