@@ -115,7 +115,25 @@ cp "$out/bcryptprimitives.dll" "$prefix/drive_c/windows/system32/bcryptprimitive
 "$wine" --version 2>/dev/null || true
 ready=$(date +%s)
 
+# wine_internal LOG prints the top-level tests that failed in LOG, one per line, and
+# succeeds when each of them failed with Wine's ERROR_INTERNAL_ERROR ("Internal
+# error.", which Wine's CreateProcess returns now and then on a loaded machine) and
+# nothing panicked: a Wine fault, worth one more run of those tests alone.
+wine_internal() {
+	awk '
+		/^=== (RUN|CONT) / { name = $3; sub(/\/.*/, "", name) }
+		name != "" { out[name] = out[name] $0 "\n" }
+		/^--- FAIL: / { fails[$3] = 1 }
+		/^panic:/ { bad = 1 }
+		END {
+			n = 0
+			for (f in fails) { n++; print f; if (index(out[f], "Internal error.") == 0) bad = 1 }
+			exit (n == 0 || bad)
+		}' "$1"
+}
+
 failed=()
+rerun=()
 export ADAPTERKIT_TEST_PREBUILT
 ADAPTERKIT_TEST_PREBUILT=$(winpath "$out/adapters")
 for spec in $pkgs; do
@@ -125,17 +143,27 @@ for spec in $pkgs; do
 	name=${p//\//-}
 	echo "== $p (wine64 $name.test.exe -test.v -test.run '$run')"
 	rc=0
+	flog=$logs/$name.log # the log whose failures are shown
 	skipre=${leftout[$p]:-}
 	skipre=${skipre%%|*}
 	[ -z "$skipre" ] || echo "   left out: ${leftout[$p]#*|} ($skipre)"
 	(cd "$root/$p" && timeout 300 "$wine" "$out/$name.test.exe" -test.v -test.count=1 -test.timeout=4m -test.run "$run" -test.skip "${skipre:-^$}") \
 		>"$logs/$name.log" 2>&1 || rc=$?
 	echo "   $(grep -c '^--- PASS' "$logs/$name.log" || true) passed, $(grep -c '^--- FAIL' "$logs/$name.log" || true) failed, $(grep -c '^--- SKIP' "$logs/$name.log" || true) skipped (top-level tests; log: $logs/$name.log)"
+	if [ $rc -ne 0 ] && [ $rc -ne 124 ] && again=$(wine_internal "$logs/$name.log"); then
+		again=$(echo $again | tr ' ' '|')
+		echo "   $again failed with Wine's ERROR_INTERNAL_ERROR; run once more alone (log: $logs/$name.again.log)"
+		rc=0
+		(cd "$root/$p" && timeout 300 "$wine" "$out/$name.test.exe" -test.v -test.count=1 -test.timeout=4m -test.run "^($again)\$") \
+			>"$logs/$name.again.log" 2>&1 || rc=$?
+		[ $rc -ne 0 ] || rerun+=("$p: $again")
+		flog=$logs/$name.again.log
+	fi
 	if [ $rc -ne 0 ]; then
 		failed+=("$p")
 		# Each failure with what its test logged.
 		awk '/^=== RUN/ {buf=""} /^ +[^ =-]/ {buf=buf $0 "\n"} /--- FAIL/ {printf "%s%s\n", buf, $0; buf=""} /^panic:/ {p=1} p' \
-			"$logs/$name.log" | head -100
+			"$flog" | head -100
 		[ $rc -ne 124 ] || echo "   timed out"
 	fi
 done
@@ -191,6 +219,8 @@ fi
 echo "== assertions skipped because Wine differs from Windows (never skipped on Windows)"
 gaps=$(grep -hoE '[A-Za-z0-9_]+_test\.go:[0-9]+: WINE GAP: .*' "$logs"/*.log | sort | uniq -c | sed 's/^ *//' || true)
 echo "${gaps:-(none)}"
+echo "== tests that failed with Wine's ERROR_INTERNAL_ERROR and passed when run again"
+[ ${#rerun[@]} -eq 0 ] && echo "(none)" || printf '%s\n' "${rerun[@]}"
 echo "== tests skipped, with their reasons"
 for p in "${!leftout[@]}"; do echo "$p: ${leftout[$p]%%|*}: left out by test-windows.sh: ${leftout[$p]#*|}"; done
 for spec in $pkgs; do
