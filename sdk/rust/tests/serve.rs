@@ -7,7 +7,8 @@ use std::time::Duration;
 use common::Host;
 
 use adapterkit::{
-    cap_message, normalize_code, Adapter, CallError, Level, Logger, RawJson, RequestContext, ServeError, Service,
+    cap_message, normalize_code, Adapter, CallError, Level, Logger, Method, RawJson, RequestContext, ServeError,
+    Service,
 };
 use serde::Deserialize;
 use serde_json::Value;
@@ -52,6 +53,31 @@ fn fixture() -> Adapter {
         }
         Ok(())
     })
+}
+
+/// A method descriptor as `adapterctl contract gen -lang rust` writes one.
+const GREET_METHOD: Method<Greet, String> = Method::new("test.typed.greet");
+
+/// `Service::implement` registers a typed handler under the descriptor's name: its params
+/// decode into `P` with the SDK's rules (a refusal answers `invalid`, R27's field naming),
+/// and its `R` is the result.
+#[test]
+fn implement_serves_a_method_descriptor() {
+    assert_eq!(GREET_METHOD.name(), "test.typed.greet");
+    assert_eq!(format!("{:?}", GREET_METHOD), r#"Method("test.typed.greet")"#);
+    let mut svc = Service::new("test.typed", 1);
+    svc.implement(GREET_METHOD, |p, _c| async move { Ok(format!("hello, {}", p.name)) });
+    let mut h = Host::start(Adapter::new(vec![svc]).logger(Logger::new("adapter", Level::Error)));
+    let m = h.initialize(1, "{}");
+    assert_eq!(m["value"]["services"][0]["methods"][0], "test.typed.greet");
+    h.request(2, "test.typed.greet", r#"{"name":"typed"}"#);
+    assert_eq!(h.recv()["value"], "hello, typed");
+    h.request(3, "test.typed.greet", r#"{"name":true}"#);
+    let m = h.recv();
+    assert_eq!(m["code"], "invalid");
+    assert_eq!(m["message"], r#"params: field "name": expected a string, got true"#);
+    let (r, _) = h.close();
+    assert!(r.is_ok(), "{:?}", r);
 }
 
 #[test]
