@@ -313,3 +313,51 @@ fn upload_chunk_that_arrives_late_gets_the_streams_answer() {
     assert_eq!(c.reply(later)["value"], json!({"result": 42}));
     assert_eq!(up.len(), 0);
 }
+
+// Chunk 0 is answered with the handler's error before chunk 1, in flight, comes: chunk 1
+// finds no stream and waits for a chunk 0 that will not come, until the host cancels its
+// call (registry.Upload cancels the chunks after a failed one); then nothing is left.
+#[test]
+fn upload_chunk_that_arrives_after_the_failure_is_given_up_with_its_call() {
+    let (mut c, up, _started) = late_adapter(|_r| async { Err(boom()) });
+    let first = c.send(LATE, &late_chunk(0, b"a", false));
+    assert_eq!(error_of(&c.reply(first)), ("failed", "boom"));
+    let late = c.send(LATE, &late_chunk(1, b"b", false));
+    c.host.cancel(late);
+    let m = c.reply(late);
+    assert_eq!(m["type"], "error", "{}", m);
+    assert_eq!(c.call(LATE, late_abort(0)), json!({}));
+    assert_eq!(up.len(), 0);
+}
+
+// A handler's error is the reply of the first chunk whose bytes it did not take, also
+// when the handler dropped its reader before it returned (as every handler does when it
+// returns): the chunk waits for the handler's outcome.
+#[test]
+fn upload_chunk_offered_to_a_dropped_reader_gets_the_handlers_error() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let open = gate.clone();
+    let (dropped_tx, dropped) = mpsc::channel();
+    let dropped_tx = Mutex::new(dropped_tx);
+    let (mut c, up, _started) = late_adapter(move |mut r| {
+        let (gate, dropped) = (gate.clone(), dropped_tx.lock().unwrap().clone());
+        async move {
+            r.read(&mut [0u8; 1]).await?;
+            drop(r);
+            let _ = dropped.send(());
+            gate.notified().await;
+            Err(boom())
+        }
+    });
+    assert_eq!(c.call(LATE, late_chunk(0, b"a", false)), json!({}));
+    dropped.recv_timeout(Duration::from_secs(30)).expect("the handler dropped its reader");
+    let second = c.send(LATE, &late_chunk(1, b"b", false));
+    // The SDK polls each call once as it reads it, in order: once this call (the abort of
+    // no stream) is answered, chunk 1's call took every step it takes without the handler.
+    let ping = json!({"stream": "none", "seq": 0, "offset": 0, "data": "", "abort": "ping"});
+    assert_eq!(c.call(LATE, ping), json!({}));
+    open.notify_one(); // the handler returns
+    assert_eq!(error_of(&c.reply(second)), ("failed", "boom"));
+    assert_eq!(c.call(LATE, late_abort(1)), json!({}));
+    assert_eq!(up.len(), 0);
+}
