@@ -276,6 +276,66 @@ class UploadRecipe(unittest.TestCase):
         self.assertEqual(errors, [(2, "failed")])
         self.assertEqual(up.streams, {})
 
+    def test_a_chunk_that_arrives_late_gets_the_streams_answer(self):
+        # The host has two chunks in flight and sends each from its own goroutine, so
+        # chunk 1's call may come after chunk 2's, and after the handler returned. A
+        # chunk is answered only on its turn (after every earlier chunk's call came), so
+        # the answer never leaves a late earlier chunk a second, empty stream that waits
+        # for a chunk 0 that will not come. wait_for turns such a hang into a failure.
+        boom = CallError("failed", "boom")
+
+        async def fails(params, reader):
+            await reader.read(1)
+            raise boom
+
+        async def returns_early(params, reader):
+            return 42
+
+        def chunk(seq, data, **kw):
+            return dict(stream="s", seq=seq, offset=seq, data=base64.b64encode(data).decode(), **kw)
+
+        async def run(handler, aborts):
+            up = Upload(handler)
+            self.assertEqual(await up.chunk(chunk(0, b"a", params={})), {})
+            await asyncio.wait({up.streams["s"].task})  # the handler returned
+            later = asyncio.ensure_future(up.chunk(chunk(2, b"c", eof=handler is returns_early)))
+            for _ in range(20):  # chunk 2 takes every step it can take without chunk 1
+                await asyncio.sleep(0)
+            earlier = asyncio.ensure_future(up.chunk(chunk(1, b"b")))
+            got = await asyncio.wait_for(asyncio.gather(earlier, later, return_exceptions=True), 10)
+            if aborts:  # as registry.Upload does after a failed chunk
+                await up.chunk({"stream": "s", "seq": 1, "offset": 1, "data": "", "abort": "chunk 1 failed"})
+            return got, up.streams
+
+        (one, two), left = asyncio.run(run(fails, True))
+        self.assertEqual([(e.code, e.message) for e in (one, two)], [("failed", "boom")] * 2)
+        self.assertEqual(left, {})
+        self.assertEqual(asyncio.run(run(returns_early, False)), ([{}, {"result": 42}], {}))
+
+    def test_a_chunk_that_arrives_after_the_failure_is_given_up_with_its_call(self):
+        # Chunk 0 is answered with the handler's error before chunk 1, in flight, comes:
+        # chunk 1 finds no stream and waits for a chunk 0 that will not come, until the
+        # host cancels its call (registry.Upload cancels the chunks after a failed one);
+        # then nothing of the stream is left.
+        async def fails(params, reader):
+            raise CallError("failed", "boom")
+
+        async def run():
+            up = Upload(fails)
+            with self.assertRaises(CallError):
+                await up.chunk({"stream": "s", "seq": 0, "offset": 0, "data": "YQ==", "params": {}})
+            late = asyncio.ensure_future(up.chunk({"stream": "s", "seq": 1, "offset": 1, "data": "Yg=="}))
+            for _ in range(20):
+                await asyncio.sleep(0)
+            late.cancel()  # the host's cancel of the call
+            got = await asyncio.gather(late, return_exceptions=True)
+            await up.chunk({"stream": "s", "seq": 0, "offset": 0, "data": "", "abort": "chunk 0 failed"})
+            return got, up.streams
+
+        (got,), left = asyncio.run(run())
+        self.assertIsInstance(got, (asyncio.CancelledError, CallError))
+        self.assertEqual(left, {})
+
 
 async def written(params, writer):
     """Writes params["bytes"] (hex), 1000 bytes at a time; fails after fail_after."""

@@ -12,9 +12,11 @@ mod recipe;
 mod sha256;
 
 use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use adapterkit::Bytes;
+use adapterkit::{Adapter, Bytes, CallError, Code, Service};
 use serde_json::{json, Value};
 
 const PUT: &str = "test.streams.put";
@@ -29,7 +31,11 @@ struct Client {
 
 impl Client {
     fn start() -> Client {
-        let mut host = common::Host::start(fixture::adapter());
+        Client::serve(fixture::adapter())
+    }
+
+    fn serve(adapter: Adapter) -> Client {
+        let mut host = common::Host::start(adapter);
         assert_eq!(host.initialize(1, "{}")["type"], "result");
         Client { host, id: 1, replies: HashMap::new() }
     }
@@ -226,4 +232,132 @@ fn download_handler_error_unknown_blob_and_held_stream_closed() {
     let bad = c.send(GET, &json!({"stream": "d4", "max_bytes": 0, "wait_ms": 0}));
     assert_eq!(error_of(&c.reply(bad)), ("invalid", "max_bytes must be above 0 and wait_ms at least 0"));
     assert_eq!(c.stats(1), json!({"uploads": 0, "downloads": 0, "aborted": 1}));
+}
+
+const LATE: &str = "test.late.put";
+
+/// An adapter of one upload method, LATE, on the recipe with `handler`; the recipe, to
+/// count its streams; and each stream's cancellation, which the recipe sets once the
+/// stream's handler returned.
+fn late_adapter<F, Fut>(handler: F) -> (Client, Arc<recipe::Upload<Value, i64>>, mpsc::Receiver<recipe::Cancel>)
+where
+    F: Fn(recipe::Reader) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<i64, CallError>> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let up = recipe::Upload::new(move |_p: Value, r: recipe::Reader, c: recipe::Cancel| {
+        let _ = tx.lock().unwrap().send(c);
+        handler(r)
+    });
+    let mut svc = Service::new("test.late", 1);
+    up.register(&mut svc, LATE);
+    (Client::serve(Adapter::new(vec![svc])), up, rx)
+}
+
+/// Waits until the handler of the stream whose cancellation `started` gives returned.
+fn returned(started: &mpsc::Receiver<recipe::Cancel>) {
+    let cancel = started.recv_timeout(Duration::from_secs(30)).expect("the handler started");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+    rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), cancel.canceled()).await }).expect("the handler returned");
+}
+
+/// Chunk seq of stream "s", carrying data.
+fn late_chunk(seq: usize, data: &[u8], eof: bool) -> Value {
+    let mut c = json!({"stream": "s", "seq": seq, "offset": seq, "data": Bytes(data.to_vec())});
+    if seq == 0 {
+        c["params"] = json!({});
+    }
+    if eof {
+        c["eof"] = json!(true);
+    }
+    c
+}
+
+fn late_abort(seq: usize) -> Value {
+    json!({"stream": "s", "seq": seq, "offset": seq, "data": "", "abort": "a chunk failed"})
+}
+
+fn boom() -> CallError {
+    CallError::new(Code::Failed, "boom")
+}
+
+// The host has two chunks in flight and sends each from its own goroutine, so chunk 1's
+// call may come after chunk 2's, and after the handler returned. A chunk is answered only
+// on its turn (after every earlier chunk's call came), so the answer never leaves a late
+// earlier chunk a second, empty stream that waits for a chunk 0 that will not come (the
+// replies' timeout turns such a hang into a failure).
+#[test]
+fn upload_chunk_that_arrives_late_gets_the_streams_answer() {
+    // The handler failed: chunk 2 comes before chunk 1.
+    let (mut c, up, started) = late_adapter(|mut r| async move {
+        r.read(&mut [0u8; 1]).await?;
+        Err(boom())
+    });
+    assert_eq!(c.call(LATE, late_chunk(0, b"a", false)), json!({}));
+    returned(&started);
+    let later = c.send(LATE, &late_chunk(2, b"c", false));
+    let earlier = c.send(LATE, &late_chunk(1, b"b", false));
+    assert_eq!(error_of(&c.reply(earlier)), ("failed", "boom"));
+    assert_eq!(error_of(&c.reply(later)), ("failed", "boom"));
+    assert_eq!(c.call(LATE, late_abort(1)), json!({})); // as registry.Upload does
+    assert_eq!(up.len(), 0);
+
+    // The handler returned early: the last chunk comes before chunk 1.
+    let (mut c, up, started) = late_adapter(|_r| async { Ok(42) });
+    assert_eq!(c.call(LATE, late_chunk(0, b"a", false)), json!({}));
+    returned(&started);
+    let later = c.send(LATE, &late_chunk(2, b"c", true));
+    let earlier = c.send(LATE, &late_chunk(1, b"b", false));
+    assert_eq!(c.reply(earlier)["value"], json!({}));
+    assert_eq!(c.reply(later)["value"], json!({"result": 42}));
+    assert_eq!(up.len(), 0);
+}
+
+// Chunk 0 is answered with the handler's error before chunk 1, in flight, comes: chunk 1
+// finds no stream and waits for a chunk 0 that will not come, until the host cancels its
+// call (registry.Upload cancels the chunks after a failed one); then nothing is left.
+#[test]
+fn upload_chunk_that_arrives_after_the_failure_is_given_up_with_its_call() {
+    let (mut c, up, _started) = late_adapter(|_r| async { Err(boom()) });
+    let first = c.send(LATE, &late_chunk(0, b"a", false));
+    assert_eq!(error_of(&c.reply(first)), ("failed", "boom"));
+    let late = c.send(LATE, &late_chunk(1, b"b", false));
+    c.host.cancel(late);
+    let m = c.reply(late);
+    assert_eq!(m["type"], "error", "{}", m);
+    assert_eq!(c.call(LATE, late_abort(0)), json!({}));
+    assert_eq!(up.len(), 0);
+}
+
+// A handler's error is the reply of the first chunk whose bytes it did not take, also
+// when the handler dropped its reader before it returned (as every handler does when it
+// returns): the chunk waits for the handler's outcome.
+#[test]
+fn upload_chunk_offered_to_a_dropped_reader_gets_the_handlers_error() {
+    let gate = Arc::new(tokio::sync::Notify::new());
+    let open = gate.clone();
+    let (dropped_tx, dropped) = mpsc::channel();
+    let dropped_tx = Mutex::new(dropped_tx);
+    let (mut c, up, _started) = late_adapter(move |mut r| {
+        let (gate, dropped) = (gate.clone(), dropped_tx.lock().unwrap().clone());
+        async move {
+            r.read(&mut [0u8; 1]).await?;
+            drop(r);
+            let _ = dropped.send(());
+            gate.notified().await;
+            Err(boom())
+        }
+    });
+    assert_eq!(c.call(LATE, late_chunk(0, b"a", false)), json!({}));
+    dropped.recv_timeout(Duration::from_secs(30)).expect("the handler dropped its reader");
+    let second = c.send(LATE, &late_chunk(1, b"b", false));
+    // The SDK polls each call once as it reads it, in order: once this call (the abort of
+    // no stream) is answered, chunk 1's call took every step it takes without the handler.
+    let ping = json!({"stream": "none", "seq": 0, "offset": 0, "data": "", "abort": "ping"});
+    assert_eq!(c.call(LATE, ping), json!({}));
+    open.notify_one(); // the handler returns
+    assert_eq!(error_of(&c.reply(second)), ("failed", "boom"));
+    assert_eq!(c.call(LATE, late_abort(1)), json!({}));
+    assert_eq!(up.len(), 0);
 }

@@ -6,8 +6,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { test } from "node:test";
 
+import { CallError, Logger, t as types, type RequestContext } from "../src/index.js";
 import { DIST, TestAdapter, type Envelope } from "./harness.js";
-import { chunkBytes } from "./streams.js";
+import { chunkBytes, Upload, type UploadChunk } from "./streams.js";
 
 const STREAMS = join(DIST, "test", "streams_adapter.js");
 const PUT = "test.streams.put";
@@ -176,4 +177,81 @@ test("download: a handler's error after its bytes; an unknown blob; a held strea
   assert.deepEqual(await h.call("test.streams.stats", { wait_aborted: 1 }), { uploads: 0, downloads: 0, aborted: 1 });
   const bad = await h.reply(h.send(GET, { stream: "d4", max_bytes: 0, wait_ms: 0 }));
   assert.deepEqual([bad.code, bad.message], ["invalid", "max_bytes must be above 0 and wait_ms at least 0"]);
+});
+
+/** Resolves once every promise reaction queued so far ran: whatever a chunk can do
+ * without another call has been done. */
+const drained = () => new Promise<void>((r) => setImmediate(r));
+
+/** The recipe's chunk handler called directly, as the SDK calls it: the chunk, and a
+ * context whose signal the host's cancel aborts. */
+function call<R>(up: Upload<{}, R>, c: Partial<UploadChunk<{}>> & { seq: number }, cancel = new AbortController()) {
+  const ctx: RequestContext = { id: c.seq + 1, method: PUT, signal: cancel.signal, logger: new Logger({ level: "off" }) };
+  return up.chunk({ stream: "s", offset: c.seq, data: new Uint8Array(), eof: false, abort: "", params: undefined, ...c }, ctx);
+}
+
+const bytes = (s: string) => Buffer.from(s);
+
+/** How p settled, awaited at once (a rejection is not left unhandled meanwhile). */
+const settled = <T>(p: Promise<T>): Promise<PromiseSettledResult<T>> =>
+  p.then(
+    (value) => ({ status: "fulfilled", value }),
+    (reason) => ({ status: "rejected", reason }),
+  );
+
+// The host has two chunks in flight and sends each from its own goroutine, so chunk 1's
+// call may come after chunk 2's, and after the handler returned. A chunk is answered only
+// on its turn (after every earlier chunk's call came), so the answer never leaves a late
+// earlier chunk a second, empty stream that waits for a chunk 0 that will not come (the
+// test's timeout turns such a hang into a failure).
+test("upload: a chunk that arrives late gets the stream's answer", { timeout: 10000 }, async () => {
+  const boom = new CallError("failed", "boom");
+  const cases = [
+    {
+      name: "the handler failed: chunk 2 came before chunk 1",
+      handler: async (_p: {}, r: { read(n?: number): Promise<Uint8Array> }) => {
+        await r.read(1);
+        throw boom;
+      },
+      eof: false,
+      want: [{ status: "rejected", reason: boom }, { status: "rejected", reason: boom }],
+    },
+    {
+      name: "the handler returned early: the last chunk came before chunk 1",
+      handler: async () => 42,
+      eof: true,
+      want: [{ status: "fulfilled", value: {} }, { status: "fulfilled", value: { result: 42 } }],
+    },
+  ];
+  for (const c of cases) {
+    const up = new Upload<{}, number>(types.object({}), c.handler);
+    assert.deepEqual(await call(up, { seq: 0, data: bytes("a"), params: {} }), {}, c.name);
+    await drained(); // the handler returned
+    const later = settled(call(up, { seq: 2, data: bytes("c"), eof: c.eof }));
+    await drained();
+    const earlier = settled(call(up, { seq: 1, data: bytes("b") }));
+    assert.deepEqual([await earlier, await later], c.want, c.name);
+    if (!c.eof) {
+      assert.deepEqual(await call(up, { seq: 1, abort: "chunk 1 failed" }), {}); // as registry.Upload does
+    }
+    assert.equal(up.size, 0, c.name);
+  }
+});
+
+// Chunk 0 is answered with the handler's error before chunk 1, in flight, comes: chunk 1
+// finds no stream and waits for a chunk 0 that will not come, until the host cancels its
+// call (registry.Upload cancels the chunks after a failed one); then nothing is left.
+test("upload: a chunk that arrives after the failure is given up with its call", { timeout: 10000 }, async () => {
+  const up = new Upload<{}, number>(types.object({}), async () => {
+    throw new CallError("failed", "boom");
+  });
+  await assert.rejects(call(up, { seq: 0, data: bytes("a"), params: {} }), { code: "failed" });
+  const cancel = new AbortController();
+  const late = settled(call(up, { seq: 1, data: bytes("b") }, cancel));
+  await drained();
+  cancel.abort(new CallError("aborted", "Request canceled by the host"));
+  const got = await late;
+  assert.ok(got.status === "rejected" && got.reason instanceof CallError, String(got));
+  assert.deepEqual(await call(up, { seq: 0, abort: "chunk 0 failed" }), {});
+  assert.equal(up.size, 0);
 });

@@ -258,13 +258,14 @@ where
             if let Some(tx) = tx {
                 let (taken_tx, taken_rx) = oneshot::channel();
                 // Room for one offer, and a chunk offers only on its turn: no wait here.
-                if tx.try_send((data, taken_tx)).is_ok() {
-                    tokio::select! {
-                        biased;
-                        t = taken_rx => taken = t.is_ok(), // Err: the reader is gone
-                        _ = st.done.canceled() => {}       // the handler returned without reading
-                        _ = ctx.canceled() => return Err(self.abort(&c.stream, &st, call_canceled(&ctx))),
-                    }
+                // An offer the reader cannot take (the handler dropped it, as it does
+                // when it returns) waits for the handler's outcome, the chunk's answer.
+                let _ = tx.try_send((data, taken_tx));
+                tokio::select! {
+                    biased;
+                    Ok(()) = taken_rx => taken = true, // on Err (the reader is gone), waits for done
+                    _ = st.done.canceled() => {}       // the handler returned without reading
+                    _ = ctx.canceled() => return Err(self.abort(&c.stream, &st, call_canceled(&ctx))),
                 }
             }
         }
