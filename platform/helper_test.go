@@ -121,7 +121,10 @@ func runHelper(mode string, args []string) int {
 		}
 		names, _ := d.Readdirnames(-1)
 		for _, n := range names {
-			target, _ := os.Readlink(filepath.Join("/proc/self/fd", n))
+			target, err := os.Readlink(filepath.Join("/proc/self/fd", n))
+			if errors.Is(err, os.ErrNotExist) {
+				continue // closed since the listing (the runtime's cgroup reads): not a leak
+			}
 			if n == strconv.Itoa(int(d.Fd())) {
 				target = "listing"
 			}
