@@ -214,6 +214,12 @@ test_sdk() {
 			skip rust "the Rust SDK's tests (sdk/rust)" "$rust_why" "$rust_how"
 			return
 		fi
+		# The crate's formatting (rustfmt.toml), where rustfmt is installed.
+		if cargo fmt --version >/dev/null 2>&1; then
+			(cd "$root/sdk/rust" && set -x && cargo fmt --check)
+		else
+			echo "sdk/make.sh: rustfmt is not installed: the Rust SDK's formatting is not checked (rustup component add rustfmt)"
+		fi
 		(cd "$root/sdk/rust" && set -x && cargo test --release "${cargo_args[@]}")
 		;;
 	*) usage ;;

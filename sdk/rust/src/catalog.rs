@@ -57,7 +57,8 @@ pub fn validate_catalog(services: &[CatalogService]) -> Result<(), CatalogError>
     let mut methods = std::collections::HashSet::new();
     for s in services {
         if s.id.starts_with("system") {
-            return Err(CatalogError::new("R21", format!("service id {} starts with system", s.id))); // R21 first, as the Go SDK
+            return Err(CatalogError::new("R21", format!("service id {} starts with system", s.id)));
+            // R21 first, as the Go SDK
         }
         if !dotted(&s.id) {
             return Err(CatalogError::new("R20", format!("service id {:?} is not dotted and namespaced", s.id)));
@@ -79,7 +80,10 @@ pub fn validate_catalog(services: &[CatalogService]) -> Result<(), CatalogError>
                 return Err(CatalogError::new("R20", format!("method {:?} is not dotted and namespaced", m)));
             }
             if !m.starts_with(&format!("{}.", s.id)) || m.len() == s.id.len() + 1 {
-                return Err(CatalogError::new("R24", format!("method {} is not prefixed by its service id {}", m, s.id)));
+                return Err(CatalogError::new(
+                    "R24",
+                    format!("method {} is not prefixed by its service id {}", m, s.id),
+                ));
             }
             if !methods.insert(m.clone()) {
                 return Err(CatalogError::new("R25", format!("method {} is duplicated", m)));

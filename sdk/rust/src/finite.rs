@@ -94,11 +94,7 @@ impl ser::Serializer for Check {
     }
 
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        v: &T,
+        self, _name: &'static str, _index: u32, _variant: &'static str, v: &T,
     ) -> Result<(), NotFinite> {
         v.serialize(self)
     }
@@ -115,7 +111,9 @@ impl ser::Serializer for Check {
         Ok(Check)
     }
 
-    fn serialize_tuple_variant(self, _name: &'static str, _index: u32, _variant: &'static str, _len: usize) -> Result<Check, NotFinite> {
+    fn serialize_tuple_variant(
+        self, _name: &'static str, _index: u32, _variant: &'static str, _len: usize,
+    ) -> Result<Check, NotFinite> {
         Ok(Check)
     }
 
@@ -127,7 +125,9 @@ impl ser::Serializer for Check {
         Ok(Check)
     }
 
-    fn serialize_struct_variant(self, _name: &'static str, _index: u32, _variant: &'static str, _len: usize) -> Result<Check, NotFinite> {
+    fn serialize_struct_variant(
+        self, _name: &'static str, _index: u32, _variant: &'static str, _len: usize,
+    ) -> Result<Check, NotFinite> {
         Ok(Check)
     }
 }

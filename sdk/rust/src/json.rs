@@ -279,7 +279,13 @@ mod tests {
     /// and random edits of them, from a seeded generator).
     #[test]
     fn parse_agrees_with_serde_json() {
-        let corpus = [r#"{"a":[1,-0.5e-3,9007199254740993,"x\n\u00e9",true,false,null],"b":{}}"#, "[]", r#""s""#, "0", "[[[[1]]]]"];
+        let corpus = [
+            r#"{"a":[1,-0.5e-3,9007199254740993,"x\n\u00e9",true,false,null],"b":{}}"#,
+            "[]",
+            r#""s""#,
+            "0",
+            "[[[[1]]]]",
+        ];
         let alphabet: Vec<char> = "{}[]\",:0123456789.eE+- \t\ntrufalsn\\/ab".chars().collect();
         let mut seed: u32 = 12345;
         let mut rnd = |n: usize| {

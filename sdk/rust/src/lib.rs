@@ -58,8 +58,8 @@ pub use contract::Method;
 pub use errors::{cap_message, normalize_code, CallError, Code, ServeError, CODES, MAX_MESSAGE_BYTES};
 pub use log::{default_module, timestamp, Level, Logger, LEVEL_ENV};
 pub use params::{from_str, ParamsError};
-pub use types::{Bytes, Number, Time};
 pub use serve::{protect_stdout, run, serve};
+pub use types::{Bytes, Number, Time};
 pub use wire::{INITIALIZE, MAX_FRAME, MAX_ID, MAX_IN_FLIGHT, PROTOCOL_VERSION};
 
 /// Re-exported so that handlers can take and return raw JSON (`Box<RawValue>`): the
@@ -190,7 +190,8 @@ impl Service {
             let handler = handler.clone();
             Box::pin(async move {
                 let r = handler(decoded?, ctx).await?;
-                let not_json = |e: &dyn std::fmt::Display| CallError::new(Code::Failed, format!("Result is not JSON: {}", e));
+                let not_json =
+                    |e: &dyn std::fmt::Display| CallError::new(Code::Failed, format!("Result is not JSON: {}", e));
                 finite::check(&r).map_err(|e| not_json(&e))?;
                 serde_json::to_string(&r).map_err(|e| not_json(&e))
             })

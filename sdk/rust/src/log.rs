@@ -72,7 +72,8 @@ impl Default for Logger {
 /// The executable's name without its version and extension: `rsecho` for `rsecho_v1.0.0`.
 pub fn default_module() -> String {
     let arg0 = std::env::args().next().unwrap_or_default();
-    let mut name = std::path::Path::new(&arg0).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut name =
+        std::path::Path::new(&arg0).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if let Some(stripped) = name.strip_suffix(".exe") {
         name = stripped.to_string();
     }

@@ -389,11 +389,15 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
         }
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, ParamsError> {
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self, _name: &'static str, visitor: V,
+    ) -> Result<V::Value, ParamsError> {
         self.deserialize_unit(visitor)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, ParamsError> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self, name: &'static str, visitor: V,
+    ) -> Result<V::Value, ParamsError> {
         if name == NUMBER_TOKEN || name == TIME_TOKEN {
             return match (self.v, name) {
                 (Json::Null, _) => Zero { path: self.path }.deserialize_newtype_struct(name, visitor),
@@ -427,10 +431,7 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _len: usize,
-        visitor: V,
+        self, _name: &'static str, _len: usize, visitor: V,
     ) -> Result<V::Value, ParamsError> {
         self.deserialize_seq(visitor)
     }
@@ -449,10 +450,7 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
+        self, _name: &'static str, fields: &'static [&'static str], visitor: V,
     ) -> Result<V::Value, ParamsError> {
         match self.v {
             Json::Null => Zero { path: self.path }.deserialize_struct(_name, fields, visitor),
@@ -462,10 +460,7 @@ impl<'de, 't, 'a, 'p> Deserializer<'de> for Value<'t, 'a, 'p> {
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        visitor: V,
+        self, _name: &'static str, _variants: &'static [&'static str], visitor: V,
     ) -> Result<V::Value, ParamsError> {
         let s = self.str()?;
         self.own(visitor.visit_enum(s.into_deserializer()))
@@ -534,8 +529,7 @@ pub(crate) struct Map<'t, 'a, 'p> {
 
 impl<'t, 'a, 'p> Map<'t, 'a, 'p> {
     pub(crate) fn new(
-        members: &'t [(std::borrow::Cow<'a, str>, Json<'a>)],
-        path: &'p Path<'p>,
+        members: &'t [(std::borrow::Cow<'a, str>, Json<'a>)], path: &'p Path<'p>,
         known: Option<&'static [&'static str]>,
     ) -> Self {
         Map { members, i: 0, path, known, zero: 0, zeroed: None }
@@ -553,7 +547,11 @@ impl<'de, 't, 'a, 'p> MapAccess<'de> for Map<'t, 'a, 'p> {
                     let list = if known.is_empty() { "none".to_string() } else { known.join(", ") };
                     return Err(ParamsError {
                         path: Some(self.path.member(k)),
-                        detail: Detail::Whole(format!("field \"{}\" is not known (known: {})", self.path.member(k), list)),
+                        detail: Detail::Whole(format!(
+                            "field \"{}\" is not known (known: {})",
+                            self.path.member(k),
+                            list
+                        )),
                     });
                 }
                 if self.members[..self.i].iter().any(|(seen, _)| seen == k) {

@@ -15,7 +15,10 @@ use tokio::sync::{mpsc as tmpsc, Notify};
 
 use crate::errors::{Code, ServeError};
 use crate::log::{Logger, TARGET};
-use crate::wire::{decode_host, error_frame, looks_like_text, result_frame, HostMessage, INITIALIZE, MAX_FRAME, MAX_IN_FLIGHT, TEXT_HINT};
+use crate::wire::{
+    decode_host, error_frame, looks_like_text, result_frame, HostMessage, INITIALIZE, MAX_FRAME, MAX_IN_FLIGHT,
+    TEXT_HINT,
+};
 use crate::writer::Writer;
 use crate::{Adapter, BoxFuture, CallError, HandlerFn, InitFn, RequestContext};
 
@@ -137,7 +140,8 @@ impl<T> Future for CatchPanic<T> {
 /// with a message (`panic!("...")`: a `&str` or a `String` payload), else "`what`
 /// panicked".
 fn panic_error(what: &str, payload: &(dyn Any + Send)) -> CallError {
-    let message = payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    let message =
+        payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
     match message {
         Some(m) => CallError::new(Code::Failed, format!("{} panicked: {}", what, m)),
         None => CallError::new(Code::Failed, format!("{} panicked", what)),
@@ -201,7 +205,11 @@ impl Connection {
             }
             let n = match input.read(&mut buf[end..]) {
                 Ok(0) => {
-                    return if start == end { None } else { Some(ServeError::Violation("the input ended inside a frame".into())) };
+                    return if start == end {
+                        None
+                    } else {
+                        Some(ServeError::Violation("the input ended inside a frame".into()))
+                    };
                 }
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -217,7 +225,11 @@ impl Connection {
                 let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
                 if len == 0 || len > MAX_FRAME {
                     // R4, R5: the body is never waited for.
-                    let what = if len == 0 { "a zero-length frame".to_string() } else { format!("a frame of {} bytes exceeds the limit", len) };
+                    let what = if len == 0 {
+                        "a zero-length frame".to_string()
+                    } else {
+                        format!("a frame of {} bytes exceeds the limit", len)
+                    };
                     let hint = if looks_like_text(head) { format!("; {}", TEXT_HINT) } else { String::new() };
                     err = Some(ServeError::Violation(what + &hint));
                     break;
@@ -362,7 +374,10 @@ impl Connection {
         }
         let ctx = RequestContext::new(id, INITIALIZE, sh.logger.clone());
         let fut = match serde_json::from_str::<InitParams>(params.get()) {
-            Ok(p) if p.protocol.as_ref().and_then(|v| v.as_i64()) == Some(1) && p.protocol.as_ref().map(|v| v.is_i64() || v.is_u64()).unwrap_or(false) => {
+            Ok(p)
+                if p.protocol.as_ref().and_then(|v| v.as_i64()) == Some(1)
+                    && p.protocol.as_ref().map(|v| v.is_i64() || v.is_u64()).unwrap_or(false) =>
+            {
                 match p.configuration {
                     Some(c) if c.get().starts_with('{') => match &self.on_initialize {
                         Some(f) => match catch_unwind(AssertUnwindSafe(|| f(c, ctx.clone()))) {

@@ -61,15 +61,14 @@ pub fn decode_host(payload: &[u8]) -> Result<HostMessage<'_>, String> {
     let id = m.get("id").and_then(|r| parse_id(r));
     let v_ok = m.get("v").map(|r| r.get() == "1").unwrap_or(false);
     match typ.as_deref() {
-        Some("cancel") => {
-            match id {
-                Some(id) if m.len() == 3 && v_ok => Ok(HostMessage::Cancel { id }),
-                _ => Ok(HostMessage::BadCancel),
-            }
-        }
+        Some("cancel") => match id {
+            Some(id) if m.len() == 3 && v_ok => Ok(HostMessage::Cancel { id }),
+            _ => Ok(HostMessage::BadCancel),
+        },
         Some("request") => {
             let id = id.ok_or_else(|| "a request without a valid id (A28)".to_string())?;
-            let mut extra: Vec<&String> = m.keys().filter(|k| !["type", "v", "id", "method", "params"].contains(&k.as_str())).collect();
+            let mut extra: Vec<&String> =
+                m.keys().filter(|k| !["type", "v", "id", "method", "params"].contains(&k.as_str())).collect();
             extra.sort();
             if let Some(k) = extra.first() {
                 return Ok(HostMessage::BadRequest { id, problem: format!("unknown field (field {:?})", k) });
@@ -84,11 +83,19 @@ pub fn decode_host(payload: &[u8]) -> Result<HostMessage<'_>, String> {
             }
             let method: String = match serde_json::from_str(m["method"].get()) {
                 Ok(s) => s,
-                Err(_) => return Ok(HostMessage::BadRequest { id, problem: "method is not a string (field \"method\")".into() }),
+                Err(_) => {
+                    return Ok(HostMessage::BadRequest {
+                        id,
+                        problem: "method is not a string (field \"method\")".into(),
+                    })
+                }
             };
             let params = m["params"];
             if !params.get().starts_with('{') {
-                return Ok(HostMessage::BadRequest { id, problem: "params is not an object (field \"params\")".into() });
+                return Ok(HostMessage::BadRequest {
+                    id,
+                    problem: "params is not an object (field \"params\")".into(),
+                });
             }
             Ok(HostMessage::Request { id, method, params })
         }
@@ -119,6 +126,11 @@ pub fn result_frame(id: u64, value: &str) -> Vec<u8> {
 /// A framed error envelope: the code normalised (R28), the message capped (R30).
 pub fn error_frame(id: u64, code: &str, message: &str) -> Vec<u8> {
     let msg = serde_json::to_string(cap_message(message)).unwrap_or_else(|_| "\"\"".into());
-    let payload = format!("{{\"type\":\"error\",\"v\":1,\"id\":{},\"code\":\"{}\",\"message\":{}}}", id, normalize_code(code), msg);
+    let payload = format!(
+        "{{\"type\":\"error\",\"v\":1,\"id\":{},\"code\":\"{}\",\"message\":{}}}",
+        id,
+        normalize_code(code),
+        msg
+    );
     frame(payload.as_bytes())
 }

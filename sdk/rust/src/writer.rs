@@ -54,7 +54,14 @@ impl Writer {
             }
             Err(any) => (Box::new(*any.downcast::<W>().expect("the output's own type")), None),
         };
-        Writer { st: Mutex::new(State::default()), work: Condvar::new(), done: Condvar::new(), out: Mutex::new(out), fd, on_error }
+        Writer {
+            st: Mutex::new(State::default()),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            out: Mutex::new(out),
+            fd,
+            on_error,
+        }
     }
 
     /// Starts the thread that writes what was queued.

@@ -63,19 +63,20 @@ impl<'de> Deserializer<'de> for Zero<'_> {
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _variants: &'static [&'static str],
-        _visitor: V,
+        self, _name: &'static str, _variants: &'static [&'static str], _visitor: V,
     ) -> Result<V::Value, ParamsError> {
         Err(self.missing())
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(self, _name: &'static str, visitor: V) -> Result<V::Value, ParamsError> {
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self, _name: &'static str, visitor: V,
+    ) -> Result<V::Value, ParamsError> {
         self.deserialize_unit(visitor)
     }
 
-    fn deserialize_newtype_struct<V: Visitor<'de>>(self, name: &'static str, visitor: V) -> Result<V::Value, ParamsError> {
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self, name: &'static str, visitor: V,
+    ) -> Result<V::Value, ParamsError> {
         let r = match name {
             NUMBER_TOKEN => visitor.visit_str("0"),
             TIME_TOKEN => visitor.visit_str("0001-01-01T00:00:00Z"),
@@ -94,10 +95,7 @@ impl<'de> Deserializer<'de> for Zero<'_> {
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        _len: usize,
-        visitor: V,
+        self, _name: &'static str, _len: usize, visitor: V,
     ) -> Result<V::Value, ParamsError> {
         self.deserialize_seq(visitor)
     }
@@ -107,10 +105,7 @@ impl<'de> Deserializer<'de> for Zero<'_> {
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        visitor: V,
+        self, _name: &'static str, fields: &'static [&'static str], visitor: V,
     ) -> Result<V::Value, ParamsError> {
         visitor.visit_map(Map::new(&[], &self.path, Some(fields))).map_err(|e| e.at(&self.path))
     }

@@ -47,12 +47,14 @@ fn fixture() -> Adapter {
         }
         Ok(())
     });
-    Adapter::new(vec![svc]).logger(Logger::new("adapter", Level::Error)).on_initialize(|c: Config, _ctx: RequestContext| async move {
-        if c.greeting == "no" {
-            return Err(CallError::new("denied", "refused by configuration"));
-        }
-        Ok(())
-    })
+    Adapter::new(vec![svc]).logger(Logger::new("adapter", Level::Error)).on_initialize(
+        |c: Config, _ctx: RequestContext| async move {
+            if c.greeting == "no" {
+                return Err(CallError::new("denied", "refused by configuration"));
+            }
+            Ok(())
+        },
+    )
 }
 
 /// A method descriptor as `adapterctl contract gen -lang rust` writes one.
@@ -174,11 +176,9 @@ fn initialize_refusals() {
 
 #[test]
 fn host_violations() {
-    for (name, data) in [
-        ("zero-length", vec![0u8, 0, 0, 0]),
-        ("oversized", vec![0, 0x40, 0, 1]),
-        ("text", b"hello there\n".to_vec()),
-    ] {
+    for (name, data) in
+        [("zero-length", vec![0u8, 0, 0, 0]), ("oversized", vec![0, 0x40, 0, 1]), ("text", b"hello there\n".to_vec())]
+    {
         let mut h = Host::start(fixture());
         h.initialize(1, r#"{"greeting":"hi"}"#);
         h.send_raw(&data);
@@ -221,7 +221,10 @@ fn flood(h: &mut Host, first: u64, n: u64) -> std::thread::JoinHandle<std::fs::F
     std::thread::spawn(move || {
         let pad = "p".repeat(1000);
         for id in first..first + n {
-            let payload = format!(r#"{{"type":"request","v":1,"id":{},"method":"test.fixture.echo","params":{{"pad":"{}"}}}}"#, id, pad);
+            let payload = format!(
+                r#"{{"type":"request","v":1,"id":{},"method":"test.fixture.echo","params":{{"pad":"{}"}}}}"#,
+                id, pad
+            );
             let mut b = (payload.len() as u32).to_be_bytes().to_vec();
             b.extend_from_slice(payload.as_bytes());
             to.write_all(&b).unwrap();

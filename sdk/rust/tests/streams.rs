@@ -228,7 +228,10 @@ fn download_handler_error_unknown_blob_and_held_stream_closed() {
     let held = json!({"stream": "d3", "max_bytes": 10, "wait_ms": 20, "params": {"name": "f", "hold": true}});
     assert_eq!(c.call(GET, held), json!({"data": "", "eof": false}));
     assert_eq!(c.stats(0), json!({"uploads": 0, "downloads": 1, "aborted": 0}));
-    assert_eq!(c.call(GET, json!({"stream": "d3", "max_bytes": 1, "wait_ms": 0, "close": true})), json!({"data": "", "eof": true}));
+    assert_eq!(
+        c.call(GET, json!({"stream": "d3", "max_bytes": 1, "wait_ms": 0, "close": true})),
+        json!({"data": "", "eof": true})
+    );
     let bad = c.send(GET, &json!({"stream": "d4", "max_bytes": 0, "wait_ms": 0}));
     assert_eq!(error_of(&c.reply(bad)), ("invalid", "max_bytes must be above 0 and wait_ms at least 0"));
     assert_eq!(c.stats(1), json!({"uploads": 0, "downloads": 0, "aborted": 1}));
@@ -259,7 +262,8 @@ where
 fn returned(started: &mpsc::Receiver<recipe::Cancel>) {
     let cancel = started.recv_timeout(Duration::from_secs(30)).expect("the handler started");
     let rt = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
-    rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), cancel.canceled()).await }).expect("the handler returned");
+    rt.block_on(async { tokio::time::timeout(Duration::from_secs(30), cancel.canceled()).await })
+        .expect("the handler returned");
 }
 
 /// Chunk seq of stream "s", carrying data.

@@ -125,7 +125,14 @@ fn value_vectors() {
             _ => false,
         };
         if !ok {
-            failed.push(format!("{} {}: {}\n got {:?}\nwant {:?}", c.rule, c.name, c.input, got, c.output.as_ref().or(c.error.as_ref()).or(c.error_prefix.as_ref())));
+            failed.push(format!(
+                "{} {}: {}\n got {:?}\nwant {:?}",
+                c.rule,
+                c.name,
+                c.input,
+                got,
+                c.output.as_ref().or(c.error.as_ref()).or(c.error_prefix.as_ref())
+            ));
         }
     }
     assert!(failed.is_empty(), "{} of {} cases:\n{}", failed.len(), doc.cases.len(), failed.join("\n"));
@@ -155,7 +162,14 @@ fn value_vectors_encode() {
         let id = i as u64 + 2;
         h.request(id, "test.values.floats", &serde_json::json!({ "f64": c.f64 }).to_string());
         let m = h.recv();
-        assert_eq!((m["id"].as_u64(), m["type"].as_str(), m["code"].as_str()), (Some(id), Some("error"), Some("failed")), "{} {}: {}", c.rule, c.name, m);
+        assert_eq!(
+            (m["id"].as_u64(), m["type"].as_str(), m["code"].as_str()),
+            (Some(id), Some("error"), Some("failed")),
+            "{} {}: {}",
+            c.rule,
+            c.name,
+            m
+        );
     }
     let (r, _) = h.close();
     assert!(r.is_ok(), "{:?}", r);

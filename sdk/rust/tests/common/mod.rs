@@ -31,7 +31,9 @@ impl Host {
 
     /// Serves `adapter` with its output pipe wrapped by `wrap`: a writer that is not a
     /// `File` takes the engine's path for outputs it cannot poll.
-    pub fn start_with<W: Write + Send + 'static>(adapter: Adapter, wrap: impl FnOnce(File) -> W + Send + 'static) -> Host {
+    pub fn start_with<W: Write + Send + 'static>(
+        adapter: Adapter, wrap: impl FnOnce(File) -> W + Send + 'static,
+    ) -> Host {
         let (in_r, in_w) = pipe();
         let (out_r, out_w) = pipe();
         let (tx, rx) = std::sync::mpsc::channel();
@@ -90,7 +92,11 @@ impl Host {
     }
 
     pub fn initialize(&mut self, id: u64, configuration: &str) -> Value {
-        self.request(id, "system.adapter.initialize", &format!(r#"{{"protocol":1,"configuration":{}}}"#, configuration));
+        self.request(
+            id,
+            "system.adapter.initialize",
+            &format!(r#"{{"protocol":1,"configuration":{}}}"#, configuration),
+        );
         self.recv()
     }
 

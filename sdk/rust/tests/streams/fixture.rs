@@ -21,8 +21,8 @@ use adapterkit::{Adapter, CallError, Code, RequestContext, Service};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
-use crate::sha256::Sha256;
 use crate::recipe::{Cancel, Download, Reader, Upload, Writer};
+use crate::sha256::Sha256;
 
 #[derive(Deserialize, Default)]
 pub struct PutParams {

@@ -162,9 +162,9 @@ type UploadFn<P, R> = Arc<dyn Fn(P, Reader, Cancel) -> BoxFuture<Result<R, CallE
 
 /// One upload under way.
 struct UpStream<R> {
-    next: Mutex<i64>, // the seq whose turn it is
-    turn: Notify,     // notified when next moves
-    tx: Mutex<Option<mpsc::Sender<Offer>>>, // None after the last chunk
+    next: Mutex<i64>,                         // the seq whose turn it is
+    turn: Notify,                             // notified when next moves
+    tx: Mutex<Option<mpsc::Sender<Offer>>>,   // None after the last chunk
     rx: Mutex<Option<mpsc::Receiver<Offer>>>, // the reader's, until chunk 0 starts the handler
     cancel: Cancel,
     done: Cancel, // set once the handler returned, with outcome
@@ -213,23 +213,26 @@ where
             let mut streams = self.streams.lock().unwrap();
             if !c.abort.is_empty() {
                 if let Some(st) = streams.remove(&c.stream) {
-                    st.cancel.cancel(CallError::new(Code::Aborted, format!("the host gave the upload up: {}", c.abort)));
+                    st.cancel
+                        .cancel(CallError::new(Code::Aborted, format!("the host gave the upload up: {}", c.abort)));
                 }
                 return Ok(none);
             }
-            streams.entry(c.stream.clone()).or_insert_with(|| {
-                let (tx, rx) = mpsc::channel(1);
-                Arc::new(UpStream {
-                    next: Mutex::new(0),
-                    turn: Notify::new(),
-                    tx: Mutex::new(Some(tx)),
-                    rx: Mutex::new(Some(rx)),
-                    cancel: Cancel::default(),
-                    done: Cancel::default(),
-                    outcome: Mutex::new(None),
+            streams
+                .entry(c.stream.clone())
+                .or_insert_with(|| {
+                    let (tx, rx) = mpsc::channel(1);
+                    Arc::new(UpStream {
+                        next: Mutex::new(0),
+                        turn: Notify::new(),
+                        tx: Mutex::new(Some(tx)),
+                        rx: Mutex::new(Some(rx)),
+                        cancel: Cancel::default(),
+                        done: Cancel::default(),
+                        outcome: Mutex::new(None),
+                    })
                 })
-            })
-            .clone()
+                .clone()
         };
         // Wait for this chunk's turn: the host sends every chunk (or cancels its call),
         // so the turn comes even after the handler returned.
