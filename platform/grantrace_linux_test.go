@@ -215,16 +215,7 @@ func TestSandboxShebangLinkRace(t *testing.T) {
 		cmd.Env = []string{"GORACE=atexit_sleep_ms=0", "TMPDIR=" + work}
 		cmd.Dir = work
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("host as nobody: %v: %s %s", err, out, stderr.String())
-		}
-		var rep raceReport
-		if err := json.Unmarshal(out, &rep); err != nil {
-			t.Fatalf("host said %q", out)
-		}
+		rep := nobodyReport[raceReport](t, cmd)
 		t.Logf("%+v", rep)
 		if len(rep.Read) > 0 {
 			t.Fatalf("start %d of the victim read the secret: %q", rep.Starts, rep.Read)

@@ -208,24 +208,15 @@ func TestSandboxCannotSignalHostAsNobody(t *testing.T) {
 			cmd.Env = []string{"GORACE=atexit_sleep_ms=0", "TMPDIR=" + work}
 			cmd.Dir = work
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("host as nobody: %v: %s %s", err, out, stderr.String())
-			}
-			var rep struct {
+			rep := nobodyReport[struct {
 				Results     map[string]string
 				Supervision string
-			}
-			if err := json.Unmarshal(out, &rep); err != nil {
-				t.Fatalf("host said %q", out)
-			}
+			}](t, cmd)
 			if !strings.Contains(rep.Supervision, "scope") {
 				t.Skipf("no Landlock signal scope here: %s", rep.Supervision)
 			}
 			if len(rep.Results) == 0 {
-				t.Fatalf("no threads reported: %s", out)
+				t.Fatalf("no threads reported: %+v", rep)
 			}
 			for tid, r := range rep.Results {
 				if !strings.HasPrefix(r, "err ") {

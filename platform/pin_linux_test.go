@@ -330,16 +330,7 @@ func TestPinnedScriptRewrittenInPlaceAsNobody(t *testing.T) {
 	cmd := exec.Command(setpriv, "--reuid=nobody", "--regid=nogroup", "--clear-groups", exe, pinRewriteArg, path, sum)
 	cmd.Env = []string{"GORACE=atexit_sleep_ms=0", "TMPDIR=" + dir}
 	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("host as nobody: %v: %s; stderr: %s", err, out, stderr.String())
-	}
-	var rep pinRewriteReport
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("host said %q: %v", out, err)
-	}
+	rep := nobodyReport[pinRewriteReport](t, cmd)
 	checkPinRewrite(t, &rep)
 }
 

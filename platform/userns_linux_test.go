@@ -293,11 +293,12 @@ func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 func runNobody(t *testing.T, scenario string) (nsReport, string) {
 	t.Helper()
 	cmd, work := nobodyHost(t, scenario)
-	return nobodyReport(t, cmd), work
+	return nobodyReport[nsReport](t, cmd), work
 }
 
-// nobodyReport runs the host as nobody to its end and returns its report.
-func nobodyReport(t *testing.T, cmd *exec.Cmd) nsReport {
+// nobodyReport runs a helper host (as nobody, or another user cmd names) to its end
+// and returns the JSON report it printed.
+func nobodyReport[R any](t *testing.T, cmd *exec.Cmd) R {
 	t.Helper()
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -305,7 +306,7 @@ func nobodyReport(t *testing.T, cmd *exec.Cmd) nsReport {
 	if err != nil {
 		t.Fatalf("host as nobody: %v: %s; stderr: %s", err, out, stderr.String())
 	}
-	var rep nsReport
+	var rep R
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("host said %q: %v", out, err)
 	}
@@ -536,7 +537,7 @@ func TestDelegatedCgroupAsNobody(t *testing.T) {
 	}
 	defer dirf.Close()
 	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(dirf.Fd())
-	rep := nobodyReport(t, cmd)
+	rep := nobodyReport[nsReport](t, cmd)
 	t.Logf("in a delegated cgroup as nobody: %s", rep.Supervision)
 	if !strings.HasPrefix(rep.Mechanism, "cgroup|") {
 		t.Fatalf("mechanism %s, want a cgroup", rep.Mechanism)
