@@ -15,6 +15,7 @@ use tokio::sync::{mpsc as tmpsc, Notify};
 
 use crate::errors::{Code, ServeError};
 use crate::log::{Logger, TARGET};
+use crate::spin::Spinner;
 use crate::wire::{
     decode_host, error_frame, looks_like_text, result_frame, HostMessage, INITIALIZE, MAX_FRAME, MAX_IN_FLIGHT,
     TEXT_HINT,
@@ -188,7 +189,7 @@ impl Connection {
     /// one that completes without waiting (most do) is answered with no thread hand-off,
     /// and the replies to one read's frames leave in one write. A handler still pending
     /// continues as a tokio task, and the thread reads on at once (R46).
-    fn read_loop<R: Read>(&mut self, input: &mut R) -> Option<ServeError> {
+    fn read_loop<R: Read>(&mut self, input: &mut R, spinner: Option<&Spinner>) -> Option<ServeError> {
         let mut buf = vec![0u8; READ_CHUNK];
         let (mut start, mut end) = (0, 0);
         loop {
@@ -220,6 +221,7 @@ impl Connection {
                 return None;
             }
             let mut err = None;
+            let mut frames = 0;
             while end - start >= 4 {
                 let head = &buf[start..start + 4];
                 let len = u32::from_be_bytes([head[0], head[1], head[2], head[3]]) as usize;
@@ -242,6 +244,10 @@ impl Connection {
                     break;
                 }
                 start += 4 + len;
+                frames += 1;
+            }
+            if let Some(s) = spinner {
+                s.read(frames);
             }
             self.shared.writer.reader_batch(&mut self.out);
             if err.is_some() {
@@ -497,12 +503,15 @@ where
         out: Vec::with_capacity(READ_CHUNK),
     };
     let mut input = input;
+    // Without its thread the adapter only loses the spin's latency: nothing to report.
+    let spinner = if adapter.spin { Spinner::start().ok() } else { None };
     std::thread::spawn(move || {
         // Handlers' first polls run here: inside the runtime, as tokio's timers and
         // spawn require.
         let _rt = conn.rt.clone();
         let _guard = _rt.enter();
-        let end = conn.read_loop(&mut input);
+        let end = conn.read_loop(&mut input, spinner.as_ref());
+        drop(spinner); // stops its thread and waits for it
         let _ = tx.send(end);
     });
     let cause = rx.recv().await.flatten();
