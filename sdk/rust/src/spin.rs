@@ -5,25 +5,25 @@
 //! vCPU is halted, and waking it goes through the hypervisor. On the two-vCPU machines the
 //! SDK is measured on, that makes a plain Rust ping-pong over pipes 36–38 µs where Go's
 //! takes 7 (and Go's falls to Rust's level with `GOMAXPROCS=1`). The spinner keeps a CPU
-//! running for [`WINDOW`] after each read that brought at most one frame, then parks until the
-//! next read. It runs at `SCHED_IDLE` and yields, so any other task of the machine takes
-//! its CPU first, and it stops as soon as a read brings several frames (the host keeps the
-//! pipe full: the reader seldom waits and the CPUs are busy anyway). Measured with
+//! running for [`WINDOW`] after each read while reads bring about one frame each, then parks until
+//! the next read. It runs at `SCHED_IDLE` and yields, so any other task of the machine takes
+//! its CPU first, and it stops while reads bring several frames on average (the host keeps
+//! the pipe full: the reader seldom waits and the CPUs are busy anyway). Measured with
 //! `make bench-sdk` there: the echo's round trip 31–33 → 8–9 µs (Go's 10), 32 callers
 //! unchanged, and with two busy loops beside it nothing worse. Its cost is CPU time: up to
 //! a core while requests come less than [`WINDOW`] apart, none on a quiet connection.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// How long the spinner spins after the last read that brought at most one frame.
+/// How long the spinner spins after a read, while reads bring about one frame each.
 pub(crate) const WINDOW: Duration = Duration::from_micros(50);
 
 struct State {
     start: Instant,
-    last: AtomicU64, // µs since `start` of the last read that brought at most one frame; 0: none
+    last: AtomicU64, // µs since `start` of the last read that armed the spinner; 0: none
     parked: AtomicBool,
     stopped: AtomicBool,
     wakes: AtomicU64, // times the thread left a park
@@ -39,9 +39,13 @@ impl State {
     }
 }
 
+/// Frames per read, in sixteenths, above which the host is taken to keep the pipe full.
+const BUSY_AVG: u32 = 24;
+
 /// One connection's spinner; dropping it (or [`Spinner::stop`]) ends its thread.
 pub(crate) struct Spinner {
     st: Arc<State>,
+    avg: AtomicU32, // frames per read, moving average in sixteenths; the reader's alone
     thread: Option<JoinHandle<()>>,
 }
 
@@ -57,16 +61,20 @@ impl Spinner {
         });
         let run = st.clone();
         let thread = std::thread::Builder::new().name("adapterkit-spin".into()).spawn(move || spin(&run))?;
-        Ok(Spinner { st, thread: Some(thread) })
+        Ok(Spinner { st, avg: AtomicU32::new(16), thread: Some(thread) })
     }
 
-    /// Says a read completed `frames` frames. At most one (a caller waiting for each
-    /// reply, or part of a large frame) has the spinner spin for [`WINDOW`] from now; more than one means the host keeps
-    /// the pipe full, so the reader seldom waits and the CPUs are busy anyway, and the
-    /// spinner stops to leave them its time. Cheap; a futex wake only when the spinner
-    /// is parked.
+    /// Says a read completed `frames` frames. While reads bring about one frame each (a
+    /// caller waiting for each reply, or parts of a large frame), the spinner spins for
+    /// [`WINDOW`] from now. When they bring more on average (the host keeps the pipe full,
+    /// so the reader seldom waits and the CPUs are busy anyway) it stops, leaving the CPUs
+    /// their time. Cheap; a futex wake only when the spinner is parked.
     pub(crate) fn read(&self, frames: usize) {
-        if frames > 1 {
+        // Frames per read, a moving average in sixteenths (weight 1/8 for the newest).
+        let avg = self.avg.load(Ordering::Relaxed);
+        let avg = avg - avg / 8 + 2 * frames.min(64) as u32;
+        self.avg.store(avg, Ordering::Relaxed);
+        if avg > BUSY_AVG {
             self.st.last.store(0, Ordering::SeqCst);
             return;
         }
