@@ -228,12 +228,12 @@ impl Adapter {
         self
     }
 
-    /// Whether a thread spins for 50 µs after each read that brought one request
-    /// (default: yes), at the lowest scheduling priority (`SCHED_IDLE`), so that the next
-    /// request finds a CPU running rather than halted, as Go's runtime spins its idle
-    /// threads. On virtual machines whose idle CPUs wake slowly it takes a round trip from
-    /// 30–40 µs to under ten. Any other task takes the CPU first; reads that bring several
-    /// requests stop it. It costs CPU time, up to a core while one caller's requests follow
+    /// Whether a thread spins for 50 µs after each read while reads bring about one
+    /// request each (default: yes), at the lowest scheduling priority (`SCHED_IDLE`), so
+    /// that the next request finds a CPU running rather than halted, as Go's runtime spins
+    /// its idle threads. On virtual machines whose idle CPUs wake slowly it takes a round
+    /// trip from 30–40 µs to under ten. Any other task takes the CPU first; reads that
+    /// bring several requests on average stop it. It costs CPU time, up to a core while one caller's requests follow
     /// each other closely, and none on a quiet connection: turn it off where CPU time counts
     /// more than a round trip's latency.
     pub fn spin(mut self, on: bool) -> Self {

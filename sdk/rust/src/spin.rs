@@ -30,8 +30,9 @@ struct State {
 }
 
 impl State {
+    /// µs since `start`, from 1: 0 in `last` means no read armed the spinner.
     fn now(&self) -> u64 {
-        self.start.elapsed().as_micros() as u64
+        self.start.elapsed().as_micros() as u64 + 1
     }
 
     fn quiet(&self) -> bool {
@@ -155,6 +156,24 @@ mod tests {
         s.read(1);
         wait_for("a touch did not wake the parked spinner", || s.wakes() > before);
         wait_for("the spinner did not park again once quiet", || s.parked());
+        s.stop();
+    }
+
+    #[test]
+    fn reads_of_several_frames_leave_it_unarmed() {
+        let mut s = Spinner::start().unwrap();
+        s.read(1);
+        assert_ne!(s.st.last.load(Ordering::SeqCst), 0, "a one-frame read arms it");
+        s.read(8);
+        assert_eq!(s.st.last.load(Ordering::SeqCst), 0, "a full pipe disarms it at once");
+        for _ in 0..3 {
+            s.read(1);
+        }
+        assert_eq!(s.st.last.load(Ordering::SeqCst), 0, "the average stays high for a few reads");
+        for _ in 0..20 {
+            s.read(1);
+        }
+        assert_ne!(s.st.last.load(Ordering::SeqCst), 0, "one frame per read again arms it");
         s.stop();
     }
 
